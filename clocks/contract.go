@@ -1,0 +1,148 @@
+// Package clocks holds clockgate's clock contract: the sample row and its
+// stream, the per-leg clock record, fail-closed validation, merging legs into
+// an arm, and comparing two arms.
+//
+// Every threshold lives in this file, as a named constant with its reason.
+// Comparisons against them are exact: clock values are integer MHz, so a
+// median is kept doubled (an integer) and every percentage test is done in
+// integer arithmetic on basis points.
+package clocks
+
+import (
+	"fmt"
+	"time"
+)
+
+const (
+	// MinBusySamples is the floor on busy samples in a leg's window. Below it
+	// a spread means nothing (n == 1 scores 0.00%); the real captures are
+	// n = 61 and n = 50, and at 1 Hz a leg under 30 busy seconds is an
+	// unobserved leg, not a fast one.
+	MinBusySamples = 30
+
+	// MinBusyFractionPct is the floor, in percent, on busy samples among all
+	// samples of a window. The count alone does not catch dilution (30 busy
+	// among 3000 idle), and an orphaned sampler accrues idle samples without
+	// bound.
+	MinBusyFractionPct = 50
+
+	// MaxSpreadBasisPoints is the ceiling on (max − min) / median of one
+	// window, in hundredths of a percent (5.0%). It accepts the only clean
+	// capture (3.68%) with headroom and rejects the ~26% within-boot
+	// disagreement it exists to catch.
+	MaxSpreadBasisPoints = 500
+
+	// MaxOffsetBasisPoints is the ceiling on |ours − baseline| / baseline of
+	// the two arms' merged medians, in hundredths of a percent (1.0%). Time
+	// scales with clock at most one for one, so 1.0% offset bounds the effect
+	// at 1.0%, under the smallest deficit (2.97%) anyone has ranked.
+	MaxOffsetBasisPoints = 100
+
+	// TransferCoefficient is the one observed cross-boot transfer: +9.65%
+	// kernel time for a 12.79% median-clock offset (n = 1). It sizes the
+	// reported estimated effect and is never a gate term.
+	TransferCoefficient = 0.7548
+
+	// BenignThrottleMask holds the throttle bits that do not reprice work:
+	// GpuIdle 0x1, ApplicationsClocksSetting 0x2, DisplayClockSetting 0x100.
+	BenignThrottleMask uint64 = 0x1 | 0x2 | 0x100
+
+	// DefaultMaxDuration bounds a sampler whose leg never ends: four times the
+	// driver's readiness budget, a bound on an orphan, not a budget on a leg.
+	DefaultMaxDuration = 7200 * time.Second
+
+	// SpreadTolerancePct is how far a record's spread_pct may sit from the
+	// value its min, median and max give: a record rounded to two decimals
+	// still reconciles.
+	SpreadTolerancePct = 0.005
+)
+
+// MaxSpreadPct is MaxSpreadBasisPoints in percent, for messages and outputs.
+const MaxSpreadPct = float64(MaxSpreadBasisPoints) / 100
+
+// MaxOffsetPct is MaxOffsetBasisPoints in percent, for messages and outputs.
+const MaxOffsetPct = float64(MaxOffsetBasisPoints) / 100
+
+// StaticFields are the fields that name one machine and one driver. They must
+// be constant within a window, across the legs of an arm, and across the two
+// arms of a ratio, also under the cross-boot override.
+var StaticFields = []string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"}
+
+// throttleBitNames names the throttle bits nvidia-smi documents.
+var throttleBitNames = map[uint64]string{
+	0x1:   "GpuIdle",
+	0x2:   "ApplicationsClocksSetting",
+	0x4:   "SwPowerCap",
+	0x8:   "HwSlowdown",
+	0x10:  "SyncBoost",
+	0x20:  "SwThermal",
+	0x40:  "HwThermal",
+	0x80:  "HwPowerBrake",
+	0x100: "DisplayClockSetting",
+	0x200: "BoardLimit",
+	0x400: "Reliability",
+}
+
+// ThrottleBitName names one throttle bit, or says it is unknown.
+func ThrottleBitName(bit uint64) string {
+	if n, ok := throttleBitNames[bit]; ok {
+		return n
+	}
+	return "unknown"
+}
+
+// Contract is the set of constants in force, as written into outputs.
+type Contract struct {
+	BenignThrottleMask  string   `json:"benign_throttle_mask"`
+	MaxOffsetPct        float64  `json:"max_offset_pct"`
+	MaxSpreadPct        float64  `json:"max_spread_pct"`
+	MinBusyFractionPct  int      `json:"min_busy_fraction_pct"`
+	MinBusySamples      int      `json:"min_busy_samples"`
+	StaticFields        []string `json:"static_fields"`
+	TransferCoefficient float64  `json:"transfer_coefficient"`
+}
+
+// InForce returns the contract's constants.
+func InForce() Contract {
+	return Contract{
+		BenignThrottleMask:  FormatThrottle(BenignThrottleMask),
+		MaxOffsetPct:        MaxOffsetPct,
+		MaxSpreadPct:        MaxSpreadPct,
+		MinBusyFractionPct:  MinBusyFractionPct,
+		MinBusySamples:      MinBusySamples,
+		StaticFields:        append([]string(nil), StaticFields...),
+		TransferCoefficient: TransferCoefficient,
+	}
+}
+
+// FormatThrottle prints a throttle bit set the way nvidia-smi does.
+func FormatThrottle(bits uint64) string { return fmt.Sprintf("0x%016x", bits) }
+
+// spreadWithin reports whether (max − min) / median ≤ MaxSpreadBasisPoints,
+// exactly; median2 is twice the median.
+func spreadWithin(min, max, median2 int64) bool {
+	return (max-min)*2*10000 <= MaxSpreadBasisPoints*median2
+}
+
+// offsetWithin reports whether |ours − base| / base ≤ MaxOffsetBasisPoints,
+// exactly; both are doubled medians.
+func offsetWithin(ours2, base2 int64) bool {
+	d := ours2 - base2
+	if d < 0 {
+		d = -d
+	}
+	return d*10000 <= MaxOffsetBasisPoints*base2
+}
+
+// busyFractionWithin reports whether busy / (busy + idle) ≥ MinBusyFractionPct, exactly.
+func busyFractionWithin(busy, idle int64) bool {
+	return busy*100 >= MinBusyFractionPct*(busy+idle)
+}
+
+// spreadPct is (max − min) / median × 100; median2 is twice the median.
+func spreadPct(min, max, median2 int64) float64 {
+	if median2 == 0 {
+		return 0
+	}
+	return float64(max-min) * 200 / float64(median2)
+}

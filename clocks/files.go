@@ -1,0 +1,68 @@
+package clocks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// MaxJSONBytes bounds one JSON evidence file; a larger one is refused
+// without being read whole.
+const MaxJSONBytes = 16 << 20
+
+// ErrNotRegular says a path holds a directory, FIFO, device or socket where
+// a file belongs.
+var ErrNotRegular = errors.New("not a regular file")
+
+// OpenRegular opens path for reading only when it is a regular file. It
+// opens without blocking, so a FIFO is refused rather than waited on.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kindOf(st.Mode()))
+	}
+	return f, nil
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
+}
+
+// ReadJSONFile reads a regular file of at most MaxJSONBytes.
+func ReadJSONFile(path string) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxJSONBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxJSONBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB; refused unread", path, MaxJSONBytes>>20)
+	}
+	return data, nil
+}

@@ -1,0 +1,174 @@
+package clocks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+)
+
+// Leg is one benchmark leg's clock evidence and its verdict: one server
+// start, the whole bench loop, one stop.
+type Leg struct {
+	// Name is the leg's run label, such as "r1".
+	Name string
+	// RecordPath and StreamPath are where the evidence was read from.
+	RecordPath string
+	StreamPath string
+	// Record is the parsed record; nil when missing or invalid.
+	Record *Record
+	// Fold is the stream's fold; nil unless the record is trusted, that is,
+	// present, valid, and recomputed exactly from a valid stream.
+	Fold *Fold
+	// Reasons are the leg's reasons. Summarize appends bench and memory
+	// reasons after the clock ones.
+	Reasons []Reason
+	// Unreadable holds the error when a named input could not be read at
+	// all (not a regular file, no permission); the leg then carries
+	// clock.missing or clock.stream_missing as well.
+	Unreadable error
+}
+
+// Trusted reports whether the leg's clock numbers can be used: its record
+// is the one its stream recomputes to.
+func (l *Leg) Trusted() bool { return l.Fold != nil }
+
+// Eligible reports whether the leg carries no reason at all.
+func (l *Leg) Eligible() bool { return len(l.Reasons) == 0 }
+
+func (l *Leg) add(code, format string, args ...any) {
+	l.Reasons = append(l.Reasons, Reason{Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// LoadLeg reads a leg's record and the stream beside it and judges them.
+func LoadLeg(name, recordPath, streamPath string) *Leg {
+	l := &Leg{Name: name, RecordPath: recordPath, StreamPath: streamPath}
+	data, err := ReadJSONFile(recordPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			l.add(CodeMissing, "no clock record at %s", recordPath)
+			return l
+		}
+		if !strings.Contains(err.Error(), "larger than") {
+			l.Unreadable = err
+		}
+		l.add(CodeInvalid, "clock record %s: %v", recordPath, trimPath(err, recordPath))
+		return l
+	}
+	f, err := OpenRegular(streamPath)
+	if err != nil {
+		l.judge(data, nil, err)
+		return l
+	}
+	defer f.Close()
+	l.judge(data, f, nil)
+	return l
+}
+
+func trimPath(err error, path string) string {
+	return strings.TrimPrefix(err.Error(), path+": ")
+}
+
+// JudgeLeg judges a leg from a record's bytes and a stream reader; streamErr
+// says why the stream could not be opened, when it could not.
+func JudgeLeg(name string, record []byte, stream io.Reader, streamErr error) *Leg {
+	l := &Leg{Name: name}
+	l.judge(record, stream, streamErr)
+	return l
+}
+
+func (l *Leg) judge(record []byte, stream io.Reader, streamErr error) {
+	rec, err := ParseRecord(record)
+	if err != nil {
+		l.add(CodeInvalid, "clock record %s: %v", l.RecordPath, err)
+		return
+	}
+	l.Record = rec
+	if streamErr != nil {
+		if !errors.Is(streamErr, fs.ErrNotExist) {
+			l.Unreadable = streamErr
+		}
+		l.add(CodeStreamMissing, "no readable clock stream beside the record: %v", streamErr)
+		return
+	}
+	fold := NewFold()
+	sc := NewScanner(stream)
+	for sc.Scan() {
+		fold.Add(sc.Sample(), sc.Line())
+	}
+	if err := sc.Err(); err != nil {
+		l.add(CodeStreamInvalid, "clock stream %s: %v", l.StreamPath, err)
+		return
+	}
+	if fold.Total == 0 {
+		l.add(CodeStreamInvalid, "clock stream %s: no samples", l.StreamPath)
+		return
+	}
+	if bad := reconcile(rec, fold); len(bad) > 0 {
+		l.add(CodeStreamMismatch, "the record is not what its stream recomputes to: %s", strings.Join(bad, "; "))
+		return
+	}
+	l.Fold = fold
+	l.check()
+}
+
+// check runs every leg assertion of the contract on a trusted leg and
+// reports every failure.
+func (l *Leg) check() {
+	f := l.Fold
+	h := summarize(f.Hist)
+	if h.n < MinBusySamples {
+		l.add(CodeBusySamples, "busy samples %d < %d: %d idle samples excluded of %d in the window",
+			h.n, MinBusySamples, f.Idle, f.Total)
+	}
+	if !busyFractionWithin(int64(h.n), int64(f.Idle)) {
+		l.add(CodeBusyFraction, "busy fraction %d/%d = %.2f%% < %d%%: %d idle samples excluded",
+			h.n, f.Total, float64(h.n)*100/float64(f.Total), MinBusyFractionPct, f.Idle)
+	}
+	if h.n >= MinBusySamples && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
+		l.add(CodeSpread, "spread %.2f%% > %.1f%%: min %d, median %s, max %d MHz, n=%d",
+			spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct, h.min, fmtMedian(h.median2), h.max, h.n)
+	}
+	var seen uint64
+	for b := range f.Throttle {
+		seen |= b
+	}
+	if bad := seen &^ BenignThrottleMask; bad != 0 {
+		l.add(CodeThrottle, "non-benign throttle bits in busy samples: %s (seen %s; benign mask %s: GpuIdle, ApplicationsClocksSetting, DisplayClockSetting)",
+			nameBits(bad), strings.Join(f.throttleList(), ", "), FormatThrottle(BenignThrottleMask))
+	}
+	if f.persistBad > 0 {
+		l.add(CodePersistence, "persistence_mode %q in %d of %d samples (first at line %d); want \"Enabled\" in every sample",
+			f.persistFirstVal, f.persistBad, f.Total, f.persistFirst)
+	}
+	if len(f.driftOrder) > 0 {
+		msgs := make([]string, len(f.driftOrder))
+		for i, k := range f.driftOrder {
+			msgs[i] = f.drift[k]
+		}
+		l.add(CodeStaticDrift, "not constant within the window: %s", strings.Join(msgs, "; "))
+	}
+	if l.Record.Window.StopReason == StopMaxDuration {
+		l.add(CodePartialWindow, "stop_reason %s: the sampler was cut off at --max-duration before its leg ended; want pid-exit, command-exit or signal",
+			StopMaxDuration)
+	}
+}
+
+func fmtMedian(median2 int64) string {
+	if median2%2 == 0 {
+		return fmt.Sprint(median2 / 2)
+	}
+	return fmt.Sprintf("%d.5", median2/2)
+}
+
+// nameBits names every set bit: "0x0000000000000004 SwPowerCap, …".
+func nameBits(set uint64) string {
+	var parts []string
+	for set != 0 {
+		b := set & -set
+		set &^= b
+		parts = append(parts, fmt.Sprintf("%s %s", FormatThrottle(b), ThrottleBitName(b)))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,286 @@
+package clocks
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/clockgate/clockgate/strictjson"
+)
+
+// Sample is one reading of one GPU's clock state, one line of a
+// *.samples.jsonl stream.
+type Sample struct {
+	// T is the wall time of the reading, RFC 3339 in UTC.
+	T string
+	// BootID is /proc/sys/kernel/random/boot_id when the reading was taken.
+	BootID        string
+	GPUIndex      int
+	GPUUUID       string
+	GPUName       string
+	DriverVersion string
+	// SMClockMHz is the current SM clock (clocks.sm), in MHz.
+	SMClockMHz int
+	// ClocksMaxSMMHz is clocks.max.sm, in MHz.
+	ClocksMaxSMMHz int
+	// ClocksApplicationsGraphicsMHz is clocks.applications.graphics in MHz,
+	// or nil exactly when the driver says the field is deprecated.
+	ClocksApplicationsGraphicsMHz *int
+	// ThrottleReasonsActive is the active throttle (clock event) bit set, as
+	// nvidia-smi prints it.
+	ThrottleReasonsActive string
+	PersistenceMode       string
+	PState                string
+	// UtilizationGPUPct is utilization.gpu in percent; 0 makes the sample idle.
+	UtilizationGPUPct int
+
+	// Optional readings; nil when not sampled.
+	TemperatureGPUC *float64
+	PowerDrawW      *float64
+	ClocksMemMHz    *int
+	// ThrottleField names the nvidia-smi field the throttle bits came from
+	// (clocks_event_reasons.active or clocks_throttle_reasons.active).
+	ThrottleField string
+}
+
+// Idle reports whether the sample priced no work (utilization 0%).
+func (s *Sample) Idle() bool { return s.UtilizationGPUPct == 0 }
+
+// AppendJSON appends s as one JSON object, keys in a fixed order, no newline.
+func (s *Sample) AppendJSON(b []byte) []byte {
+	b = append(b, `{"t":`...)
+	b = strconv.AppendQuote(b, s.T)
+	b = append(b, `,"boot_id":`...)
+	b = strconv.AppendQuote(b, s.BootID)
+	b = append(b, `,"gpu_index":`...)
+	b = strconv.AppendInt(b, int64(s.GPUIndex), 10)
+	b = append(b, `,"gpu_uuid":`...)
+	b = strconv.AppendQuote(b, s.GPUUUID)
+	b = append(b, `,"gpu_name":`...)
+	b = strconv.AppendQuote(b, s.GPUName)
+	b = append(b, `,"driver_version":`...)
+	b = strconv.AppendQuote(b, s.DriverVersion)
+	b = append(b, `,"sm_clock_mhz":`...)
+	b = strconv.AppendInt(b, int64(s.SMClockMHz), 10)
+	b = append(b, `,"clocks_max_sm_mhz":`...)
+	b = strconv.AppendInt(b, int64(s.ClocksMaxSMMHz), 10)
+	b = append(b, `,"clocks_applications_graphics_mhz":`...)
+	if s.ClocksApplicationsGraphicsMHz == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(*s.ClocksApplicationsGraphicsMHz), 10)
+	}
+	b = append(b, `,"throttle_reasons_active":`...)
+	b = strconv.AppendQuote(b, s.ThrottleReasonsActive)
+	b = append(b, `,"persistence_mode":`...)
+	b = strconv.AppendQuote(b, s.PersistenceMode)
+	b = append(b, `,"pstate":`...)
+	b = strconv.AppendQuote(b, s.PState)
+	b = append(b, `,"utilization_gpu_pct":`...)
+	b = strconv.AppendInt(b, int64(s.UtilizationGPUPct), 10)
+	if s.TemperatureGPUC != nil {
+		b = append(b, `,"temperature_gpu_c":`...)
+		b = strconv.AppendFloat(b, *s.TemperatureGPUC, 'f', -1, 64)
+	}
+	if s.PowerDrawW != nil {
+		b = append(b, `,"power_draw_w":`...)
+		b = strconv.AppendFloat(b, *s.PowerDrawW, 'f', -1, 64)
+	}
+	if s.ClocksMemMHz != nil {
+		b = append(b, `,"clocks_mem_mhz":`...)
+		b = strconv.AppendInt(b, int64(*s.ClocksMemMHz), 10)
+	}
+	if s.ThrottleField != "" {
+		b = append(b, `,"throttle_field":`...)
+		b = strconv.AppendQuote(b, s.ThrottleField)
+	}
+	return append(b, '}')
+}
+
+var throttleRE = regexp.MustCompile(`^0[xX][0-9a-fA-F]{1,16}$`)
+
+// ParseThrottle reads a throttle bit set printed as hex ("0x0000000000000004").
+func ParseThrottle(s string) (uint64, error) {
+	if !throttleRE.MatchString(s) {
+		return 0, fmt.Errorf("%q is not a hex bit set like 0x0000000000000000", s)
+	}
+	return strconv.ParseUint(s[2:], 16, 64)
+}
+
+// ParseSample reads one stream line into a sample, strictly: one JSON object,
+// every required key present and typed, clocks positive integers, the time
+// RFC 3339. The error names the offending key.
+func ParseSample(line []byte) (*Sample, error) {
+	v, err := strictjson.ParseObject(line)
+	if err != nil {
+		return nil, err
+	}
+	return sampleFromObject(v)
+}
+
+func sampleFromObject(v *strictjson.Value) (*Sample, error) {
+	o := obj{v: v}
+	s := &Sample{
+		T:                     o.str("t"),
+		BootID:                o.str("boot_id"),
+		GPUIndex:              o.intMin("gpu_index", 0),
+		GPUUUID:               o.str("gpu_uuid"),
+		GPUName:               o.str("gpu_name"),
+		DriverVersion:         o.str("driver_version"),
+		SMClockMHz:            o.intMin("sm_clock_mhz", 1),
+		ClocksMaxSMMHz:        o.intMin("clocks_max_sm_mhz", 1),
+		ThrottleReasonsActive: o.str("throttle_reasons_active"),
+		PersistenceMode:       o.str("persistence_mode"),
+		PState:                o.str("pstate"),
+		UtilizationGPUPct:     o.intMin("utilization_gpu_pct", 0),
+	}
+	s.ClocksApplicationsGraphicsMHz = o.intOrNull("clocks_applications_graphics_mhz", 1)
+	if o.err == nil && s.UtilizationGPUPct > 100 {
+		o.fail("utilization_gpu_pct", "want 0 to 100, found %d", s.UtilizationGPUPct)
+	}
+	if o.err == nil {
+		if _, err := time.Parse(time.RFC3339Nano, s.T); err != nil {
+			o.fail("t", "want an RFC 3339 time, found %q", s.T)
+		}
+	}
+	if o.err == nil {
+		if _, err := ParseThrottle(s.ThrottleReasonsActive); err != nil {
+			o.fail("throttle_reasons_active", "%v", err)
+		}
+	}
+	s.TemperatureGPUC = o.optFloat("temperature_gpu_c")
+	s.PowerDrawW = o.optFloat("power_draw_w")
+	s.ClocksMemMHz = o.optInt("clocks_mem_mhz")
+	if f, ok := v.Fields["throttle_field"]; ok {
+		if f.Kind != strictjson.String {
+			o.fail("throttle_field", "want a string, found %s", f.Describe())
+		} else {
+			s.ThrottleField = f.Str
+		}
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	return s, nil
+}
+
+// obj reads typed fields of a strict JSON object and keeps the first error,
+// which names the field (with prefix, for nested objects).
+type obj struct {
+	v      *strictjson.Value
+	prefix string
+	err    error
+}
+
+func (o *obj) fail(key, format string, args ...any) {
+	if o.err == nil {
+		o.err = fmt.Errorf("%s%s: %s", o.prefix, key, fmt.Sprintf(format, args...))
+	}
+}
+
+func (o *obj) get(key string) *strictjson.Value {
+	f, ok := o.v.Fields[key]
+	if !ok {
+		o.fail(key, "missing")
+		return nil
+	}
+	return f
+}
+
+func (o *obj) str(key string) string {
+	f := o.get(key)
+	if f == nil {
+		return ""
+	}
+	if f.Kind != strictjson.String {
+		o.fail(key, "want a string, found %s", f.Describe())
+		return ""
+	}
+	if f.Str == "" {
+		o.fail(key, "empty string")
+	}
+	return f.Str
+}
+
+func (o *obj) intMin(key string, min int64) int {
+	f := o.get(key)
+	if f == nil {
+		return 0
+	}
+	return o.asInt(key, f, min)
+}
+
+func (o *obj) asInt(key string, f *strictjson.Value, min int64) int {
+	n, ok := f.Int()
+	if !ok {
+		o.fail(key, "want an integer, found %s", f.Describe())
+		return 0
+	}
+	if n < min || n > 1<<40 {
+		if min == 1 {
+			o.fail(key, "want a positive integer, found %d", n)
+		} else {
+			o.fail(key, "want an integer ≥ %d, found %d", min, n)
+		}
+		return 0
+	}
+	return int(n)
+}
+
+func (o *obj) intOrNull(key string, min int64) *int {
+	f := o.get(key)
+	if f == nil || f.Kind == strictjson.Null {
+		return nil
+	}
+	n := o.asInt(key, f, min)
+	return &n
+}
+
+func (o *obj) num(key string) float64 {
+	f := o.get(key)
+	if f == nil {
+		return 0
+	}
+	if f.Kind != strictjson.Number {
+		o.fail(key, "want a number, found %s", f.Describe())
+		return 0
+	}
+	return f.Num
+}
+
+func (o *obj) optFloat(key string) *float64 {
+	f, ok := o.v.Fields[key]
+	if !ok || f.Kind == strictjson.Null {
+		return nil
+	}
+	if f.Kind != strictjson.Number {
+		o.fail(key, "want a number, found %s", f.Describe())
+		return nil
+	}
+	x := f.Num
+	return &x
+}
+
+func (o *obj) optInt(key string) *int {
+	f, ok := o.v.Fields[key]
+	if !ok || f.Kind == strictjson.Null {
+		return nil
+	}
+	n := o.asInt(key, f, 0)
+	return &n
+}
+
+func (o *obj) object(key string) *obj {
+	f := o.get(key)
+	sub := &obj{prefix: o.prefix + key + "."}
+	if f == nil {
+		return nil
+	}
+	if f.Kind != strictjson.Object {
+		o.fail(key, "want an object, found %s", f.Describe())
+		return nil
+	}
+	sub.v = f
+	return sub
+}

@@ -98,7 +98,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error) {
 		fold.Add(sc.Sample(), sc.Line())
 	}
 	if err := sc.Err(); err != nil {
-		l.add(CodeStreamInvalid, "clock stream %s: %v", l.StreamPath, err)
+		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))
 		return
 	}
 	if fold.Total == 0 {

@@ -22,6 +22,19 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e
 
 func (e *LineError) Unwrap() error { return e.Err }
 
+// At prints the error in the path:line: message form.
+func (e *LineError) At(path string) string { return fmt.Sprintf("%s:%d: %v", path, e.Line, e.Err) }
+
+// ErrorAt prints err as path:line: message when it is a LineError, else as
+// path: message.
+func ErrorAt(path string, err error) string {
+	var le *LineError
+	if errors.As(err, &le) {
+		return le.At(path)
+	}
+	return fmt.Sprintf("%s: %v", path, err)
+}
+
 // Scanner reads a *.samples.jsonl stream one sample at a time, in the shape
 // of bufio.Scanner. Any bad line, a torn final line included, stops it with
 // an error naming the line.

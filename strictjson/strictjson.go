@@ -171,6 +171,8 @@ func (p *parser) value(depth int) (*Value, error) {
 		return p.literal("false", &Value{Kind: Bool})
 	case c == 'n':
 		return p.literal("null", &Value{Kind: Null})
+	case c == 'N' || c == 'I':
+		return nil, p.errf("unexpected %s: NaN and Infinity are not JSON numbers", p.peekDesc())
 	}
 	return nil, p.errf("unexpected %s", p.peekDesc())
 }
@@ -359,6 +361,9 @@ func (p *parser) number() (*Value, error) {
 	start := p.pos
 	if p.data[p.pos] == '-' {
 		p.pos++
+		if p.pos < len(p.data) && p.data[p.pos] == 'I' {
+			return nil, p.errf("-Infinity is not a JSON number")
+		}
 	}
 	digits := func() int {
 		n := 0

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/strictjson"
+	"github.com/spf13/cobra"
+)
+
+type compareOptions struct {
+	IO             *IO
+	Ours           []string
+	Baseline       []string
+	OursLabel      string
+	BaselineLabel  string
+	AllowCrossBoot bool
+	JSON           bool
+}
+
+func init() { register(NewCmdCompare) }
+
+// NewCmdCompare builds `clockgate compare`.
+func NewCmdCompare(s *IO) *cobra.Command {
+	opts := &compareOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "compare --ours RECORD... --baseline RECORD...",
+		Short: "Compare the clock state of two arms, for any harness",
+		Long: `compare merges each side's leg records into an arm and runs the whole clock
+contract on the pair: every leg check, the arm checks (one boot, one set of
+static fields, the merged spread) and the ratio checks (one boot, one machine,
+median offset at most 1.0%). It prints the clock block a ratio would carry.
+
+--allow-cross-boot waives boot identity and nothing else: each waived check
+is kept as a caveat and the block says cross_boot_override.
+
+Exit status: 0 the clock state is established; 1 it is not; 2 a usage error
+or a record that cannot be read at all.`,
+		Example: `  clockgate compare --ours clocks/m/fastengine/r1.summary.json --baseline clocks/m/vllm/r1.summary.json
+  clockgate compare --ours a/r*.summary.json --baseline b/r*.summary.json --allow-cross-boot --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(opts.Ours) == 0 || len(opts.Baseline) == 0 {
+				return usageErr("compare needs at least one record for --ours and one for --baseline")
+			}
+			if opts.OursLabel == opts.BaselineLabel {
+				return usageErr("--ours-label and --baseline-label are both %q: an arm cannot be compared with itself", opts.OursLabel)
+			}
+			return runCompare(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&opts.Ours, "ours", nil, "leg records of our arm (repeat, or comma-separate)")
+	f.StringSliceVar(&opts.Baseline, "baseline", nil, "leg records of the baseline arm")
+	f.StringVar(&opts.OursLabel, "ours-label", "ours", "name of our arm in the output")
+	f.StringVar(&opts.BaselineLabel, "baseline-label", "baseline", "name of the baseline arm in the output")
+	f.BoolVar(&opts.AllowCrossBoot, "allow-cross-boot", false, "waive boot identity (only), recording a caveat")
+	f.BoolVar(&opts.JSON, "json", false, "print the clock block as JSON")
+	return cmd
+}
+
+func runCompare(opts *compareOptions) error {
+	ours, err := loadLegs(opts.Ours)
+	if err != nil {
+		return err
+	}
+	base, err := loadLegs(opts.Baseline)
+	if err != nil {
+		return err
+	}
+	block := clocks.Compare(
+		clocks.Merge(opts.OursLabel, ours, opts.AllowCrossBoot),
+		clocks.Merge(opts.BaselineLabel, base, opts.AllowCrossBoot),
+		opts.AllowCrossBoot)
+	if opts.JSON {
+		out, err := strictjson.Canonical(block)
+		if err != nil {
+			return err
+		}
+		if _, err := opts.IO.Out.Write(out); err != nil {
+			return err
+		}
+	} else {
+		writeBlock(opts.IO, block)
+	}
+	if bad := unreadable(append(ours, base...)); len(bad) > 0 {
+		return usageErr("cannot read: %s", strings.Join(bad, "; "))
+	}
+	if !block.Established {
+		return failed
+	}
+	return nil
+}
+
+func writeBlock(s *IO, b *clocks.Block) {
+	verdict := "ESTABLISHED"
+	if !b.Established {
+		verdict = "NOT ESTABLISHED"
+	}
+	fmt.Fprintf(s.Out, "clock state: %s\n%s\n", verdict, b.Observed())
+	for _, c := range b.Caveats {
+		fmt.Fprintf(s.Out, "CAVEAT: %s (OVERRIDDEN): %s\n", c.Code, c.Message)
+	}
+	for _, r := range b.Reasons {
+		fmt.Fprintf(s.Out, "- %s: %s\n", r.Code, r.Message)
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/clockgate/clockgate/clocks"
+)
+
+const (
+	recordSuffix = ".summary.json"
+	streamSuffix = ".samples.jsonl"
+)
+
+// streamBeside returns the stream path that belongs to a record path:
+// rN.summary.json → rN.samples.jsonl.
+func streamBeside(record string) (string, error) {
+	if !strings.HasSuffix(record, recordSuffix) {
+		return "", fmt.Errorf("%s: a clock record is named PREFIX%s, with PREFIX%s beside it", record, recordSuffix, streamSuffix)
+	}
+	return strings.TrimSuffix(record, recordSuffix) + streamSuffix, nil
+}
+
+// loadLegs reads each record and its stream. Legs are named by their file
+// (r1.summary.json → r1), or by their whole path where two names collide.
+func loadLegs(records []string) ([]*clocks.Leg, error) {
+	names := make([]string, len(records))
+	seen := map[string]int{}
+	for i, r := range records {
+		names[i] = strings.TrimSuffix(filepath.Base(r), recordSuffix)
+		seen[names[i]]++
+	}
+	legs := make([]*clocks.Leg, len(records))
+	for i, r := range records {
+		stream, err := streamBeside(r)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if seen[names[i]] > 1 {
+			names[i] = strings.TrimSuffix(r, recordSuffix)
+		}
+		legs[i] = clocks.LoadLeg(names[i], r, stream)
+	}
+	return legs, nil
+}
+
+// unreadable reports the inputs named on the command line that could not
+// be read at all: a missing record, or a path that is not a regular file.
+func unreadable(legs []*clocks.Leg) []string {
+	var out []string
+	for _, l := range legs {
+		switch {
+		case l.Unreadable != nil:
+			out = append(out, l.Unreadable.Error())
+		case len(l.Reasons) == 1 && l.Reasons[0].Code == clocks.CodeMissing:
+			out = append(out, l.Reasons[0].Message)
+		}
+	}
+	return out
+}

@@ -1,0 +1,236 @@
+// Command mutants proves that the tests bite: it applies each mutation of
+// the contract's checks, one at a time, to a copy of the repository, runs
+// the tests of the packages that judge it, and reports whether they went
+// red. Every mutation must be killed.
+//
+// Each mutation replaces one exact snippet that must occur exactly once in
+// its file, so a mutation that no longer applies is reported as an error,
+// never as a kill. The working tree is never modified.
+//
+//	go run ./scripts/mutants            # every mutation
+//	go run ./scripts/mutants -run M3    # the ones whose id contains M3
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+type mutation struct {
+	id, what string
+	file     string
+	from, to string
+	pkgs     []string
+}
+
+var clocksPkg = []string{"./clocks/"}
+
+var mutations = []mutation{
+	{"M1", "the cross-boot refusal removed", "clocks/compare.go",
+		"if len(boots) > 1 {", "if false {", clocksPkg},
+	{"M2", "within-window spread widened to 1000%", "clocks/contract.go",
+		"MaxSpreadBasisPoints = 500", "MaxSpreadBasisPoints = 100000", clocksPkg},
+	{"M3", "cross-arm offset widened to 1000%", "clocks/contract.go",
+		"MaxOffsetBasisPoints = 100", "MaxOffsetBasisPoints = 100000", clocksPkg},
+	{"M4", "throttle mask opened to every bit", "clocks/contract.go",
+		"BenignThrottleMask uint64 = 0x1 | 0x2 | 0x100", "BenignThrottleMask uint64 = ^uint64(0)", clocksPkg},
+	{"M5", "idle samples counted as busy", "clocks/record.go",
+		"if s.Idle() {", "if false {", clocksPkg},
+	{"M6", "the straddled-boot fold removed", "clocks/arm.go",
+		"if len(a.boots) > 1 {", "if false {", clocksPkg},
+	{"M7", "leg clock reasons dropped from the ratio", "clocks/compare.go",
+		"if HasClock(l.Reasons) {", "if false {", clocksPkg},
+	{"M8", "arm clock reasons dropped from the ratio", "clocks/compare.go",
+		"b.Reasons = append(b.Reasons, ours.Reasons...)", "", clocksPkg},
+	{"M11", "the missing-record reason removed", "clocks/leg.go",
+		`l.add(CodeMissing, "no clock record at %s", recordPath)`, "", clocksPkg},
+	{"M12", "stream/record reconciliation removed", "clocks/leg.go",
+		"if bad := reconcile(rec, fold); len(bad) > 0 {", "if bad := reconcile(rec, fold); false {", clocksPkg},
+	{"R13", "the busy-sample floor removed", "clocks/leg.go",
+		"if h.n < MinBusySamples {", "if false {", clocksPkg},
+	{"R14", "the busy-fraction floor removed", "clocks/leg.go",
+		"if !busyFractionWithin(int64(h.n), int64(f.Idle)) {", "if false {", clocksPkg},
+	{"R15", "the override waives leg state too", "clocks/compare.go",
+		"if HasClock(l.Reasons) {", "if HasClock(l.Reasons) && !allowCrossBoot {", clocksPkg},
+	{"R15b", "the override waives the staircase", "clocks/arm.go",
+		"if trusted >= 2 && !spreadWithin(", "if trusted >= 2 && !allowCrossBoot && !spreadWithin(", clocksPkg},
+	{"R16", "the cross-arm STATIC_FIELDS assertion removed", "clocks/compare.go",
+		"if len(diff) > 0 {", "if false {", clocksPkg},
+	{"R17", "a non-integer idle count accepted", "clocks/record.go",
+		`IdleSamplesExcluded:           o.intMin("idle_samples_excluded", 0),`,
+		`IdleSamplesExcluded:           int(o.num("idle_samples_excluded")),`, clocksPkg},
+	{"R18", "the busy-sample floor lowered to 1", "clocks/contract.go",
+		"MinBusySamples = 30", "MinBusySamples = 1", clocksPkg},
+	{"R19", "the busy-fraction floor lowered to 0", "clocks/contract.go",
+		"MinBusyFractionPct = 50", "MinBusyFractionPct = 0", clocksPkg},
+	{"R20", "the override waives hardware identity", "clocks/compare.go",
+		"if len(diff) > 0 {", "if len(diff) > 0 && !allowCrossBoot {", clocksPkg},
+	{"R21", "the merged spread spans the first leg only", "clocks/arm.go",
+		"for v, c := range l.Fold.Hist {", "for v, c := range l.Fold.Hist {\n\t\t\tif trusted > 1 {\n\t\t\t\tbreak\n\t\t\t}", clocksPkg},
+	{"R22", "busy samples not surfaced", "clocks/arm.go",
+		"a.Side.BusySamples += summarize(l.Fold.Hist).n", "", clocksPkg},
+	{"R23", "idle samples not surfaced", "clocks/arm.go",
+		"a.Side.IdleSamplesExcluded += l.Fold.Idle", "", clocksPkg},
+	{"X1", "spread evaluated below the busy floor", "clocks/leg.go",
+		"if h.n >= MinBusySamples && !spreadWithin(", "if !spreadWithin(", clocksPkg},
+	{"X2", "spread boundary made exclusive", "clocks/contract.go",
+		"return (max-min)*2*10000 <= MaxSpreadBasisPoints*median2", "return (max-min)*2*10000 < MaxSpreadBasisPoints*median2", clocksPkg},
+	{"X3", "offset boundary made exclusive", "clocks/contract.go",
+		"return d*10000 <= MaxOffsetBasisPoints*base2", "return d*10000 < MaxOffsetBasisPoints*base2", clocksPkg},
+	{"X4", "offset computed in floating point as a quotient", "clocks/contract.go",
+		"return d*10000 <= MaxOffsetBasisPoints*base2", "return (float64(ours2)/float64(base2)-1)*100 <= MaxOffsetPct && (float64(base2)/float64(ours2)-1)*100 <= MaxOffsetPct", clocksPkg},
+	{"X5", "persistence checked on nothing", "clocks/record.go",
+		`if s.PersistenceMode != "Enabled" {`, "if false {", clocksPkg},
+	{"X6", "within-window drift ignored", "clocks/leg.go",
+		"if len(f.driftOrder) > 0 {", "if false {", clocksPkg},
+	{"X7", "the partial window accepted", "clocks/leg.go",
+		"if l.Record.Window.StopReason == StopMaxDuration {", "if false {", clocksPkg},
+	{"X8", "a torn final line skipped", "clocks/stream.go",
+		`return s.fail(fmt.Errorf("torn final line (no newline): %v", perr))`, "s.done = true\n\t\t\treturn false", clocksPkg},
+	{"X9", "n == 0 records accepted", "clocks/record.go",
+		`if sm.err == nil && r.SMClockMHz.N == 0 {`, "if false {", clocksPkg},
+	{"X10", "empty throttle list accepted", "clocks/record.go",
+		"case len(f.Elems) == 0:", "case false:", clocksPkg},
+	{"X11", "spread_pct consistency unchecked", "clocks/record.go",
+		"if math.Abs(sp-want) > SpreadTolerancePct+1e-9 {", "if false {", clocksPkg},
+	{"X12", "min ≤ median ≤ max unchecked", "clocks/record.go",
+		"if !(float64(mn) <= md && md <= float64(mx)) {", "if false {", clocksPkg},
+	{"X13", "the static mismatch across legs removed", "clocks/arm.go",
+		"if vals := a.static[k]; len(vals) > 1 {", "if vals := a.static[k]; false && len(vals) > 1 {", clocksPkg},
+	{"X14", "duplicate keys accepted", "strictjson/strictjson.go",
+		"if _, dup := v.Fields[k]; dup {", "if false {", []string{"./strictjson/", "./clocks/"}},
+}
+
+func main() {
+	run := flag.String("run", "", "only mutations whose id contains this")
+	timeout := flag.Duration("timeout", 3*time.Minute, "limit for one mutation's tests")
+	flag.Parse()
+	root, err := os.Getwd()
+	if err != nil {
+		fatal(err)
+	}
+	work, err := os.MkdirTemp("", "clockgate-mutants-*")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(work)
+	if err := copyTracked(root, work); err != nil {
+		fatal(err)
+	}
+	// The unmutated suite must pass, or no kill means anything.
+	if out, ok := goTest(work, allPkgs(), *timeout); !ok {
+		fatal(fmt.Errorf("the unmutated tests fail:\n%s", out))
+	}
+	fmt.Printf("| id | mutation | file | result | first failing test |\n|---|---|---|---|---|\n")
+	survived, broken := 0, 0
+	for _, m := range mutations {
+		if *run != "" && !strings.Contains(m.id, *run) {
+			continue
+		}
+		path := filepath.Join(work, m.file)
+		orig, err := os.ReadFile(path)
+		if err != nil {
+			fatal(err)
+		}
+		if n := bytes.Count(orig, []byte(m.from)); n != 1 {
+			fmt.Printf("| %s | %s | %s | NOT APPLIED (snippet found %d times) | |\n", m.id, m.what, m.file, n)
+			broken++
+			continue
+		}
+		mutated := bytes.Replace(orig, []byte(m.from), []byte(m.to), 1)
+		if err := os.WriteFile(path, mutated, 0o644); err != nil {
+			fatal(err)
+		}
+		out, ok := goTest(work, m.pkgs, *timeout)
+		if err := os.WriteFile(path, orig, 0o644); err != nil {
+			fatal(err)
+		}
+		result := "KILLED"
+		switch {
+		case ok:
+			result, survived = "SURVIVED", survived+1
+		case strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]"):
+			result, broken = "NOT APPLIED (build failed)", broken+1
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s |\n", m.id, m.what, m.file, result, firstFailure(out))
+	}
+	if survived+broken > 0 {
+		fmt.Printf("\n%d survived, %d not applied\n", survived, broken)
+		os.Exit(1)
+	}
+	fmt.Println("\nevery mutation killed")
+}
+
+// firstFailure names the first test that failed in go test output.
+func firstFailure(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(line), "--- FAIL: "); ok {
+			return strings.Fields(f)[0]
+		}
+	}
+	return ""
+}
+
+func allPkgs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range mutations {
+		for _, p := range m.pkgs {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func goTest(dir string, pkgs []string, timeout time.Duration) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-failfast"}, pkgs...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+// copyTracked copies the files git tracks, and the untracked ones it does
+// not ignore, into dst.
+func copyTracked(src, dst string) error {
+	out, err := exec.Command("git", "-C", src, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files: %w", err)
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if name == "" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return err
+		}
+		target := filepath.Join(dst, name)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "mutants:", err)
+	os.Exit(2)
+}

@@ -191,7 +191,9 @@ func TestNoTrustedLegHasNullNumbers(t *testing.T) {
 }
 
 func TestStraddledBoot(t *testing.T) {
-	ours := func(allow bool) *Arm { return arm(t, "ours", allow, flatWindow(bootF6, 2190), flatWindow(boot2F, 2190)) }
+	ours := func(allow bool) *Arm {
+		return arm(t, "ours", allow, flatWindow(bootF6, 2190), flatWindow(boot2F, 2190))
+	}
 	a := ours(false)
 	wantCodes(t, a.Reasons, CodeStraddledBoot)
 	wantReason(t, a.Reasons, CodeStraddledBoot, "arm ours spans 2 boots: "+boot2F+" (r2), "+bootF6+" (r1)")

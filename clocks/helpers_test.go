@@ -15,14 +15,14 @@ const (
 	boot13 = "13dc5579-455c-45c8-8e4d-d09c457fa826"
 )
 
-var t0 = time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC)
+var windowStart = time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC)
 
 // gb10 is one NVIDIA GB10 sample on driver 580.159.03, as the design
 // document's live read shows it.
 func gb10(i int, boot string, mhz, util int) *Sample {
 	apps := 2418
 	return &Sample{
-		T:                             t0.Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z"),
+		T:                             windowStart.Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z"),
 		BootID:                        boot,
 		GPUIndex:                      0,
 		GPUUUID:                       "GPU-5f3c2a1e-0b9d-4c8e-a7f6-1d2e3f4a5b6c",

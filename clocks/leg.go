@@ -92,12 +92,8 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error) {
 		l.add(CodeStreamMissing, "no readable clock stream beside the record: %v", streamErr)
 		return
 	}
-	fold := NewFold()
-	sc := NewScanner(stream)
-	for sc.Scan() {
-		fold.Add(sc.Sample(), sc.Line())
-	}
-	if err := sc.Err(); err != nil {
+	fold, err := FoldStream(stream)
+	if err != nil {
 		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))
 		return
 	}

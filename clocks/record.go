@@ -204,6 +204,8 @@ type Fold struct {
 	persistFirstVal string
 	drift           map[string]string
 	driftOrder      []string
+	// lastFast holds the last t the fast path read, until finish.
+	lastFast []byte
 }
 
 // NewFold returns an empty fold.

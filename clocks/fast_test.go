@@ -1,0 +1,142 @@
+package clocks
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// slowFold is the strict path: every line through ParseSample.
+func slowFold(stream []byte) (*Fold, error) {
+	f := NewFold()
+	sc := NewScanner(bytes.NewReader(stream))
+	for sc.Scan() {
+		f.Add(sc.Sample(), sc.Line())
+	}
+	return f, sc.Err()
+}
+
+func sameFold(t *testing.T, stream []byte) {
+	t.Helper()
+	fast, ferr := FoldStream(bytes.NewReader(stream))
+	slow, serr := slowFold(stream)
+	if fmt.Sprint(ferr) != fmt.Sprint(serr) {
+		t.Fatalf("errors differ:\nfast %v\nslow %v\nstream:\n%s", ferr, serr, stream)
+	}
+	if ferr != nil {
+		return // a refused stream's fold is never used
+	}
+	fast.lastFast, slow.lastFast = nil, nil
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("folds differ:\nfast %+v\nslow %+v\nstream:\n%s", fast, slow, stream)
+	}
+}
+
+func TestFastPathEqualsStrictPath(t *testing.T) {
+	ss := cleanWindow(bootF6)
+	ss[4].ThrottleReasonsActive = "0x0000000000000004"
+	ss[9].PersistenceMode = "Disabled"
+	ss[20].DriverVersion = "590.44.01"
+	ss[30].ClocksApplicationsGraphicsMHz = nil
+	ss[31].TemperatureGPUC = ptr(61.5)
+	ss[31].PowerDrawW = ptr(-0.0)
+	ss[32].ClocksMemMHz = ptr(0)
+	ss[33].ThrottleField = "clocks_event_reasons.active"
+	base := streamOf(ss)
+	sameFold(t, base)
+	sameFold(t, base[:len(base)-1])  // whole final line without newline
+	sameFold(t, base[:len(base)-30]) // torn
+	for _, tc := range []struct{ from, to string }{
+		{`"sm_clock_mhz":2470`, `"sm_clock_mhz":02470`},
+		{`"sm_clock_mhz":2470`, `"sm_clock_mhz":2470.0`},
+		{`"sm_clock_mhz":2470`, `"sm_clock_mhz":-2470`},
+		{`"sm_clock_mhz":2470`, `"sm_clock_mhz":0`},
+		{`"sm_clock_mhz":2470`, `"sm_clock_mhz":1e3`},
+		{`"sm_clock_mhz":2470`, `"sm_clock_mhz" : 2470`},
+		{`"utilization_gpu_pct":97`, `"utilization_gpu_pct":101`},
+		{`"utilization_gpu_pct":97`, `"utilization_gpu_pct":97,"utilization_gpu_pct":0`},
+		{`"t":"2026-08-12T10:15:05.123Z"`, `"t":"2026-02-30T10:15:05.123Z"`},
+		{`"t":"2026-08-12T10:15:05.123Z"`, `"t":"2026-08-12T24:15:05.123Z"`},
+		{`"t":"2026-08-12T10:15:05.123Z"`, `"t":"2026-08-12T10:15:05Z"`},
+		{`"t":"2026-08-12T10:15:05.123Z"`, `"t":"2026-08-12T10:15:05.123+02:00"`},
+		{`"gpu_name":"NVIDIA GB10"`, `"gpu_name":"NVIDIA\u0020GB10"`},
+		{`"gpu_name":"NVIDIA GB10"`, "\"gpu_name\":\"NVIDIA\xffGB10\""},
+		{`"pstate":"P0"`, `"pstate":""`},
+		{`"throttle_reasons_active":"0x0000000000000000"`, `"throttle_reasons_active":"0x0"`},
+		{`"throttle_reasons_active":"0x0000000000000000"`, `"throttle_reasons_active":"0x00000000000000000"`},
+		{`"throttle_reasons_active":"0x0000000000000000"`, `"throttle_reasons_active":"0xg"`},
+		{`"clocks_applications_graphics_mhz":2418`, `"clocks_applications_graphics_mhz":nul`},
+		{`"temperature_gpu_c":61.5`, `"temperature_gpu_c":1e999`},
+		{`"temperature_gpu_c":61.5`, `"temperature_gpu_c":61.`},
+		{`"power_draw_w":0`, `"power_draw_w":-`},
+		{`"utilization_gpu_pct":97}`, `"utilization_gpu_pct":97,"extra":1}`},
+		{`"utilization_gpu_pct":97}`, `"utilization_gpu_pct":97} `},
+	} {
+		for _, n := range []int{1, 2, 3, -1} {
+			edited := bytes.Replace(base, []byte(tc.from), []byte(tc.to), n)
+			if bytes.Equal(edited, base) {
+				t.Fatalf("edit %q did not apply", tc.from)
+			}
+			t.Run(fmt.Sprintf("%s×%d", tc.to, n), func(t *testing.T) { sameFold(t, edited) })
+		}
+	}
+}
+
+// Random byte edits of a realistic stream: the fast path must refuse and
+// accept exactly what the strict path does.
+func TestFastPathEqualsStrictPathRandomEdits(t *testing.T) {
+	ss := window(boot13, repeat([]int{2190, 2200, 2210}, 20), 10)
+	base := streamOf(ss)
+	rng := rand.New(rand.NewSource(1))
+	alphabet := []byte(`0123456789-.,:"{}[]eEx\ nulaZT` + "\xff\t")
+	for i := 0; i < 3000; i++ {
+		b := append([]byte(nil), base...)
+		for k := 0; k < 1+rng.Intn(3); k++ {
+			pos := rng.Intn(len(b))
+			switch rng.Intn(3) {
+			case 0:
+				b[pos] = alphabet[rng.Intn(len(alphabet))]
+			case 1:
+				b = append(b[:pos], b[pos+1:]...)
+			case 2:
+				b = append(b[:pos], append([]byte{alphabet[rng.Intn(len(alphabet))]}, b[pos:]...)...)
+			}
+		}
+		sameFold(t, b)
+	}
+}
+
+func TestFoldStreamErrorsNameTheLine(t *testing.T) {
+	base := streamOf(cleanWindow(bootF6))
+	lines := strings.SplitAfter(string(base), "\n")
+	lines[6] = "{\"t\":1}\n"
+	_, err := FoldStream(strings.NewReader(strings.Join(lines, "")))
+	if err == nil || err.Error() != "line 7: t: want a string, found number 1" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func BenchmarkFoldStream(b *testing.B) {
+	stream := streamOf(window(boot13, repeat([]int{2190, 2200, 2210, 2195}, 900), 100))
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := FoldStream(bytes.NewReader(stream)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStrictFold(b *testing.B) {
+	stream := streamOf(window(boot13, repeat([]int{2190, 2200, 2210, 2195}, 900), 100))
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := slowFold(stream); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes this test binary also the clockgate command that the
+// testscript scripts run with `exec clockgate …`.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"clockgate": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the end-to-end scripts in testdata/script. $TREES is
+// the repository's testdata/trees and $GOLDEN its golden/, so a script can
+// summarize a committed tree and compare the output with its golden file.
+func TestScripts(t *testing.T) {
+	trees, err := filepath.Abs("../../testdata/trees")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := filepath.Abs("../../golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("TREES", trees)
+			e.Setenv("GOLDEN", golden)
+			return nil
+		},
+	})
+}

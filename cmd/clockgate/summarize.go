@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clockgate/clockgate/atomicfile"
+	"github.com/clockgate/clockgate/report"
+	"github.com/clockgate/clockgate/summarize"
+)
+
+// summarizeOutputs are the files summarize --out writes, and the only names
+// it overwrites.
+var summarizeOutputs = []string{"summary.json", "all-runs.json", "report.md"}
+
+type summarizeOptions struct {
+	IO             *IO
+	Tree           string
+	Out            string
+	Baseline       string
+	AllowCrossBoot bool
+	JSON           bool
+	Strict         bool
+}
+
+func init() { register(NewCmdSummarize) }
+
+// NewCmdSummarize builds `clockgate summarize`.
+func NewCmdSummarize(s *IO) *cobra.Command {
+	opts := &summarizeOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "summarize TREE",
+		Short: "Judge a whole evidence tree and write its ratios, each with a clock block",
+		Long: `summarize walks an evidence tree
+
+  TREE/bench/<model>/<engine>/r<N>/<point>.json    vllm bench serve --save-result
+  TREE/memory/<model>/<engine>/r<N>.summary.json   memory record
+  TREE/clocks/<model>/<engine>/r<N>.samples.jsonl  clock stream
+  TREE/clocks/<model>/<engine>/r<N>.summary.json   clock record
+
+judges every leg against the clock contract, merges each (model, engine) into
+an arm, and compares every engine with the baseline engine: a THROUGHPUT ratio
+(geometric mean over concurrency points of median output throughput) and a
+MEMORY ratio (median peak GPU memory), each with its clock block. A ratio is
+ESTABLISHED only when it is binding-eligible: no reason stands and its clock
+state is established. Evidence missing from a leg is a reason on the leg; files
+the walk does not recognise are warnings. Nothing in TREE is modified.
+
+It prints report.md, or summary.json with --json. With --out it also writes
+summary.json, all-runs.json and report.md into DIR, each atomically; DIR is
+created if needed and must hold no file but those three.
+
+Exit status: 0 done (also when ratios are NOT ESTABLISHED, unless --strict);
+1 --strict and the gate did not pass (no ratio, or some ratio NOT
+ESTABLISHED); 2 a usage error, or a TREE that cannot be read.`,
+		Example: `  clockgate summarize evidence/2026-08-12
+  clockgate summarize evidence/2026-08-12 --out evidence/2026-08-12/summary
+  clockgate summarize --baseline sglang --strict evidence/2026-08-12 > report.md
+  clockgate summarize --allow-cross-boot --json evidence/2026-08-12 | jq '.comparisons[].throughput.clock.caveats'`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr("summarize takes one TREE, found %d arguments (see 'clockgate summarize --help')", len(args))
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Tree = args[0]
+			if opts.Baseline == "" {
+				return usageErr("--baseline: want an engine name, found an empty string")
+			}
+			if strings.ContainsRune(opts.Baseline, '/') {
+				return usageErr("--baseline %q: want an engine directory name, a single path segment", opts.Baseline)
+			}
+			if c.Flags().Changed("out") && opts.Out == "" {
+				return usageErr("--out: want a directory, found an empty string")
+			}
+			return runSummarize(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Out, "out", "", "also write summary.json, all-runs.json and report.md into `DIR`")
+	f.StringVar(&opts.Baseline, "baseline", summarize.DefaultBaseline, "the baseline `ENGINE` every other engine is compared against")
+	f.BoolVar(&opts.AllowCrossBoot, "allow-cross-boot", false, "waive boot identity (and nothing else); each waived check is a CAVEAT")
+	f.BoolVar(&opts.JSON, "json", false, "print summary.json instead of report.md")
+	f.BoolVar(&opts.Strict, "strict", false, "exit 1 unless every ratio is ESTABLISHED (and there is at least one)")
+	return cmd
+}
+
+func runSummarize(opts *summarizeOptions) error {
+	st, err := os.Stat(opts.Tree)
+	switch {
+	case err != nil:
+		return usageErr("%s: %v", opts.Tree, pathErrText(err))
+	case !st.IsDir():
+		return usageErr("%s: TREE is not a directory", opts.Tree)
+	}
+	if opts.Out != "" {
+		if err := checkOutDir(opts.Out); err != nil {
+			return err
+		}
+	}
+	s, err := summarize.Summarize(opts.Tree, summarize.Options{Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	summaryJSON, err := s.SummaryJSON()
+	if err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	if err := report.Markdown(&md, s); err != nil {
+		return err
+	}
+	if opts.Out != "" {
+		allRuns, err := s.AllRunsJSON()
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+			return usageErr("--out %s: %v", opts.Out, pathErrText(err))
+		}
+		for _, o := range []struct {
+			name string
+			data []byte
+		}{{"summary.json", summaryJSON}, {"all-runs.json", allRuns}, {"report.md", md.Bytes()}} {
+			if err := atomicfile.WriteFile(filepath.Join(opts.Out, o.name), o.data, 0o644); err != nil {
+				return usageErr("--out: %v", err)
+			}
+		}
+	}
+	out := md.Bytes()
+	if opts.JSON {
+		out = summaryJSON
+	}
+	if _, err := opts.IO.Out.Write(out); err != nil {
+		return err
+	}
+	if opts.Strict && !s.GatePass {
+		binding, total := s.Ratios()
+		if total == 0 {
+			return &exitError{code: ExitFailed, err: errors.New("--strict: the gate did not pass: no ratio (no model has both the baseline arm and another)")}
+		}
+		return &exitError{code: ExitFailed, err: fmt.Errorf("--strict: the gate did not pass: %d of %d ratios NOT ESTABLISHED", total-binding, total)}
+	}
+	return nil
+}
+
+// checkOutDir refuses an --out DIR that is not a directory, or that holds
+// anything but summarize's own outputs: those are the only files it may
+// overwrite.
+func checkOutDir(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return usageErr("--out %s: %v", dir, pathErrText(err))
+	}
+	if !st.IsDir() {
+		return usageErr("--out %s: not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return usageErr("--out %s: %v", dir, pathErrText(err))
+	}
+	own := map[string]bool{}
+	for _, n := range summarizeOutputs {
+		own[n] = true
+	}
+	for _, e := range entries {
+		if !own[e.Name()] || !e.Type().IsRegular() {
+			return usageErr("--out %s: refusing to write beside %s, which summarize did not write; want an empty directory or one holding only %s",
+				dir, filepath.Join(dir, e.Name()), strings.Join(summarizeOutputs, ", "))
+		}
+	}
+	return nil
+}
+
+// pathErrText is an error without the path it names, which the caller
+// prints already.
+func pathErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

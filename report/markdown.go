@@ -1,0 +1,305 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/summarize"
+)
+
+// Markdown writes report.md for a summary.
+func Markdown(w io.Writer, s *summarize.Summary) error {
+	return Build(s).Markdown(w)
+}
+
+// Markdown writes the document as GitHub-flavoured Markdown: the same
+// document always gives the same bytes.
+func (d *Document) Markdown(w io.Writer) error {
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	p("# %s\n\n", text(d.Title))
+	gate := "FAIL"
+	if d.GatePass {
+		gate = "PASS"
+	}
+	p("- Gate: **%s**: %d of %d ratios ESTABLISHED (binding-eligible).\n", gate, d.Binding, d.Ratios)
+	override := "off"
+	if d.AllowCrossBoot {
+		override = "on (`--allow-cross-boot`: boot identity waived, every other check applies)"
+	}
+	p("- Baseline engine: %s. Cross-boot override: %s.\n", text(d.Baseline), override)
+	c := d.Contract
+	p("- Contract: within-window spread ≤ %.1f%%; cross-arm median offset ≤ %.1f%%; busy samples ≥ %d; busy fraction ≥ %d%%; "+
+		"benign throttle mask %s; transfer coefficient %.4f (sizes the estimated effect, never a gate term).\n\n",
+		c.MaxSpreadPct, c.MaxOffsetPct, c.MinBusySamples, c.MinBusyFractionPct, c.BenignThrottleMask, c.TransferCoefficient)
+	if len(d.Comparisons) == 0 {
+		p("No comparison: no model has both the baseline arm and another arm.\n\n")
+	}
+
+	for _, cmp := range d.Comparisons {
+		p("## %s: %s vs %s\n\n", text(cmp.Model), text(cmp.Ours), text(cmp.Baseline))
+		for _, r := range cmp.Ratios {
+			value := "n/a"
+			if r.Value != nil {
+				value = fmt.Sprintf("%.4f", *r.Value)
+			}
+			p("### %s %s/%s %s: %s\n\n", r.Family, text(cmp.Ours), text(cmp.Baseline), value, Verdict(r.Established))
+			p("%s\n\n", text(Observed(cmp.Clock)))
+			for _, cv := range r.Caveats {
+				p("%s\n\n", text(Caveat(cv)))
+			}
+			switch r.Family {
+			case FamilyThroughput:
+				p("Output throughput, median over each arm's legs, in tokens/s; the ratio is their geometric mean over the points both arms have.\n\n")
+				if err := pointsTable(&b, cmp); err != nil {
+					return err
+				}
+				b.WriteString("\n")
+			case FamilyMemory:
+				p("Peak GPU memory, median over each arm's legs: %s %s, %s %s.\n\n",
+					text(cmp.Ours), mib(r.Ours), text(cmp.Baseline), mib(r.Baseline))
+			}
+			if len(r.Reasons) == 0 {
+				p("Reasons: none.\n\n")
+				continue
+			}
+			p("Reasons:\n\n")
+			for _, rs := range r.Reasons {
+				p("- `%s`: %s\n", rs.Code, text(rs.Message))
+			}
+			b.WriteString("\n")
+		}
+		p("### Legs of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
+		if err := legTable(&b, cmp.Legs, false); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+		legReasons(&b, cmp.Legs, false)
+	}
+
+	if len(d.Uncompared) > 0 {
+		p("## Legs in no comparison\n\n")
+		if err := legTable(&b, d.Uncompared, true); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+		legReasons(&b, d.Uncompared, true)
+	}
+
+	p("## Warnings\n\n")
+	if len(d.Warnings) == 0 {
+		p("None.\n")
+	}
+	for _, wn := range d.Warnings {
+		p("- %s\n", text(wn))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// legReasons lists every reason of every leg that has one, in full.
+func legReasons(b *bytes.Buffer, legs []Leg, withModel bool) {
+	listed := false
+	for _, l := range legs {
+		if len(l.Reasons) == 0 {
+			continue
+		}
+		if !listed {
+			b.WriteString("Leg reasons:\n\n")
+			listed = true
+		}
+		name := text(l.Engine) + " " + l.Name
+		if withModel {
+			name = text(l.Model) + " " + name
+		}
+		for _, r := range l.Reasons {
+			fmt.Fprintf(b, "- %s `%s`: %s\n", name, r.Code, text(r.Message))
+		}
+	}
+	if listed {
+		b.WriteString("\n")
+	}
+}
+
+// newTable is a Markdown table whose every column has the given alignment;
+// the alignment row follows it.
+func newTable(w io.Writer, align []tw.Align) *tablewriter.Table {
+	return tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithAlignment(tw.Alignment(align)),
+	)
+}
+
+func pointsTable(w io.Writer, c Comparison) error {
+	t := newTable(w, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight})
+	t.Header("max_concurrency", cell(c.Ours), cell(c.Baseline), "ratio")
+	for _, pt := range c.Points {
+		ratio := "n/a"
+		if pt.Ratio != nil {
+			ratio = fmt.Sprintf("%.4f", *pt.Ratio)
+		}
+		if err := t.Append(strconv.Itoa(pt.MaxConcurrency), fixed2(pt.Ours), fixed2(pt.Baseline), ratio); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func legTable(w io.Writer, legs []Leg, withModel bool) error {
+	header := []string{"engine", "run", "binding", "boot", "median MHz", "spread %", "busy", "idle", "throttle", "peak GPU MiB", "points", "reasons"}
+	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight,
+		tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft}
+	if withModel {
+		header = append([]string{"model"}, header...)
+		align = append([]tw.Align{tw.AlignLeft}, align...)
+	}
+	t := newTable(w, align)
+	hs := make([]any, len(header))
+	for i, h := range header {
+		hs[i] = h
+	}
+	t.Header(hs...)
+	rows := make([][]string, 0, len(legs))
+	for _, l := range legs {
+		binding := "NO"
+		if l.BindingEligible {
+			binding = "yes"
+		}
+		row := []string{cell(l.Engine), l.Name, binding, dash(shortBoot(l.BootID)), optNum(l.MedianMHz),
+			optFixed2(l.SpreadPct), optInt(l.BusySamples), optInt(l.IdleSamples), dash(throttle(l.Throttle)),
+			optNum(l.PeakGPUMemoryMiB), dash(intList(l.Points)), dash(strings.Join(l.Codes, ", "))}
+		if withModel {
+			row = append([]string{cell(l.Model)}, row...)
+		}
+		rows = append(rows, row)
+	}
+	if err := t.Bulk(rows); err != nil {
+		return err
+	}
+	return t.Render()
+}
+
+func shortBoot(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// throttle prints recorded throttle bit sets compactly: "0x0, 0x4".
+func throttle(list []string) string {
+	out := make([]string, 0, len(list))
+	for _, s := range list {
+		bits, err := clocks.ParseThrottle(s)
+		if err != nil {
+			out = append(out, cell(s))
+			continue
+		}
+		out = append(out, fmt.Sprintf("0x%x", bits))
+	}
+	return strings.Join(out, ", ")
+}
+
+func intList(xs []int) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Itoa(x)
+	}
+	return strings.Join(out, " ")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func optNum(x *float64) string {
+	if x == nil {
+		return "—"
+	}
+	return num(*x)
+}
+
+func mib(x *float64) string {
+	if x == nil {
+		return "n/a (no valid memory record)"
+	}
+	return num(*x) + " MiB"
+}
+
+func optInt(x *int) string {
+	if x == nil {
+		return "—"
+	}
+	return strconv.Itoa(*x)
+}
+
+func optFixed2(x *float64) string {
+	if x == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", *x)
+}
+
+func fixed2(x *float64) string {
+	if x == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", *x)
+}
+
+// cell is text for a table cell: one line, Markdown and pipes escaped.
+func cell(s string) string { return text(s) }
+
+// text escapes s so that Markdown shows it as written: no emphasis, code,
+// inline link, HTML or table syntax can start inside it, and it stays on
+// one line. Characters that cannot start syntax mid-line (a lone "]" or
+// ">", a "<" before a space or digit, an underscore inside a word such as
+// sm_clock_mhz) are left alone,
+// so the raw file stays readable.
+func text(s string) string {
+	var b strings.Builder
+	prev := rune(-1)
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		next, _ := utf8.DecodeRuneInString(s[i+w:])
+		switch {
+		case r == '\n' || r == '\r':
+			b.WriteByte(' ')
+			r = ' '
+		case strings.ContainsRune("\\`*|~&", r),
+			r == '<' && (unicode.IsLetter(next) || strings.ContainsRune("/!?", next)),
+			r == ']' && next == '(',
+			r == '#' && i == 0,
+			r == '_' && !(isWord(prev) && isWord(next)):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == utf8.RuneError && w == 1:
+			b.WriteRune(utf8.RuneError) // a report is valid UTF-8
+		default:
+			b.WriteString(s[i : i+w])
+		}
+		prev = r
+		i += w
+	}
+	return b.String()
+}
+
+func isWord(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -1,0 +1,334 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	gmtext "github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+
+	"github.com/clockgate/clockgate/summarize"
+)
+
+var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+// plain is the visible text of a node's inline content.
+func plain(n ast.Node, src []byte) string {
+	var b strings.Builder
+	ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch t := c.(type) {
+		case *ast.Text:
+			// The renderer, not the parser, drops the backslash of an escape.
+			b.Write(util.UnescapePunctuations(t.Segment.Value(src)))
+			if t.SoftLineBreak() {
+				b.WriteByte(' ')
+			}
+		case *ast.String:
+			b.Write(t.Value)
+		}
+		return ast.WalkContinue, nil
+	})
+	return b.String()
+}
+
+// parsed is what a report's AST holds, in document order.
+type parsed struct {
+	headings []heading
+	tables   [][][]string // each table: header row, then body rows
+	paras    []string
+	// after maps a heading's index to the first paragraph after it.
+	after map[int]string
+}
+
+type heading struct {
+	level int
+	text  string
+}
+
+func parse(t *testing.T, src []byte) parsed {
+	t.Helper()
+	doc := gfm.Parser().Parse(gmtext.NewReader(src))
+	p := parsed{after: map[int]string{}}
+	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			p.headings = append(p.headings, heading{n.Level, plain(n, src)})
+			return ast.WalkSkipChildren, nil
+		case *east.Table:
+			var rows [][]string
+			for r := n.FirstChild(); r != nil; r = r.NextSibling() {
+				var cells []string
+				for c := r.FirstChild(); c != nil; c = c.NextSibling() {
+					if _, ok := c.(*east.TableCell); !ok {
+						return ast.WalkStop, fmt.Errorf("table row holds a %s", c.Kind())
+					}
+					cells = append(cells, plain(c, src))
+				}
+				rows = append(rows, cells)
+			}
+			p.tables = append(p.tables, rows)
+			return ast.WalkSkipChildren, nil
+		case *ast.Paragraph:
+			s := plain(n, src)
+			p.paras = append(p.paras, s)
+			if i := len(p.headings) - 1; i >= 0 {
+				if _, ok := p.after[i]; !ok {
+					p.after[i] = s
+				}
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// goldenSummary is what the report is checked against: summary.json beside it.
+type goldenSummary struct {
+	GatePass    bool `json:"gate_pass"`
+	Comparisons []struct {
+		Model, Ours, Baseline string
+		Throughput, Memory    struct {
+			Value           *float64
+			BindingEligible bool `json:"binding_eligible"`
+			Clock           struct {
+				Caveats []struct{ Code string }
+			}
+		}
+	}
+	Warnings []string
+}
+
+var ratioHeading = regexp.MustCompile(`^(THROUGHPUT|MEMORY) (\S+)/(\S+) (n/a|\d+\.\d{4}): (ESTABLISHED|NOT ESTABLISHED)$`)
+
+// TestGoldenReportsAreGFM parses every golden report.md with goldmark's GFM
+// and walks the AST: the headings, the ratio lines and every table must be
+// what summary.json beside it says, and each table a real table.
+func TestGoldenReportsAreGFM(t *testing.T) {
+	paths, _ := filepath.Glob("../golden/*/report.md")
+	more, _ := filepath.Glob("../golden/*/with-override/report.md")
+	paths = append(paths, more...)
+	if len(paths) < 16 {
+		t.Fatalf("found %d golden reports, want one per scenario", len(paths))
+	}
+	for _, path := range paths {
+		t.Run(path, func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := os.ReadFile(filepath.Join(filepath.Dir(path), "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum goldenSummary
+			if err := json.Unmarshal(raw, &sum); err != nil {
+				t.Fatal(err)
+			}
+			checkReport(t, parse(t, src), sum)
+		})
+	}
+}
+
+func checkReport(t *testing.T, p parsed, sum goldenSummary) {
+	t.Helper()
+	if len(p.headings) == 0 || p.headings[0] != (heading{1, "clockgate summary"}) {
+		t.Fatalf("first heading %+v, want H1 clockgate summary", p.headings)
+	}
+	if last := p.headings[len(p.headings)-1]; last != (heading{2, "Warnings"}) {
+		t.Errorf("last heading %+v, want H2 Warnings", last)
+	}
+	var ratios []int
+	var sections []string
+	for i, h := range p.headings {
+		switch {
+		case h.level == 2 && h.text != "Warnings" && h.text != "Legs in no comparison":
+			sections = append(sections, h.text)
+		case h.level == 3 && ratioHeading.MatchString(h.text):
+			ratios = append(ratios, i)
+		case h.level == 3 && strings.HasPrefix(h.text, "Legs of "):
+		default:
+			if h.level != 1 && h.level != 2 {
+				t.Errorf("unexpected heading %+v", h)
+			}
+		}
+	}
+	if len(sections) != len(sum.Comparisons) || len(ratios) != 2*len(sum.Comparisons) {
+		t.Fatalf("%d sections and %d ratio headings for %d comparisons", len(sections), len(ratios), len(sum.Comparisons))
+	}
+	caveats := 0
+	for _, para := range p.paras {
+		if strings.HasPrefix(para, "CAVEAT: ") {
+			caveats++
+			if !strings.Contains(para, " (OVERRIDDEN): ") {
+				t.Errorf("caveat without (OVERRIDDEN): %q", para)
+			}
+		}
+		if strings.HasPrefix(para, "|") {
+			t.Errorf("a paragraph that should have been a table: %q", para)
+		}
+	}
+	wantCaveats := 0
+	for i, c := range sum.Comparisons {
+		if want := fmt.Sprintf("%s: %s vs %s", c.Model, c.Ours, c.Baseline); sections[i] != want {
+			t.Errorf("section %q, want %q", sections[i], want)
+		}
+		for j, fam := range []struct {
+			name    string
+			value   *float64
+			binding bool
+		}{{"THROUGHPUT", c.Throughput.Value, c.Throughput.BindingEligible}, {"MEMORY", c.Memory.Value, c.Memory.BindingEligible}} {
+			idx := ratios[2*i+j]
+			m := ratioHeading.FindStringSubmatch(p.headings[idx].text)
+			value := "n/a"
+			if fam.value != nil {
+				value = fmt.Sprintf("%.4f", *fam.value)
+			}
+			verdict := "NOT ESTABLISHED"
+			if fam.binding {
+				verdict = "ESTABLISHED"
+			}
+			if m[1] != fam.name || m[2] != c.Ours || m[3] != c.Baseline || m[4] != value || m[5] != verdict {
+				t.Errorf("heading %q, want %s %s/%s %s: %s", p.headings[idx].text, fam.name, c.Ours, c.Baseline, value, verdict)
+			}
+			if obs := p.after[idx]; !strings.HasPrefix(obs, "observed: median SM clock "+c.Ours+" ") || !strings.Contains(obs, "busy samples") ||
+				!strings.Contains(obs, "idle samples excluded") || !strings.Contains(obs, "offset") || !strings.Contains(obs, "estimated effect") {
+				t.Errorf("after %q: %q, want the observed: line", p.headings[idx].text, obs)
+			}
+		}
+		wantCaveats += 2 * len(c.Throughput.Clock.Caveats)
+	}
+	if caveats != wantCaveats {
+		t.Errorf("%d CAVEAT lines, want %d", caveats, wantCaveats)
+	}
+	// Tables: per comparison the points table, then the legs table; then
+	// the legs in no comparison, when there are any.
+	legCols := strings.Fields("engine run binding boot median_MHz spread_% busy idle throttle peak_GPU_MiB points reasons")
+	for i, tb := range p.tables {
+		if len(tb) < 2 {
+			t.Errorf("table %d has no body row", i)
+			continue
+		}
+		for r, row := range tb {
+			if len(row) != len(tb[0]) {
+				t.Errorf("table %d row %d has %d cells, the header %d", i, r, len(row), len(tb[0]))
+			}
+		}
+		switch {
+		case i < 2*len(sum.Comparisons) && i%2 == 0:
+			if strings.Join(tb[0], ",") != "max_concurrency,"+sum.Comparisons[i/2].Ours+","+sum.Comparisons[i/2].Baseline+",ratio" {
+				t.Errorf("points table header %q", tb[0])
+			}
+		case i < 2*len(sum.Comparisons):
+			if strings.Join(tb[0], ",") != strings.ReplaceAll(strings.Join(legCols, ","), "_", " ") {
+				t.Errorf("legs table header %q", tb[0])
+			}
+		default:
+			if tb[0][0] != "model" || len(tb[0]) != len(legCols)+1 {
+				t.Errorf("uncompared legs table header %q", tb[0])
+			}
+		}
+	}
+	if n := len(p.tables); n != 2*len(sum.Comparisons) && n != 2*len(sum.Comparisons)+1 {
+		t.Errorf("%d tables for %d comparisons", n, len(sum.Comparisons))
+	}
+}
+
+// TestTextRendersAsWritten renders text(s) with goldmark and checks the
+// visible text is s itself: no emphasis, code, link, HTML, strikethrough
+// or entity can start inside a message.
+func TestTextRendersAsWritten(t *testing.T) {
+	for _, s := range []string{
+		"sm_clock_mhz.n: want an integer", "_starts and ends_", "a __dunder__ b", "*bold* and **strong**",
+		"`code` span", "<div>raw</div> and <http://example.com>", "a < b > c", "[link](http://x) and [ref]",
+		"![img](x.png)", "~~struck~~ ~one~", "&amp; &lt; &#65;", "# not a heading", `back\slash \*`,
+		"pipe | in | text", `"[Requested functionality has been deprecated]"`, "x_", "_x", "100%_",
+		"invalid \xff byte",
+	} {
+		var out bytes.Buffer
+		if err := gfm.Convert([]byte("p "+text(s)+"\n"), &out); err != nil {
+			t.Fatal(err)
+		}
+		got := html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(strings.TrimSpace(out.String()), ""))
+		want := "p " + strings.ToValidUTF8(s, "\uFFFD")
+		if got != want {
+			t.Errorf("text(%q) = %q renders as %q (html %q)", s, text(s), got, out.String())
+		}
+		if strings.Contains(out.String(), "<em>") || strings.Contains(out.String(), "<code>") || strings.Contains(out.String(), "<del>") {
+			t.Errorf("text(%q) renders markup: %s", s, out.String())
+		}
+	}
+}
+
+// TestTableCellsKeepPipes puts a pipe in an engine name: the table must
+// keep its columns.
+func TestTableCellsKeepPipes(t *testing.T) {
+	var b bytes.Buffer
+	legs := []Leg{{Engine: "fast|engine", Name: "r1", Codes: []string{"clock.missing"}}, {Engine: "vllm", Name: "r2", BindingEligible: true}}
+	if err := legTable(&b, legs, false); err != nil {
+		t.Fatal(err)
+	}
+	p := parse(t, b.Bytes())
+	if len(p.tables) != 1 || len(p.tables[0]) != 3 {
+		t.Fatalf("tables %q", p.tables)
+	}
+	row := p.tables[0][1]
+	if len(row) != 12 || row[0] != "fast|engine" || row[2] != "NO" || row[11] != "clock.missing" || p.tables[0][2][2] != "yes" {
+		t.Errorf("row %q", row)
+	}
+}
+
+// TestOverrideIsACaveatNotAReason: under --allow-cross-boot the cross-boot
+// check is a CAVEAT line marked (OVERRIDDEN) and no longer a reason; the
+// offset still is.
+func TestOverrideIsACaveatNotAReason(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		s, err := summarize.Summarize("../testdata/trees/cross-boot", summarize.Options{Baseline: "vllm", AllowCrossBoot: allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := Markdown(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		md := b.String()
+		caveat := "CAVEAT: clock.cross_boot (OVERRIDDEN): arms on 2 boots: fastengine [f6bbbfc6-2d4a-4c3e-9b1f-7a5e8d2c4b19], vllm [2fca2b02-8e3d-4f1a-b6c7-1d9e5a3f8c20]\n"
+		reason := "- `clock.cross_boot`: arms on 2 boots"
+		if got := strings.Count(md, caveat); got != map[bool]int{false: 0, true: 2}[allow] {
+			t.Errorf("allow %v: %d caveat lines", allow, got)
+		}
+		if got := strings.Count(md, reason); got != map[bool]int{false: 2, true: 0}[allow] {
+			t.Errorf("allow %v: %d cross_boot reasons", allow, got)
+		}
+		if got := strings.Count(md, "- `clock.offset`: median offset 12.79% > 1.0%"); got != 2 {
+			t.Errorf("allow %v: %d offset reasons, want 2", allow, got)
+		}
+		if got := strings.Count(md, "observed: median SM clock fastengine 2470 MHz (82.25% of max), vllm 2190 MHz (72.93% of max); offset 12.79%; "+
+			"estimated effect 9.65% (× transfer 0.7548); busy samples fastengine 61, vllm 50; idle samples excluded fastengine 3, vllm 0\n"); got != 2 {
+			t.Errorf("allow %v: %d observed lines with #543's numbers, want 2", allow, got)
+		}
+		if !strings.Contains(md, ": NOT ESTABLISHED\n") || strings.Contains(md, ": ESTABLISHED\n") {
+			t.Errorf("allow %v: the override must not establish the ratio", allow)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+// Package report renders a summarized evidence tree for a person.
+//
+// Build turns a summarize.Summary into a Document, the data model every
+// renderer shares: per comparison its ratios with their verdicts, the clock
+// block's observed numbers, caveats and reasons, and a row per leg.
+// Document.Markdown writes report.md; an HTML renderer reads the same
+// Document (each Leg names its clock stream for a clock-over-time picture).
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/ratio"
+	"github.com/clockgate/clockgate/summarize"
+)
+
+// The ratio families.
+const (
+	FamilyThroughput = "THROUGHPUT"
+	FamilyMemory     = "MEMORY"
+)
+
+// Document is everything a report shows, in the order it shows it.
+type Document struct {
+	Title string
+	// Tree is TREE as given: a renderer that plots a leg's clock over time
+	// reads Leg.StreamPath under it. It is never printed, so that the same
+	// tree gives the same bytes wherever it lies.
+	Tree           string
+	Baseline       string
+	AllowCrossBoot bool
+	// GatePass is true when there is at least one ratio and every ratio
+	// is binding-eligible.
+	GatePass bool
+	// Binding counts the binding-eligible ratios among Ratios.
+	Binding, Ratios int
+	Contract        clocks.Contract
+	Comparisons     []Comparison
+	// Uncompared are the legs of every arm that is in no comparison.
+	Uncompared []Leg
+	Warnings   []string
+}
+
+// Comparison is one engine against the baseline for one model.
+type Comparison struct {
+	Model    string
+	Ours     string
+	Baseline string
+	// Clock is the block both ratios carry.
+	Clock *clocks.Block
+	// Ratios are THROUGHPUT, then MEMORY.
+	Ratios []Ratio
+	// Points are the THROUGHPUT ratio's per-point medians, in tokens/s.
+	Points []ratio.Point
+	// Legs are the ours arm's legs, then the baseline arm's.
+	Legs []Leg
+}
+
+// Ratio is one ratio and its verdict.
+type Ratio struct {
+	Family string
+	// Value is ours / baseline, rounded to 4 decimals; nil when it cannot
+	// be computed.
+	Value *float64
+	// Established is the ratio's binding_eligible.
+	Established bool
+	// Ours and Baseline are the MEMORY ratio's medians, in MiB; nil for
+	// THROUGHPUT, whose medians are per point.
+	Ours, Baseline *float64
+	// Reasons hold every reason, the clock block's included; Caveats the
+	// checks the cross-boot override waived.
+	Reasons []clocks.Reason
+	Caveats []clocks.Reason
+}
+
+// Leg is one leg's row.
+type Leg struct {
+	Model  string
+	Engine string
+	Run    int
+	// Name is the run label, "r<N>".
+	Name            string
+	BindingEligible bool
+	// Codes are the distinct codes of the leg's reasons, sorted.
+	Codes []string
+	// Reasons are every reason of the leg: clock, then bench, then memory.
+	Reasons []clocks.Reason
+	// Trusted says the clock numbers below come from a record its stream
+	// recomputes to; when false they are absent.
+	Trusted bool
+	BootID  string
+	// MedianMHz, MinMHz and MaxMHz summarize the SM clock over busy
+	// samples, in MHz; SpreadPct is (max − min) / median × 100.
+	MedianMHz   *float64
+	MinMHz      *int
+	MaxMHz      *int
+	SpreadPct   *float64
+	BusySamples *int
+	IdleSamples *int
+	// Throttle is the union of throttle bits over busy samples, as recorded.
+	Throttle []string
+	// PeakGPUMemoryMiB is the memory record's peak, in MiB.
+	PeakGPUMemoryMiB *float64
+	// Points are the leg's valid max_concurrency points, increasing.
+	Points []int
+	// RecordPath and StreamPath are the leg's clock files, relative to
+	// the tree: a renderer that plots the clock over time reads the stream.
+	RecordPath string
+	StreamPath string
+}
+
+// Build assembles the document for a summary.
+func Build(s *summarize.Summary) *Document {
+	d := &Document{
+		Title:          "clockgate summary",
+		Tree:           s.Root,
+		Baseline:       s.Baseline,
+		AllowCrossBoot: s.AllowCrossBoot,
+		GatePass:       s.GatePass,
+		Contract:       s.Contract,
+		Warnings:       append([]string{}, s.Warnings...),
+	}
+	d.Binding, d.Ratios = s.Ratios()
+	compared := map[[2]string]bool{}
+	for _, c := range s.Comparisons {
+		dc := Comparison{Model: c.Model, Ours: c.Ours, Baseline: c.Baseline, Clock: c.Throughput.Clock,
+			Points: c.Throughput.Points}
+		dc.Ratios = []Ratio{
+			{Family: FamilyThroughput, Value: c.Throughput.Value, Established: c.Throughput.BindingEligible,
+				Reasons: c.Throughput.Reasons, Caveats: c.Throughput.Clock.Caveats},
+			{Family: FamilyMemory, Value: c.Memory.Value, Established: c.Memory.BindingEligible,
+				Ours: c.Memory.Ours, Baseline: c.Memory.Baseline,
+				Reasons: c.Memory.Reasons, Caveats: c.Memory.Clock.Caveats},
+		}
+		for _, e := range []string{c.Ours, c.Baseline} {
+			compared[[2]string{c.Model, e}] = true
+			for _, l := range s.Arm(c.Model, e) {
+				dc.Legs = append(dc.Legs, legRow(l))
+			}
+		}
+		d.Comparisons = append(d.Comparisons, dc)
+	}
+	for _, l := range s.Legs {
+		if !compared[[2]string{l.Model, l.Engine}] {
+			d.Uncompared = append(d.Uncompared, legRow(l))
+		}
+	}
+	return d
+}
+
+func legRow(l *summarize.Leg) Leg {
+	r := Leg{Model: l.Model, Engine: l.Engine, Run: l.Run, Name: l.Name(),
+		BindingEligible: l.BindingEligible(), Codes: clocks.Codes(l.Reasons()), Reasons: l.Reasons(),
+		Trusted: l.Clock.Trusted(), RecordPath: l.Clock.RecordPath, StreamPath: l.Clock.StreamPath}
+	if rec := l.Clock.Record; rec != nil && r.Trusted {
+		st := rec.SMClockMHz
+		busy, idle := st.N, rec.IdleSamplesExcluded
+		r.BootID, r.MedianMHz, r.MinMHz, r.MaxMHz, r.SpreadPct = rec.BootID, st.Median, st.Min, st.Max, st.SpreadPct
+		r.BusySamples, r.IdleSamples = &busy, &idle
+		r.Throttle = rec.ThrottleReasonsActive
+	}
+	if l.Memory != nil {
+		m := l.Memory.PeakGPUMemoryMiB
+		r.PeakGPUMemoryMiB = &m
+	}
+	for _, p := range l.Points {
+		r.Points = append(r.Points, p.MaxConcurrency)
+	}
+	return r
+}
+
+// Verdict is the word a report prints for a ratio.
+func Verdict(established bool) string {
+	if established {
+		return "ESTABLISHED"
+	}
+	return "NOT ESTABLISHED"
+}
+
+// Observed is the clock block's observed numbers in one line: both arms'
+// medians and share of the maximum clock, the offset, the estimated effect,
+// the busy samples and the idle samples excluded.
+func Observed(b *clocks.Block) string {
+	arm := func(s clocks.Side) string {
+		if s.MedianMHz == nil {
+			return fmt.Sprintf("%s n/a (no trusted clock record)", s.Engine)
+		}
+		pct := "n/a"
+		if s.PctOfMax != nil {
+			pct = fmt.Sprintf("%.2f%%", *s.PctOfMax)
+		}
+		return fmt.Sprintf("%s %s MHz (%s of max)", s.Engine, num(*s.MedianMHz), pct)
+	}
+	off, eff := "n/a", "n/a"
+	if b.OffsetPct != nil {
+		off = fmt.Sprintf("%.2f%%", *b.OffsetPct)
+	}
+	if b.EstimatedEffectPct != nil {
+		eff = fmt.Sprintf("%.2f%% (× transfer %.4f)", *b.EstimatedEffectPct, b.TransferCoefficient)
+	}
+	return fmt.Sprintf("observed: median SM clock %s, %s; offset %s; estimated effect %s; busy samples %s %d, %s %d; idle samples excluded %s %d, %s %d",
+		arm(b.Ours), arm(b.Baseline), off, eff,
+		b.Ours.Engine, b.Ours.BusySamples, b.Baseline.Engine, b.Baseline.BusySamples,
+		b.Ours.Engine, b.Ours.IdleSamplesExcluded, b.Baseline.Engine, b.Baseline.IdleSamplesExcluded)
+}
+
+// Caveat is the report line for one check the override waived.
+func Caveat(r clocks.Reason) string {
+	msg := strings.TrimSuffix(r.Message, " (OVERRIDDEN by --allow-cross-boot)")
+	return fmt.Sprintf("CAVEAT: %s (OVERRIDDEN): %s", r.Code, msg)
+}
+
+// num prints a number in its shortest exact form.
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

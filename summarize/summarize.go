@@ -1,0 +1,343 @@
+// Package summarize walks an evidence tree, reads every leg's bench, memory
+// and clock evidence, merges legs into arms and builds every ratio of an
+// engine against the baseline engine.
+//
+// The tree:
+//
+//	TREE/
+//	  bench/<model>/<engine>/r<N>/<point>.json     throughput, one file per concurrency point
+//	  memory/<model>/<engine>/r<N>.summary.json    memory record
+//	  clocks/<model>/<engine>/r<N>.samples.jsonl   clock stream, one sample per line
+//	  clocks/<model>/<engine>/r<N>.summary.json    clock record
+//
+// The set of legs is the union over the three subtrees; evidence missing in
+// one is a reason on the leg. Files the walk does not recognise are
+// warnings. Nothing in the tree is modified.
+package summarize
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/ratio"
+)
+
+// The leg-level bench and memory reason codes.
+const (
+	CodeBenchMissing   = "bench.missing"
+	CodeBenchInvalid   = "bench.invalid"
+	CodeFailedRequests = "bench.failed_requests"
+	CodeMemoryMissing  = "memory.missing"
+	CodeMemoryInvalid  = "memory.invalid"
+)
+
+// DefaultBaseline is the engine every other engine is compared against
+// unless told otherwise.
+const DefaultBaseline = "vllm"
+
+// Options say how to summarize a tree.
+type Options struct {
+	// Baseline is the baseline engine; every other engine of a model is
+	// compared against it.
+	Baseline string
+	// AllowCrossBoot waives boot identity, and nothing else, at the arm
+	// fold and at the ratio; each waived check becomes a caveat.
+	AllowCrossBoot bool
+}
+
+// Leg is one (model, engine, run): its evidence and its verdict.
+type Leg struct {
+	Model  string
+	Engine string
+	Run    int
+	// Clock is the leg's clock evidence and verdict. Its Reasons hold every
+	// reason of the leg: the clock ones, then bench, then memory.
+	Clock *clocks.Leg
+	// Points are the leg's valid bench points in increasing
+	// max_concurrency, one per point.
+	Points []Point
+	// Memory is the leg's memory record; nil when missing or invalid.
+	Memory *Memory
+}
+
+// Name is the leg's run label, "r<N>".
+func (l *Leg) Name() string { return "r" + strconv.Itoa(l.Run) }
+
+// Reasons are every reason of the leg.
+func (l *Leg) Reasons() []clocks.Reason { return l.Clock.Reasons }
+
+// BindingEligible reports whether the leg carries no reason at all.
+func (l *Leg) BindingEligible() bool { return len(l.Clock.Reasons) == 0 }
+
+// Summary is a summarized tree: every leg, every comparison, and every
+// warning, in a fixed order.
+type Summary struct {
+	// Root is TREE as given. It is never written into an output.
+	Root           string
+	Baseline       string
+	AllowCrossBoot bool
+	Contract       clocks.Contract
+	// Legs are sorted by model, engine, then run number.
+	Legs []*Leg
+	// Comparisons are sorted by model, then engine.
+	Comparisons []*ratio.Comparison
+	// Warnings name each file or directory the walk did not use, and each
+	// model that could not be compared.
+	Warnings []string
+	// GatePass is true when there is at least one comparison and every
+	// ratio is binding-eligible.
+	GatePass bool
+}
+
+// ErrNoBaseline says no baseline engine was named.
+var ErrNoBaseline = errors.New("no baseline engine named")
+
+// Summarize walks the tree at root and builds its summary. The error is for
+// a tree that cannot be read at all, or a directory in it that is a
+// symbolic link leaving it; defects of the evidence are reasons and
+// warnings, never errors. It begins with root.
+func Summarize(root string, opts Options) (*Summary, error) {
+	if opts.Baseline == "" {
+		return nil, ErrNoBaseline
+	}
+	if strings.ContainsRune(opts.Baseline, '/') {
+		return nil, fmt.Errorf("baseline engine %q: want a single path segment", opts.Baseline)
+	}
+	w, err := walk(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", root, err)
+	}
+	s := &Summary{Root: root, Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot,
+		Contract: clocks.InForce(), Legs: []*Leg{}, Comparisons: []*ratio.Comparison{}}
+	for _, k := range w.sortedLegs() {
+		s.Legs = append(s.Legs, w.load(k, w.legs[k]))
+	}
+	s.Warnings = append([]string{}, w.warnings...)
+	if err := s.compare(); err != nil {
+		return nil, err
+	}
+	s.GatePass = ratio.GatePass(s.Comparisons)
+	return s, nil
+}
+
+// Ratios counts the binding-eligible ratios and all ratios.
+func (s *Summary) Ratios() (binding, total int) {
+	for _, c := range s.Comparisons {
+		total += 2
+		if c.Throughput.BindingEligible {
+			binding++
+		}
+		if c.Memory.BindingEligible {
+			binding++
+		}
+	}
+	return binding, total
+}
+
+// Arm returns the legs of one (model, engine), in run order.
+func (s *Summary) Arm(model, engine string) []*Leg {
+	var out []*Leg
+	for _, l := range s.Legs {
+		if l.Model == model && l.Engine == engine {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// compare builds every comparison: per model, each engine other than the
+// baseline against the baseline.
+func (s *Summary) compare() error {
+	var models []string
+	engines := map[string][]string{}
+	for _, l := range s.Legs {
+		es, seen := engines[l.Model]
+		if !seen {
+			models = append(models, l.Model)
+		}
+		if len(es) == 0 || es[len(es)-1] != l.Engine {
+			engines[l.Model] = append(es, l.Engine)
+		}
+	}
+	for _, m := range models {
+		var others []string
+		hasBase := false
+		for _, e := range engines[m] {
+			if e == s.Baseline {
+				hasBase = true
+			} else {
+				others = append(others, e)
+			}
+		}
+		switch {
+		case !hasBase:
+			s.Warnings = append(s.Warnings, fmt.Sprintf("model %s: no baseline arm %s (found %s); not compared",
+				m, s.Baseline, strings.Join(others, ", ")))
+			continue
+		case len(others) == 0:
+			s.Warnings = append(s.Warnings, fmt.Sprintf("model %s: only the baseline arm %s; nothing to compare", m, s.Baseline))
+			continue
+		}
+		base := s.ratioArm(m, s.Baseline)
+		for _, e := range others {
+			c, err := ratio.Compare(m, s.ratioArm(m, e), base, s.AllowCrossBoot)
+			if err != nil {
+				return err
+			}
+			s.Comparisons = append(s.Comparisons, c)
+		}
+	}
+	return nil
+}
+
+func (s *Summary) ratioArm(model, engine string) ratio.Arm {
+	a := ratio.Arm{Engine: engine}
+	for _, l := range s.Arm(model, engine) {
+		rl := &ratio.Leg{Clock: l.Clock}
+		for _, p := range l.Points {
+			rl.Points = append(rl.Points, p.BenchPoint)
+		}
+		if l.Memory != nil {
+			v := l.Memory.PeakGPUMemoryMiB
+			rl.PeakGPUMemoryMiB = &v
+		}
+		a.Legs = append(a.Legs, rl)
+	}
+	return a
+}
+
+// load reads and judges one leg's evidence.
+func (w *walker) load(k legKey, lf *legFiles) *Leg {
+	l := &Leg{Model: k.model, Engine: k.engine, Run: k.run}
+	base := path.Join(k.model, k.engine, l.Name())
+	recRel := path.Join(subtreeClocks, base) + recordSuffix
+	strRel := path.Join(subtreeClocks, base) + streamSuffix
+	l.Clock = w.loadClock(l.Name(), recRel, strRel, lf)
+	add := func(code, msg string) {
+		l.Clock.Reasons = append(l.Clock.Reasons, clocks.Reason{Code: code, Message: msg})
+	}
+	for _, r := range w.loadBench(l, base, lf) {
+		add(r.Code, r.Message)
+	}
+	memRel := path.Join(subtreeMemory, base) + memorySuffix
+	switch {
+	case lf.memory == "":
+		add(CodeMemoryMissing, fmt.Sprintf("no memory record at %s", memRel))
+	case lf.memRefused != "":
+		add(CodeMemoryInvalid, lf.memRefused)
+	default:
+		data, err := clocks.ReadJSONFile(w.abs(memRel))
+		if err != nil {
+			add(CodeMemoryInvalid, w.rel(err.Error()))
+			break
+		}
+		m, msg := parseMemory(memRel, data)
+		if msg != "" {
+			add(CodeMemoryInvalid, msg)
+			break
+		}
+		l.Memory = m
+	}
+	return l
+}
+
+// rel rewrites the absolute paths in a message to paths relative to TREE.
+func (w *walker) rel(msg string) string {
+	return strings.ReplaceAll(msg, w.root+"/", "")
+}
+
+func (w *walker) loadClock(name, recRel, strRel string, lf *legFiles) *clocks.Leg {
+	var cl *clocks.Leg
+	switch {
+	case lf.recRefused != "":
+		cl = &clocks.Leg{Name: name, Reasons: []clocks.Reason{{Code: clocks.CodeInvalid,
+			Message: "clock record " + lf.recRefused}}}
+	case lf.strRefused != "":
+		data, err := clocks.ReadJSONFile(w.abs(recRel))
+		if err != nil {
+			// LoadLeg judges a record it cannot read before it opens the stream.
+			cl = clocks.LoadLeg(name, w.abs(recRel), w.abs(strRel))
+			break
+		}
+		rec, err := clocks.ParseRecord(data)
+		if err != nil {
+			cl = &clocks.Leg{Name: name, Reasons: []clocks.Reason{{Code: clocks.CodeInvalid,
+				Message: fmt.Sprintf("clock record %s: %v", recRel, err)}}}
+			break
+		}
+		cl = &clocks.Leg{Name: name, Record: rec, Reasons: []clocks.Reason{{Code: clocks.CodeStreamMissing,
+			Message: "no readable clock stream beside the record: " + lf.strRefused}}}
+	default:
+		cl = clocks.LoadLeg(name, w.abs(recRel), w.abs(strRel))
+	}
+	cl.RecordPath, cl.StreamPath = recRel, strRel
+	for i := range cl.Reasons {
+		cl.Reasons[i].Message = w.rel(cl.Reasons[i].Message)
+	}
+	return cl
+}
+
+// loadBench reads a leg's bench points into l and returns its bench reasons.
+func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
+	var out []clocks.Reason
+	add := func(code, msg string) { out = append(out, clocks.Reason{Code: code, Message: msg}) }
+	dir := path.Join(subtreeBench, base)
+	switch {
+	case lf.benchDir == "":
+		add(CodeBenchMissing, fmt.Sprintf("no bench points: %s/ does not exist", dir))
+		return out
+	case len(lf.benchFiles) == 0 && len(lf.benchRefused) == 0:
+		add(CodeBenchMissing, fmt.Sprintf("no bench points: no <point>.json file in %s/", dir))
+		return out
+	}
+	for _, msg := range lf.benchRefused {
+		add(CodeBenchInvalid, msg)
+	}
+	var points []Point
+	var failed []string
+	for _, rel := range lf.benchFiles {
+		data, err := clocks.ReadJSONFile(w.abs(rel))
+		if err != nil {
+			add(CodeBenchInvalid, w.rel(err.Error()))
+			continue
+		}
+		ps, invalid, fr := parseBench(rel, data)
+		for _, msg := range invalid {
+			add(CodeBenchInvalid, msg)
+		}
+		points = append(points, ps...)
+		failed = append(failed, fr...)
+	}
+	// Two objects for one point: neither is used.
+	by := map[int][]Point{}
+	for _, p := range points {
+		by[p.MaxConcurrency] = append(by[p.MaxConcurrency], p)
+	}
+	keys := make([]int, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	for _, k := range keys {
+		ps := by[k]
+		if len(ps) > 1 {
+			where := make([]string, len(ps))
+			for i, p := range ps {
+				where[i] = p.Where
+			}
+			add(CodeBenchInvalid, fmt.Sprintf("max_concurrency %d: want one object per point in a leg, found %d: %s; none used",
+				k, len(ps), strings.Join(where, ", ")))
+			continue
+		}
+		l.Points = append(l.Points, ps[0])
+	}
+	for _, msg := range failed {
+		add(CodeFailedRequests, msg)
+	}
+	return out
+}

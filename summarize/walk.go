@@ -1,0 +1,359 @@
+package summarize
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// runRE is a leg's run label: r<N>, N a positive decimal integer without
+// leading zeros.
+var runRE = regexp.MustCompile(`^r([1-9][0-9]*)$`)
+
+const (
+	subtreeBench  = "bench"
+	subtreeMemory = "memory"
+	subtreeClocks = "clocks"
+
+	memorySuffix = ".summary.json"
+	recordSuffix = ".summary.json"
+	streamSuffix = ".samples.jsonl"
+)
+
+// legKey names one leg.
+type legKey struct {
+	model, engine string
+	run           int
+}
+
+// legFiles is what the walk found of one leg in the three subtrees. Paths
+// are relative to TREE, slash-separated.
+type legFiles struct {
+	benchDir   string
+	benchFiles []string
+	// benchRefused holds bench.invalid messages for entries refused unread.
+	benchRefused []string
+	memory       string
+	memRefused   string
+	record       string
+	stream       string
+	recRefused   string
+	strRefused   string
+}
+
+// walker walks an evidence tree.
+type walker struct {
+	root     string // absolute, cleaned
+	realRoot string // root with every symbolic link resolved
+	legs     map[legKey]*legFiles
+	hasClock bool
+	warnings []string
+}
+
+// ErrNotDir says TREE is not a directory.
+var ErrNotDir = errors.New("not a directory")
+
+// errOutside says a symbolic link resolves outside TREE, or cannot be
+// resolved at all.
+var errOutside = errors.New("a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread")
+
+func (w *walker) warn(format string, args ...any) {
+	w.warnings = append(w.warnings, fmt.Sprintf(format, args...))
+}
+
+func (w *walker) abs(rel string) string { return filepath.Join(w.root, filepath.FromSlash(rel)) }
+
+func (w *walker) leg(model, engine string, run int) *legFiles {
+	k := legKey{model, engine, run}
+	lf := w.legs[k]
+	if lf == nil {
+		lf = &legFiles{}
+		w.legs[k] = lf
+	}
+	return lf
+}
+
+// entry is one directory entry, symbolic links already judged.
+type entry struct {
+	name string
+	rel  string
+	// dir and regular describe what the entry is, after following an
+	// in-tree symbolic link.
+	dir, regular bool
+	// refused is set for a symbolic link that leaves TREE or cannot be
+	// resolved; nothing else is known of it then.
+	refused bool
+}
+
+// resolve follows the symbolic link at rel and returns what it resolves to,
+// or false when it leaves TREE or cannot be resolved (a loop, a dangling
+// link). filepath.EvalSymlinks bounds the links it follows, so a loop ends.
+func (w *walker) resolve(rel string) (fs.FileInfo, bool) {
+	real, err := filepath.EvalSymlinks(w.abs(rel))
+	if err != nil {
+		return nil, false
+	}
+	if real != w.realRoot && !strings.HasPrefix(real, w.realRoot+string(filepath.Separator)) {
+		return nil, false
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, false
+	}
+	return st, true
+}
+
+// list reads the directory at rel, sorted by name.
+func (w *walker) list(rel string) ([]entry, error) {
+	des, err := os.ReadDir(w.abs(rel))
+	if err != nil {
+		if rel == "." {
+			return nil, unwrapPath(err)
+		}
+		return nil, fmt.Errorf("%s: %w", rel, unwrapPath(err))
+	}
+	out := make([]entry, 0, len(des))
+	for _, de := range des {
+		e := entry{name: de.Name(), rel: path.Join(rel, de.Name())}
+		mode := de.Type()
+		if mode&fs.ModeSymlink != 0 {
+			st, ok := w.resolve(e.rel)
+			if !ok {
+				e.refused = true
+				out = append(out, e)
+				continue
+			}
+			mode = st.Mode().Type()
+		}
+		e.dir = mode.IsDir()
+		e.regular = mode.IsRegular()
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// subdirs lists the directories under rel that stand for models or
+// engines; anything else there is a warning. A symbolic link that leaves
+// the tree is an error naming it: the legs below it cannot be known.
+func (w *walker) subdirs(rel, what string) ([]entry, error) {
+	es, err := w.list(rel)
+	if err != nil {
+		return nil, err
+	}
+	var out []entry
+	for _, e := range es {
+		switch {
+		case e.refused:
+			return nil, fmt.Errorf("%s: %w", e.rel, errOutside)
+		case !e.dir:
+			w.warn("%s: not a %s directory; ignored", e.rel, what)
+		default:
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// runNumber reads N from r<N>, or says why the name is not a run.
+func runNumber(name string) (int, bool) {
+	m := runRE.FindStringSubmatch(name)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n > 1<<30 {
+		return 0, false
+	}
+	return n, true
+}
+
+const runWant = "want r<N>, N a positive decimal integer without leading zeros"
+
+// walk finds every leg of the tree at root and every file it does not
+// recognise. The only errors are a root that cannot be read, a directory
+// below it that cannot be read, and a subtree, model or engine directory
+// that is a symbolic link leaving the tree; an error names the path
+// relative to root, or nothing for root itself.
+func walk(root string) (*walker, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if !st.IsDir() {
+		return nil, ErrNotDir
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	w := &walker{root: filepath.Clean(abs), realRoot: real, legs: map[legKey]*legFiles{}}
+	top, err := w.list(".")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range top {
+		switch {
+		case e.refused && (e.name == subtreeBench || e.name == subtreeMemory || e.name == subtreeClocks):
+			return nil, fmt.Errorf("%s: %w", e.rel, errOutside)
+		case e.name == subtreeBench && e.dir:
+			err = w.walkBench()
+		case e.name == subtreeMemory && e.dir:
+			err = w.walkFlat(subtreeMemory)
+		case e.name == subtreeClocks && e.dir:
+			w.hasClock = true
+			err = w.walkFlat(subtreeClocks)
+		default:
+			w.warn("%s: not bench/, memory/ or clocks/; ignored", e.rel)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// modelEngines calls fn for each <subtree>/<model>/<engine> directory.
+func (w *walker) modelEngines(subtree string, fn func(model, engine, rel string) error) error {
+	models, err := w.subdirs(subtree, "model")
+	if err != nil {
+		return err
+	}
+	for _, m := range models {
+		engines, err := w.subdirs(m.rel, "engine")
+		if err != nil {
+			return err
+		}
+		for _, e := range engines {
+			if err := fn(m.name, e.name, e.rel); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *walker) walkBench() error {
+	return w.modelEngines(subtreeBench, func(model, engine, rel string) error {
+		runs, err := w.list(rel)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			n, ok := runNumber(r.name)
+			if !ok {
+				w.warn("%s: not a leg: %s; ignored", r.rel, runWant)
+				continue
+			}
+			if r.refused {
+				lf := w.leg(model, engine, n)
+				lf.benchDir = r.rel
+				lf.benchRefused = append(lf.benchRefused, fmt.Sprintf("%s: %v", r.rel, errOutside))
+				continue
+			}
+			if !r.dir {
+				w.warn("%s: not a directory of bench points; ignored", r.rel)
+				continue
+			}
+			lf := w.leg(model, engine, n)
+			lf.benchDir = r.rel
+			files, err := w.list(r.rel)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				switch {
+				case !strings.HasSuffix(f.name, ".json"):
+					w.warn("%s: not a bench point (<point>.json); ignored", f.rel)
+				case f.refused:
+					lf.benchRefused = append(lf.benchRefused, fmt.Sprintf("%s: %v", f.rel, errOutside))
+				default:
+					// A directory or FIFO named *.json is refused when read.
+					lf.benchFiles = append(lf.benchFiles, f.rel)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// walkFlat walks memory/ or clocks/, whose legs are files named r<N>.*.
+func (w *walker) walkFlat(subtree string) error {
+	return w.modelEngines(subtree, func(model, engine, rel string) error {
+		files, err := w.list(rel)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			var suffix string
+			switch {
+			case subtree == subtreeMemory && strings.HasSuffix(f.name, memorySuffix):
+				suffix = memorySuffix
+			case subtree == subtreeClocks && strings.HasSuffix(f.name, recordSuffix):
+				suffix = recordSuffix
+			case subtree == subtreeClocks && strings.HasSuffix(f.name, streamSuffix):
+				suffix = streamSuffix
+			}
+			n, ok := runNumber(strings.TrimSuffix(f.name, suffix))
+			if suffix == "" || !ok {
+				want := "r<N>.summary.json"
+				if subtree == subtreeClocks {
+					want = "r<N>.samples.jsonl or r<N>.summary.json"
+				}
+				w.warn("%s: not a leg's file: want %s, N a positive decimal integer without leading zeros; ignored", f.rel, want)
+				continue
+			}
+			lf := w.leg(model, engine, n)
+			var refused string
+			if f.refused {
+				refused = fmt.Sprintf("%s: %v", f.rel, errOutside)
+			}
+			switch {
+			case subtree == subtreeMemory:
+				lf.memory, lf.memRefused = f.rel, refused
+			case suffix == recordSuffix:
+				lf.record, lf.recRefused = f.rel, refused
+			default:
+				lf.stream, lf.strRefused = f.rel, refused
+			}
+		}
+		return nil
+	})
+}
+
+// sortedLegs returns the legs in model, engine, run order.
+func (w *walker) sortedLegs() []legKey {
+	keys := make([]legKey, 0, len(w.legs))
+	for k := range w.legs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.model != b.model {
+			return a.model < b.model
+		}
+		if a.engine != b.engine {
+			return a.engine < b.engine
+		}
+		return a.run < b.run
+	})
+	return keys
+}

@@ -1,0 +1,420 @@
+package summarize_test
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/summarize"
+)
+
+// copyTree copies a committed scenario into a temporary directory the test
+// may change, and returns its path.
+func copyTree(t *testing.T, scenario string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(treesDir, scenario))); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func run(t *testing.T, root string) *summarize.Summary {
+	t.Helper()
+	s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// legOf finds a leg of the summary by model/engine/rN.
+func legOf(t *testing.T, s *summarize.Summary, key string) *summarize.Leg {
+	t.Helper()
+	for _, l := range s.Legs {
+		if fmt.Sprintf("%s/%s/%s", l.Model, l.Engine, l.Name()) == key {
+			return l
+		}
+	}
+	t.Fatalf("no leg %s", key)
+	return nil
+}
+
+// reasonOf returns the message of the leg's only reason with code, failing
+// when there is not exactly one.
+func reasonOf(t *testing.T, l *summarize.Leg, code string) string {
+	t.Helper()
+	var msgs []string
+	for _, r := range l.Reasons() {
+		if r.Code == code {
+			msgs = append(msgs, r.Message)
+		}
+	}
+	if len(msgs) != 1 {
+		t.Fatalf("leg %s: %d %s reasons, want 1; reasons %+v", l.Name(), len(msgs), code, l.Reasons())
+	}
+	return msgs[0]
+}
+
+const (
+	ours = llama + "/fastengine/r1"
+	base = llama + "/vllm/r1"
+)
+
+func TestRunLabels(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	benchDir := filepath.Join(root, "bench", llama, "vllm")
+	for _, name := range []string{"r0", "r01", "r-1", "rx"} {
+		if err := os.CopyFS(filepath.Join(benchDir, name), os.DirFS(filepath.Join(benchDir, "r1"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := run(t, root)
+	if len(s.Legs) != 2 {
+		t.Fatalf("%d legs, want the 2 real ones", len(s.Legs))
+	}
+	for _, name := range []string{"r-1", "r0", "r01", "rx"} {
+		want := fmt.Sprintf("bench/%s/vllm/%s: not a leg: want r<N>, N a positive decimal integer without leading zeros; ignored", llama, name)
+		if !slices.Contains(s.Warnings, want) {
+			t.Errorf("no warning %q in %q", want, s.Warnings)
+		}
+	}
+}
+
+// TestLegsAreTheUnion: evidence in one subtree and not another is a reason
+// on the leg, never a skipped leg.
+func TestLegsAreTheUnion(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	// A leg with only a memory record; one with only bench points; one with
+	// an empty bench directory and nothing else.
+	must(t, os.WriteFile(filepath.Join(root, "memory", llama, "vllm", "r2.summary.json"),
+		[]byte(`{"peak_gpu_memory_mib": 71234.0, "n": 300}`), 0o644))
+	must(t, os.CopyFS(filepath.Join(root, "bench", llama, "vllm", "r3"), os.DirFS(filepath.Join(root, "bench", llama, "vllm", "r1"))))
+	must(t, os.MkdirAll(filepath.Join(root, "bench", llama, "vllm", "r4"), 0o755))
+	s := run(t, root)
+	for key, want := range map[string][]string{
+		llama + "/vllm/r2": {summarize.CodeBenchMissing, clocks.CodeMissing},
+		llama + "/vllm/r3": {clocks.CodeMissing, summarize.CodeMemoryMissing},
+		llama + "/vllm/r4": {summarize.CodeBenchMissing, clocks.CodeMissing, summarize.CodeMemoryMissing},
+	} {
+		l := legOf(t, s, key)
+		if got := clocks.Codes(l.Reasons()); !slices.Equal(got, want) {
+			t.Errorf("%s: codes %v, want %v", key, got, want)
+		}
+	}
+	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r2"), summarize.CodeBenchMissing); got != "no bench points: bench/"+llama+"/vllm/r2/ does not exist" {
+		t.Errorf("bench.missing: %q", got)
+	}
+	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r4"), summarize.CodeBenchMissing); got != "no bench points: no <point>.json file in bench/"+llama+"/vllm/r4/" {
+		t.Errorf("bench.missing: %q", got)
+	}
+	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r3"), summarize.CodeMemoryMissing); got != "no memory record at memory/"+llama+"/vllm/r3.summary.json" {
+		t.Errorf("memory.missing: %q", got)
+	}
+	// Reasons come clock first, then bench, then memory.
+	var codes []string
+	for _, r := range legOf(t, s, llama+"/vllm/r4").Reasons() {
+		codes = append(codes, r.Code)
+	}
+	if want := []string{clocks.CodeMissing, summarize.CodeBenchMissing, summarize.CodeMemoryMissing}; !slices.Equal(codes, want) {
+		t.Errorf("reason order %v, want %v", codes, want)
+	}
+}
+
+func TestDuplicatePointInLeg(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	dir := filepath.Join(root, "bench", llama, "vllm", "r1")
+	c8, err := os.ReadFile(filepath.Join(dir, "c8.json"))
+	must(t, err)
+	c4, err := os.ReadFile(filepath.Join(dir, "c4.json"))
+	must(t, err)
+	// The same point again, appended to another point's file.
+	must(t, os.WriteFile(filepath.Join(dir, "more.json"), append(append(c4[:len(c4):len(c4)], '\n'), c8...), 0o644))
+	must(t, os.Remove(filepath.Join(dir, "c4.json")))
+	s := run(t, root)
+	l := legOf(t, s, base)
+	want := "max_concurrency 8: want one object per point in a leg, found 2: bench/" + llama + "/vllm/r1/c8.json, bench/" + llama + "/vllm/r1/more.json:2; none used"
+	if got := reasonOf(t, l, summarize.CodeBenchInvalid); got != want {
+		t.Errorf("bench.invalid %q\nwant %q", got, want)
+	}
+	var pts []int
+	for _, p := range l.Points {
+		pts = append(pts, p.MaxConcurrency)
+	}
+	if !slices.Equal(pts, []int{1, 2, 4}) {
+		t.Errorf("points %v, want [1 2 4]: the doubled point is not used, the appended one is", pts)
+	}
+}
+
+func TestSymlinksThatLeaveTheTree(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "evidence.json")
+	must(t, os.WriteFile(secret, []byte(`{"peak_gpu_memory_mib": 1.0, "n": 1}`), 0o644))
+
+	root := copyTree(t, "cross-boot")
+	rel := func(p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
+	replace := func(p, target string) {
+		must(t, os.Remove(rel(p)))
+		must(t, os.Symlink(target, rel(p)))
+	}
+	replace("clocks/"+llama+"/fastengine/r1.summary.json", secret)
+	replace("clocks/"+llama+"/vllm/r1.samples.jsonl", secret)
+	replace("bench/"+llama+"/vllm/r1/c2.json", secret)
+	replace("memory/"+llama+"/vllm/r1.summary.json", secret)
+	// A symbolic link inside the tree is followed.
+	replace("memory/"+llama+"/fastengine/r1.summary.json", "../../../memory/"+llama+"/vllm/r1.summary.json")
+	// A loop is refused, not followed.
+	must(t, os.Symlink("loop-b.json", rel("bench/"+llama+"/fastengine/r1/loop-a.json")))
+	must(t, os.Symlink("loop-a.json", rel("bench/"+llama+"/fastengine/r1/loop-b.json")))
+
+	done := make(chan *summarize.Summary)
+	go func() { done <- run(t, root) }()
+	var s *summarize.Summary
+	select {
+	case s = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("summarize did not return: a symbolic link loop was followed")
+	}
+	refused := "a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread"
+	o, b := legOf(t, s, ours), legOf(t, s, base)
+	if got := reasonOf(t, o, clocks.CodeInvalid); got != "clock record clocks/"+llama+"/fastengine/r1.summary.json: "+refused {
+		t.Errorf("clock.invalid %q", got)
+	}
+	if got := reasonOf(t, b, clocks.CodeStreamMissing); got != "no readable clock stream beside the record: clocks/"+llama+"/vllm/r1.samples.jsonl: "+refused {
+		t.Errorf("clock.stream_missing %q", got)
+	}
+	if got := reasonOf(t, b, summarize.CodeMemoryInvalid); got != "memory/"+llama+"/vllm/r1.summary.json: "+refused {
+		t.Errorf("memory.invalid %q", got)
+	}
+	if got := reasonOf(t, b, summarize.CodeBenchInvalid); got != "bench/"+llama+"/vllm/r1/c2.json: "+refused {
+		t.Errorf("bench.invalid %q", got)
+	}
+	var loops []string
+	for _, r := range o.Reasons() {
+		if r.Code == summarize.CodeBenchInvalid {
+			loops = append(loops, r.Message)
+		}
+	}
+	if len(loops) != 2 || !strings.HasSuffix(loops[0], "loop-a.json: "+refused) || !strings.HasSuffix(loops[1], "loop-b.json: "+refused) {
+		t.Errorf("loop reasons %q", loops)
+	}
+	// The in-tree link was followed: fastengine's memory is vllm's record,
+	// which is refused on vllm's side but fine when reached from inside.
+	if o.Memory != nil || len(filterCodes(o.Reasons(), summarize.CodeMemoryInvalid)) != 1 {
+		t.Errorf("fastengine memory %+v: a link to a link that leaves the tree must be refused too", o.Memory)
+	}
+	// Nothing outside was read into the outputs.
+	all, err := s.AllRunsJSON()
+	must(t, err)
+	if strings.Contains(string(all), outside) {
+		t.Errorf("all-runs.json names the outside path %s", outside)
+	}
+}
+
+func TestSymlinkInsideTheTreeIsFollowed(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	p := filepath.Join(root, "memory", llama, "fastengine", "r1.summary.json")
+	must(t, os.Rename(p, filepath.Join(root, "memory", "kept.json")))
+	must(t, os.Symlink("../../kept.json", p))
+	s := run(t, root)
+	l := legOf(t, s, ours)
+	if l.Memory == nil || len(l.Reasons()) != 0 {
+		t.Errorf("memory %+v, reasons %+v: an in-tree link must be followed", l.Memory, l.Reasons())
+	}
+	// memory/kept.json is not a model directory: a warning, not a leg.
+	if !slices.Contains(s.Warnings, "memory/kept.json: not a model directory; ignored") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+}
+
+func TestDirectorySymlinkLeavingTheTreeIsAnError(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	outside := t.TempDir()
+	must(t, os.Symlink(outside, filepath.Join(root, "bench", "elsewhere")))
+	_, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"})
+	want := root + ": bench/elsewhere: a symbolic link that leaves the tree"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err %v, want one starting %q", err, want)
+	}
+}
+
+// TestNonRegularFilesAreRefusedWithoutBlocking puts a FIFO and a directory
+// where evidence files belong.
+func TestNonRegularFilesAreRefusedWithoutBlocking(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	rel := func(p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
+	must(t, os.Remove(rel("memory/"+llama+"/vllm/r1.summary.json")))
+	must(t, syscall.Mkfifo(rel("memory/"+llama+"/vllm/r1.summary.json"), 0o644))
+	must(t, syscall.Mkfifo(rel("bench/"+llama+"/vllm/r1/fifo.json"), 0o644))
+	must(t, os.Mkdir(rel("bench/"+llama+"/vllm/r1/dir.json"), 0o755))
+	must(t, os.Remove(rel("clocks/"+llama+"/vllm/r1.samples.jsonl")))
+	must(t, syscall.Mkfifo(rel("clocks/"+llama+"/vllm/r1.samples.jsonl"), 0o644))
+
+	done := make(chan *summarize.Summary)
+	go func() { done <- run(t, root) }()
+	var s *summarize.Summary
+	select {
+	case s = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("summarize blocked on a FIFO")
+	}
+	l := legOf(t, s, base)
+	if got := reasonOf(t, l, summarize.CodeMemoryInvalid); !strings.HasPrefix(got, "memory/"+llama+"/vllm/r1.summary.json: not a regular file (a FIFO)") {
+		t.Errorf("memory.invalid %q", got)
+	}
+	bench := strings.Join(messages(filterCodes(l.Reasons(), summarize.CodeBenchInvalid)), "\n")
+	for _, want := range []string{"bench/" + llama + "/vllm/r1/dir.json: not a regular file (a directory)",
+		"bench/" + llama + "/vllm/r1/fifo.json: not a regular file (a FIFO)"} {
+		if !strings.Contains(bench, want) {
+			t.Errorf("bench.invalid %q lacks %q", bench, want)
+		}
+	}
+	if got := reasonOf(t, l, clocks.CodeStreamMissing); !strings.Contains(got, "not a regular file (a FIFO)") {
+		t.Errorf("clock.stream_missing %q", got)
+	}
+}
+
+func TestTreeErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	must(t, os.WriteFile(file, nil, 0o644))
+	for _, c := range []struct{ root, want string }{
+		{filepath.Join(dir, "nope"), filepath.Join(dir, "nope") + ": no such file or directory"},
+		{file, file + ": not a directory"},
+	} {
+		_, err := summarize.Summarize(c.root, summarize.Options{Baseline: "vllm"})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Summarize(%s): %v, want %q", c.root, err, c.want)
+		}
+	}
+	if _, err := summarize.Summarize(dir, summarize.Options{}); !errors.Is(err, summarize.ErrNoBaseline) {
+		t.Errorf("no baseline: %v", err)
+	}
+}
+
+// TestTreeIsNotModified summarizes a tree and checks that no file in it
+// changed, appeared or disappeared.
+func TestTreeIsNotModified(t *testing.T) {
+	root := copyTree(t, "record-edited")
+	before := fingerprint(t, root)
+	s := run(t, root)
+	if _, err := s.SummaryJSON(); err != nil {
+		t.Fatal(err)
+	}
+	if after := fingerprint(t, root); after != before {
+		t.Error("summarize changed the tree")
+	}
+}
+
+func fingerprint(t *testing.T, root string) string {
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %v %v\n", p, info.Mode(), info.ModTime().UnixNano())
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		return nil
+	})
+	must(t, err)
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func TestBaselineOption(t *testing.T) {
+	s, err := summarize.Summarize(filepath.Join(treesDir, "three-engines"), summarize.Options{Baseline: "fastengine"})
+	must(t, err)
+	var got []string
+	for _, c := range s.Comparisons {
+		got = append(got, c.Ours+"/"+c.Baseline)
+	}
+	if want := []string{"turboserve/fastengine", "vllm/fastengine"}; !slices.Equal(got, want) {
+		t.Errorf("comparisons %v, want %v", got, want)
+	}
+	s, err = summarize.Summarize(filepath.Join(treesDir, "three-engines"), summarize.Options{Baseline: "sglang"})
+	must(t, err)
+	want := "model " + llama + ": no baseline arm sglang (found fastengine, turboserve, vllm); not compared"
+	if len(s.Comparisons) != 0 || s.GatePass || !slices.Equal(s.Warnings, []string{want}) {
+		t.Errorf("comparisons %d, gate_pass %v, warnings %q; want none, false, [%q]", len(s.Comparisons), s.GatePass, s.Warnings, want)
+	}
+}
+
+// TestStaircaseOffsetIsZero guards the staircase tree's premise: the
+// offset is 0.00%, so only the merged-arm spread can refuse the ratio.
+func TestStaircaseOffsetIsZero(t *testing.T) {
+	s := run(t, filepath.Join(treesDir, "staircase"))
+	b := s.Comparisons[0].Throughput.Clock
+	if b.OffsetPct == nil || *b.OffsetPct != 0 || *b.Ours.MedianMHz != 2300 || *b.Baseline.MedianMHz != 2300 {
+		t.Errorf("offset %v, medians %v and %v; want 0 at 2300 and 2300", b.OffsetPct, b.Ours.MedianMHz, b.Baseline.MedianMHz)
+	}
+}
+
+// TestEmptyListsAreNotNull: lists are [] in every output, never null.
+func TestEmptyListsAreNotNull(t *testing.T) {
+	s := run(t, t.TempDir())
+	sum, err := s.SummaryJSON()
+	must(t, err)
+	all, err := s.AllRunsJSON()
+	must(t, err)
+	if want := `"comparisons": []`; !strings.Contains(string(sum), want) || !strings.Contains(string(all), want) {
+		t.Errorf("want %s in both:\n%s\n%s", want, sum, all)
+	}
+	if !strings.Contains(string(sum), `"warnings": []`) || !strings.Contains(string(all), `"legs": []`) {
+		t.Errorf("want empty warnings and legs lists:\n%s\n%s", sum, all)
+	}
+	for _, doc := range [][]byte{sum, all} {
+		if strings.Contains(string(doc), "null") {
+			t.Errorf("null in\n%s", doc)
+		}
+	}
+	// A leg with no reasons and no points still writes lists.
+	s = run(t, filepath.Join(treesDir, "clean-grid"))
+	all, err = s.AllRunsJSON()
+	must(t, err)
+	if strings.Contains(string(all), `"reasons": null`) || strings.Contains(string(all), `"bench": null`) {
+		t.Error("a null list in all-runs.json")
+	}
+}
+
+func filterCodes(rs []clocks.Reason, code string) []clocks.Reason {
+	var out []clocks.Reason
+	for _, r := range rs {
+		if r.Code == code {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func messages(rs []clocks.Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Message
+	}
+	return out
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

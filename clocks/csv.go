@@ -1,0 +1,403 @@
+package clocks
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The nvidia-smi --query-gpu fields a sample is read from, spelled as the
+// query names them.
+const (
+	FieldIndex         = "index"
+	FieldUUID          = "uuid"
+	FieldName          = "name"
+	FieldDriverVersion = "driver_version"
+	// FieldClocksSM is the current SM clock, in MHz.
+	FieldClocksSM = "clocks.sm"
+	// FieldClocksMaxSM is the maximum SM clock, in MHz.
+	FieldClocksMaxSM = "clocks.max.sm"
+	// FieldClocksApplicationsGraphics is the applications graphics clock, in
+	// MHz; drivers from 590 say it is deprecated.
+	FieldClocksApplicationsGraphics = "clocks.applications.graphics"
+	// FieldEventReasons is the active throttle bit set as newer drivers
+	// spell it.
+	FieldEventReasons = "clocks_event_reasons.active"
+	// FieldThrottleReasons is the active throttle bit set as older drivers
+	// spell it.
+	FieldThrottleReasons = "clocks_throttle_reasons.active"
+	FieldPersistenceMode = "persistence_mode"
+	FieldPState          = "pstate"
+	// FieldUtilizationGPU is the GPU utilization, in percent.
+	FieldUtilizationGPU = "utilization.gpu"
+	// FieldTemperatureGPU is the GPU core temperature, in degrees C (optional).
+	FieldTemperatureGPU = "temperature.gpu"
+	// FieldPowerDraw is the board power draw, in W (optional).
+	FieldPowerDraw = "power.draw"
+	// FieldClocksMem is the current memory clock, in MHz (optional).
+	FieldClocksMem = "clocks.mem"
+)
+
+// SampleTimeLayout is the layout of Sample.T as the sampler writes it: UTC,
+// RFC 3339 with milliseconds ("2026-08-12T10:15:03.123Z").
+const SampleTimeLayout = "2006-01-02T15:04:05.000Z"
+
+// DeprecatedToken is what drivers from 590 print for
+// clocks.applications.graphics; it is recorded as null there and refused
+// everywhere else.
+const DeprecatedToken = "[Requested functionality has been deprecated]"
+
+// QueryFields returns the fields a sample needs, in the canonical query
+// order, with throttleField (FieldEventReasons or FieldThrottleReasons) as
+// the throttle bit set's spelling.
+func QueryFields(throttleField string) []string {
+	return []string{FieldIndex, FieldUUID, FieldName, FieldDriverVersion, FieldClocksSM, FieldClocksMaxSM,
+		FieldClocksApplicationsGraphics, throttleField, FieldPersistenceMode, FieldPState, FieldUtilizationGPU}
+}
+
+// OptionalQueryFields returns the fields a sampler may add after
+// QueryFields, in order, when the driver gives numbers for them.
+func OptionalQueryFields() []string {
+	return []string{FieldTemperatureGPU, FieldPowerDraw, FieldClocksMem}
+}
+
+// fieldAliases maps every spelling nvidia-smi accepts in a query or prints in
+// a header (unit suffix removed) to the canonical field.
+var fieldAliases = map[string]string{
+	FieldIndex:                      FieldIndex,
+	FieldUUID:                       FieldUUID,
+	"gpu_uuid":                      FieldUUID,
+	FieldName:                       FieldName,
+	"gpu_name":                      FieldName,
+	FieldDriverVersion:              FieldDriverVersion,
+	FieldClocksSM:                   FieldClocksSM,
+	"clocks.current.sm":             FieldClocksSM,
+	FieldClocksMaxSM:                FieldClocksMaxSM,
+	FieldClocksApplicationsGraphics: FieldClocksApplicationsGraphics,
+	"clocks.applications.gr":        FieldClocksApplicationsGraphics,
+	FieldEventReasons:               FieldEventReasons,
+	FieldThrottleReasons:            FieldThrottleReasons,
+	FieldPersistenceMode:            FieldPersistenceMode,
+	FieldPState:                     FieldPState,
+	FieldUtilizationGPU:             FieldUtilizationGPU,
+	FieldTemperatureGPU:             FieldTemperatureGPU,
+	FieldPowerDraw:                  FieldPowerDraw,
+	FieldClocksMem:                  FieldClocksMem,
+	"clocks.current.memory":         FieldClocksMem,
+}
+
+// canonicalField returns the canonical spelling of an nvidia-smi field.
+func canonicalField(name string) (string, bool) {
+	f, ok := fieldAliases[name]
+	return f, ok
+}
+
+// Reading is one GPU's answer to nvidia-smi --query-gpu: the values of the
+// fields it was queried with. A field not queried keeps its zero value; Has
+// tells which were.
+type Reading struct {
+	// Fields lists the canonical fields the line was queried with, in order.
+	Fields []string
+
+	Index         int
+	UUID          string
+	Name          string
+	DriverVersion string
+	// SMClockMHz is clocks.sm, in MHz.
+	SMClockMHz int
+	// ClocksMaxSMMHz is clocks.max.sm, in MHz.
+	ClocksMaxSMMHz int
+	// ClocksApplicationsGraphicsMHz is clocks.applications.graphics in MHz,
+	// nil when the driver printed DeprecatedToken (or the field was not
+	// queried).
+	ClocksApplicationsGraphicsMHz *int
+	// ThrottleReasonsActive is the throttle bit set as printed.
+	ThrottleReasonsActive string
+	// ThrottleField is the spelling the throttle bit set was queried with,
+	// FieldEventReasons or FieldThrottleReasons; "" when not queried.
+	ThrottleField   string
+	PersistenceMode string
+	PState          string
+	// UtilizationGPUPct is utilization.gpu, in percent.
+	UtilizationGPUPct int
+	// TemperatureGPUC is temperature.gpu in degrees C, nil when not queried.
+	TemperatureGPUC *float64
+	// PowerDrawW is power.draw in W, nil when not queried.
+	PowerDrawW *float64
+	// ClocksMemMHz is clocks.mem in MHz, nil when not queried.
+	ClocksMemMHz *int
+}
+
+// Has reports whether the reading was queried with the canonical field
+// (either throttle spelling matches the other).
+func (r *Reading) Has(field string) bool {
+	if c, ok := canonicalField(field); ok {
+		field = c
+	}
+	for _, f := range r.Fields {
+		if f == field || isThrottle(f) && isThrottle(field) {
+			return true
+		}
+	}
+	return false
+}
+
+func isThrottle(f string) bool { return f == FieldEventReasons || f == FieldThrottleReasons }
+
+// canonicalFields maps each name to its canonical field and refuses unknown
+// and repeated fields.
+func canonicalFields(names []string, what string) ([]string, error) {
+	out := make([]string, len(names))
+	seen := map[string]string{}
+	for i, n := range names {
+		c, ok := canonicalField(n)
+		if !ok {
+			return nil, fmt.Errorf("%s %d: unknown nvidia-smi field %q", what, i+1, n)
+		}
+		key := c
+		if isThrottle(c) {
+			key = "throttle"
+		}
+		if prev, dup := seen[key]; dup {
+			return nil, fmt.Errorf("%s %d: %q repeats %q", what, i+1, n, prev)
+		}
+		seen[key] = n
+		out[i] = c
+	}
+	return out, nil
+}
+
+// unitRE matches the " [unit]" suffix nvidia-smi adds to header names.
+var unitRE = regexp.MustCompile(`\s*\[[^\]]*\]$`)
+
+// ParseCSVHeader maps the header line nvidia-smi prints with --format=csv
+// ("index, uuid, clocks.current.sm [MHz], …") to canonical fields, so that a
+// CSV captured by hand can be read with ParseCSVLine. An unknown or repeated
+// column is an error naming it.
+func ParseCSVHeader(line string) ([]string, error) {
+	cells := splitCSV(line)
+	for i, c := range cells {
+		cells[i] = unitRE.ReplaceAllString(c, "")
+	}
+	return canonicalFields(cells, "header column")
+}
+
+func splitCSV(line string) []string {
+	line = strings.TrimRight(line, "\r\n")
+	cells := strings.Split(line, ",")
+	for i, c := range cells {
+		cells[i] = strings.TrimSpace(c)
+	}
+	return cells
+}
+
+// ParseCSVLine reads one line nvidia-smi printed for --query-gpu=fields, in
+// the noheader,nounits form ("2190") or the unit-bearing one ("2190 MHz",
+// "97 %", "250.50 W"). Every value must be what its field promises:
+// bracketed tokens such as "[N/A]" and empty values are refused by field
+// name, except DeprecatedToken for clocks.applications.graphics, which
+// becomes nil. The error names the field and quotes what nvidia-smi printed.
+func ParseCSVLine(fields []string, line string) (*Reading, error) {
+	canon, err := canonicalFields(fields, "query field")
+	if err != nil {
+		return nil, err
+	}
+	cells := splitCSV(line)
+	if len(cells) != len(canon) {
+		return nil, fmt.Errorf("%d values for %d queried fields (%s)", len(cells), len(canon), strings.Join(canon, ", "))
+	}
+	r := &Reading{Fields: canon}
+	for i, f := range canon {
+		if err := r.set(f, cells[i]); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// tokenWhy explains the bracketed tokens nvidia-smi prints instead of values.
+var tokenWhy = map[string]string{
+	"[N/A]":                      "no value (not available on this GPU or driver)",
+	"N/A":                        "no value (not available on this GPU or driver)",
+	"[Not Supported]":            "the driver does not support this field on this GPU",
+	"[Unknown Error]":            "the driver failed to read it",
+	"[Insufficient Permissions]": "reading it needs privileges this process lacks",
+	DeprecatedToken:              "deprecated; only clocks.applications.graphics may be, and is then recorded as null",
+}
+
+type valueError struct {
+	field, raw, why string
+}
+
+func (e *valueError) Error() string {
+	return fmt.Sprintf("%s: nvidia-smi printed %q: %s", e.field, e.raw, e.why)
+}
+
+var (
+	intRE     = regexp.MustCompile(`^[0-9]+$`)
+	decimalRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+	signedRE  = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+	pstateRE  = regexp.MustCompile(`^P([0-9]|1[0-5])$`)
+)
+
+// set parses raw into the reading's field f.
+func (r *Reading) set(f, raw string) error {
+	bad := func(why string) error { return &valueError{field: f, raw: raw, why: why} }
+	if raw == "" {
+		return bad("empty value")
+	}
+	if f == FieldClocksApplicationsGraphics && raw == DeprecatedToken {
+		r.ClocksApplicationsGraphicsMHz = nil
+		return nil
+	}
+	if why, ok := tokenWhy[raw]; ok {
+		return bad(why)
+	}
+	if strings.HasPrefix(raw, "[") && strings.HasSuffix(raw, "]") {
+		return bad("an nvidia-smi error token, not a value")
+	}
+	switch f {
+	case FieldIndex:
+		n, err := parseInt(raw, "", 0, 1<<20)
+		if err != nil {
+			return bad("want a GPU index, a non-negative integer")
+		}
+		r.Index = n
+	case FieldUUID:
+		r.UUID = raw
+	case FieldName:
+		r.Name = raw
+	case FieldDriverVersion:
+		r.DriverVersion = raw
+	case FieldClocksSM, FieldClocksMaxSM, FieldClocksApplicationsGraphics, FieldClocksMem:
+		n, err := parseInt(raw, "MHz", 1, math.MaxInt32)
+		if err != nil {
+			return bad("want a clock in MHz, a positive integer")
+		}
+		switch f {
+		case FieldClocksSM:
+			r.SMClockMHz = n
+		case FieldClocksMaxSM:
+			r.ClocksMaxSMMHz = n
+		case FieldClocksApplicationsGraphics:
+			r.ClocksApplicationsGraphicsMHz = &n
+		case FieldClocksMem:
+			r.ClocksMemMHz = &n
+		}
+	case FieldEventReasons, FieldThrottleReasons:
+		if _, err := ParseThrottle(raw); err != nil {
+			return bad("want a hex bit set like 0x0000000000000000")
+		}
+		r.ThrottleReasonsActive, r.ThrottleField = raw, f
+	case FieldPersistenceMode:
+		if raw != "Enabled" && raw != "Disabled" {
+			return bad("want Enabled or Disabled")
+		}
+		r.PersistenceMode = raw
+	case FieldPState:
+		if !pstateRE.MatchString(raw) {
+			return bad("want a performance state P0 to P15")
+		}
+		r.PState = raw
+	case FieldUtilizationGPU:
+		n, err := parseInt(raw, "%", 0, 100)
+		if err != nil {
+			return bad("want a percentage, an integer 0 to 100")
+		}
+		r.UtilizationGPUPct = n
+	case FieldTemperatureGPU:
+		x, err := parseDecimal(raw, "C", signedRE)
+		if err != nil {
+			return bad("want a temperature in degrees C, a number")
+		}
+		r.TemperatureGPUC = &x
+	case FieldPowerDraw:
+		x, err := parseDecimal(raw, "W", decimalRE)
+		if err != nil {
+			return bad("want a power in W, a non-negative number")
+		}
+		r.PowerDrawW = &x
+	}
+	return nil
+}
+
+var errNotNumber = errors.New("not a number")
+
+// trimUnit removes the " unit" suffix the unit-bearing CSV form adds.
+func trimUnit(raw, unit string) string {
+	if unit != "" {
+		return strings.TrimSuffix(raw, " "+unit)
+	}
+	return raw
+}
+
+func parseInt(raw, unit string, min, max int) (int, error) {
+	s := trimUnit(raw, unit)
+	if !intRE.MatchString(s) {
+		return 0, errNotNumber
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < min || n > max {
+		return 0, errNotNumber
+	}
+	return n, nil
+}
+
+func parseDecimal(raw, unit string, re *regexp.Regexp) (float64, error) {
+	s := trimUnit(raw, unit)
+	if !re.MatchString(s) {
+		return 0, errNotNumber
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(x, 0) {
+		return 0, errNotNumber
+	}
+	return x, nil
+}
+
+// Sample turns the reading into a stream sample taken at t (written in UTC
+// as SampleTimeLayout) on the boot bootID. Every field QueryFields names must
+// have been queried; the error names each missing column.
+func (r *Reading) Sample(t time.Time, bootID string) (*Sample, error) {
+	var missing []string
+	for _, f := range QueryFields(FieldEventReasons) {
+		if !r.Has(f) {
+			if isThrottle(f) {
+				f = FieldEventReasons + " or " + FieldThrottleReasons
+			}
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("missing required column(s): %s", strings.Join(missing, ", "))
+	}
+	if t.IsZero() {
+		return nil, errors.New("no time for the sample")
+	}
+	if bootID == "" {
+		return nil, errors.New("no boot id for the sample")
+	}
+	return &Sample{
+		T:                             t.UTC().Format(SampleTimeLayout),
+		BootID:                        bootID,
+		GPUIndex:                      r.Index,
+		GPUUUID:                       r.UUID,
+		GPUName:                       r.Name,
+		DriverVersion:                 r.DriverVersion,
+		SMClockMHz:                    r.SMClockMHz,
+		ClocksMaxSMMHz:                r.ClocksMaxSMMHz,
+		ClocksApplicationsGraphicsMHz: r.ClocksApplicationsGraphicsMHz,
+		ThrottleReasonsActive:         r.ThrottleReasonsActive,
+		PersistenceMode:               r.PersistenceMode,
+		PState:                        r.PState,
+		UtilizationGPUPct:             r.UtilizationGPUPct,
+		TemperatureGPUC:               r.TemperatureGPUC,
+		PowerDrawW:                    r.PowerDrawW,
+		ClocksMemMHz:                  r.ClocksMemMHz,
+		ThrottleField:                 r.ThrottleField,
+	}, nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/sampler"
+)
+
+// bootIDFileEnv names the environment variable that overrides the boot id
+// file, for tests.
+const bootIDFileEnv = "CLOCKGATE_BOOT_ID_FILE"
+
+// recordingFlags are the flags sample and record share.
+type recordingFlags struct {
+	out         string
+	maxDuration time.Duration
+	interval    time.Duration
+	gpu         int
+	backend     string
+}
+
+func (f *recordingFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.out, "out", "", "output `PREFIX`: writes PREFIX.samples.jsonl and PREFIX.summary.json (required)")
+	fs.DurationVar(&f.maxDuration, "max-duration", clocks.DefaultMaxDuration, "stop after this long, recording stop_reason max-duration (a bound on an orphan, not a budget on a leg)")
+	fs.DurationVar(&f.interval, "interval", time.Second, "time between samples")
+	fs.IntVar(&f.gpu, "gpu", 0, "index of the GPU to sample")
+	fs.StringVar(&f.backend, "backend", sampler.KindAuto, "how to read the GPU: "+strings.Join(sampler.Kinds, ", ")+" (auto prefers NVML and falls back to nvidia-smi when NVML is not installed)")
+}
+
+func (f *recordingFlags) validate() error {
+	switch {
+	case f.out == "":
+		return usageErr("--out PREFIX is required")
+	case f.interval <= 0:
+		return usageErr("--interval %v: want a positive duration", f.interval)
+	case f.maxDuration <= 0:
+		return usageErr("--max-duration %v: want a positive duration", f.maxDuration)
+	case f.gpu < 0:
+		return usageErr("--gpu %d: want a GPU index ≥ 0", f.gpu)
+	}
+	for _, k := range sampler.Kinds {
+		if f.backend == k {
+			return nil
+		}
+	}
+	return usageErr("--backend %q: want one of %s", f.backend, strings.Join(sampler.Kinds, ", "))
+}
+
+// config turns the flags into a sampler configuration whose status lines go
+// to errOut, prefixed with the command's name.
+func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) (sampler.Config, func(context.Context) (sampler.Backend, error)) {
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(s.ErrOut, "clockgate %s: %s\n", name, fmt.Sprintf(format, args...))
+	}
+	cfg := sampler.Config{
+		Prefix:      f.out,
+		Interval:    f.interval,
+		MaxDuration: f.maxDuration,
+		PID:         pid,
+		BootIDFile:  bootIDFile,
+		Logf:        logf,
+	}
+	open := func(ctx context.Context) (sampler.Backend, error) {
+		return sampler.Open(ctx, sampler.Options{Kind: f.backend, GPU: f.gpu, Logf: logf})
+	}
+	return cfg, open
+}
+
+// samplerExit gives a sampler error its exit code: setup errors about the
+// inputs are usage errors (2), everything else a refusal (1).
+func samplerExit(err error) error {
+	for _, e := range []error{sampler.ErrExists, sampler.ErrNoProcess, sampler.ErrBootID, sampler.ErrConfig} {
+		if errors.Is(err, e) {
+			return &exitError{code: ExitUsage, err: err}
+		}
+	}
+	return &exitError{code: ExitFailed, err: err}
+}
+
+type sampleOptions struct {
+	IO         *IO
+	flags      recordingFlags
+	pid        int
+	bootIDFile string
+}
+
+func init() { register(NewCmdSample) }
+
+// NewCmdSample builds "clockgate sample".
+func NewCmdSample(s *IO) *cobra.Command {
+	opts := &sampleOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "sample --out PREFIX [--pid PID] [--max-duration 7200s] [--interval 1s] [--gpu 0] [--backend auto|nvml|nvidia-smi]",
+		Short: "Record GPU clock state into PREFIX.samples.jsonl until told to stop",
+		Long: `sample reads one GPU's clock state every --interval and appends each sample to
+PREFIX.samples.jsonl as one whole line the moment it is taken. When it stops it
+writes the record the stream folds to, PREFIX.summary.json, atomically.
+
+It stops, and records why (window.stop_reason), when:
+  pid-exit      the --pid process is gone (checked before every sample; a
+                zombie or a reused pid counts as gone)
+  signal        it receives SIGTERM or SIGINT
+  max-duration  --max-duration has passed; the record is then partial and the
+                leg will not be established
+
+It only reads GPU state; it never changes it (no -lgc, -ac, -pm, -r).
+
+A reading that cannot be taken whole — nvidia-smi exiting non-zero, [N/A] or
+any other non-number where a number belongs, a missing column, an answer for
+the wrong GPU — is a refusal: sample stops, writes no record, says why, and
+exits 1. The samples already written stay in the stream ('clockgate build'
+can recompute a record from them on purpose). A stop before the first sample
+writes no record either and exits 1.
+
+It refuses to start (exit 2) when PREFIX.samples.jsonl or PREFIX.summary.json
+already exists, when --pid is not running, or when the boot id cannot be read
+(/proc/sys/kernel/random/boot_id; $` + bootIDFileEnv + ` overrides the file).
+Status lines go to stderr; stdout is not used.`,
+		Example: `  # Sample GPU 0 in the background while a benchmark leg runs; stop it with
+  # SIGTERM, and let it stop by itself if this shell dies or after 2 hours.
+  clockgate sample --out clocks/llama/vllm/r1 --pid $$ --max-duration 7200s &
+  clock_pid=$!
+  run_bench_loop
+  kill -TERM "$clock_pid"; wait "$clock_pid"
+
+  # Sample GPU 1 every 500 ms until process 4242 exits, reading nvidia-smi.
+  clockgate sample --out /tmp/leg --pid 4242 --gpu 1 --interval 500ms --backend nvidia-smi`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErr("sample takes no arguments, found %q (did you mean 'clockgate record'?)", args)
+			}
+			if err := opts.flags.validate(); err != nil {
+				return err
+			}
+			if opts.pid < 0 || c.Flags().Changed("pid") && opts.pid == 0 {
+				return usageErr("--pid %d: want a process id > 0", opts.pid)
+			}
+			opts.bootIDFile = os.Getenv(bootIDFileEnv)
+			return runSample(opts)
+		},
+	}
+	opts.flags.add(cmd.Flags())
+	cmd.Flags().IntVar(&opts.pid, "pid", 0, "stop when this process exits (0: no process bound)")
+	return cmd
+}
+
+func runSample(opts *sampleOptions) error {
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+
+	ctx := context.Background()
+	cfg, open := opts.flags.config(opts.IO, "sample", opts.pid, opts.bootIDFile)
+	smp, err := sampler.New(ctx, cfg, open)
+	if err != nil {
+		return samplerExit(err)
+	}
+	stop := make(chan string, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigc:
+			stop <- clocks.StopSignal
+		case <-done:
+		}
+	}()
+	if _, err := smp.Run(ctx, stop); err != nil {
+		return samplerExit(err)
+	}
+	return nil
+}

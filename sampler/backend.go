@@ -1,0 +1,67 @@
+package sampler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Backend kinds Open accepts.
+const (
+	// KindAuto prefers NVML and falls back to nvidia-smi when NVML is
+	// unavailable (no libnvidia-ml.so.1, or a build without cgo).
+	KindAuto = "auto"
+	// KindNVML reads through NVML (github.com/NVIDIA/go-nvml).
+	KindNVML = "nvml"
+	// KindSMI runs nvidia-smi once per reading.
+	KindSMI = "nvidia-smi"
+)
+
+// Kinds lists the backend kinds, for flag help.
+var Kinds = []string{KindAuto, KindNVML, KindSMI}
+
+// ErrNVMLUnavailable says NVML cannot be used here at all: the library is
+// not installed, or this binary was built without cgo. KindAuto falls back
+// to nvidia-smi on it and on nothing else.
+var ErrNVMLUnavailable = errors.New("NVML unavailable")
+
+// Options selects and configures a backend.
+type Options struct {
+	// Kind is KindAuto, KindNVML or KindSMI.
+	Kind string
+	// GPU is the index of the GPU to read.
+	GPU int
+	// SMIPath is the nvidia-smi executable; "" finds it on PATH.
+	SMIPath string
+	// QueryTimeout bounds one nvidia-smi call; zero means
+	// DefaultQueryTimeout.
+	QueryTimeout time.Duration
+	// Logf, when not nil, receives status lines.
+	Logf func(format string, args ...any)
+}
+
+// Open opens and probes the backend o.Kind names.
+func Open(ctx context.Context, o Options) (Backend, error) {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	smi := func() (Backend, error) {
+		return NewSMI(ctx, SMIOptions{Path: o.SMIPath, GPU: o.GPU, QueryTimeout: o.QueryTimeout, Logf: logf})
+	}
+	switch o.Kind {
+	case KindSMI:
+		return smi()
+	case KindNVML:
+		return openNVML(o.GPU, logf)
+	case KindAuto, "":
+		b, err := openNVML(o.GPU, logf)
+		if errors.Is(err, ErrNVMLUnavailable) {
+			logf("%v; using nvidia-smi", err)
+			return smi()
+		}
+		return b, err
+	}
+	return nil, fmt.Errorf("%w: unknown backend %q (want auto, nvml or nvidia-smi)", ErrConfig, o.Kind)
+}

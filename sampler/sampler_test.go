@@ -1,0 +1,621 @@
+package sampler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clockgate/clockgate/clocks"
+)
+
+// testBin holds the binaries the tests build once per test binary.
+var testBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sampler-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testBin = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const testBoot = "13dc5579-455c-45c8-8e4d-d09c457fa826"
+
+// bootFile writes a boot id file for a test.
+func bootFile(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "boot_id")
+	if err := os.WriteFile(p, []byte(testBoot+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fakeBackend is an in-process Backend: reading i (1-based) has SM clock
+// clocks[(i-1) % len] and utilization util[(i-1) % len].
+type fakeBackend struct {
+	mu     sync.Mutex
+	sm     []int
+	util   []int
+	reads  int
+	failAt int                  // the read that fails; 0: none
+	block  bool                 // Read waits for ctx to end
+	after  func(n int)          // called after read n
+	mutate func(*clocks.Sample) // edits each sample
+	closed bool
+}
+
+func (f *fakeBackend) Name() string { return "fake GPU 0" }
+
+func (f *fakeBackend) Read(ctx context.Context, t time.Time, bootID string) (*clocks.Sample, error) {
+	f.mu.Lock()
+	f.reads++
+	n := f.reads
+	f.mu.Unlock()
+	if f.after != nil {
+		defer f.after(n)
+	}
+	if f.block {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if n == f.failAt {
+		return nil, fmt.Errorf("clocks.sm: fake printed %q", "[N/A]")
+	}
+	sm, util := 1980, 100
+	if len(f.sm) > 0 {
+		sm = f.sm[(n-1)%len(f.sm)]
+	}
+	if len(f.util) > 0 {
+		util = f.util[(n-1)%len(f.util)]
+	}
+	s := &clocks.Sample{
+		T: t.UTC().Format(clocks.SampleTimeLayout), BootID: bootID, GPUUUID: "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37",
+		GPUName: "NVIDIA H100 80GB HBM3", DriverVersion: "590.44.01", SMClockMHz: sm, ClocksMaxSMMHz: 1980,
+		ThrottleReasonsActive: "0x0000000000000000", PersistenceMode: "Enabled", PState: "P0",
+		UtilizationGPUPct: util, ThrottleField: clocks.FieldEventReasons,
+	}
+	if util == 0 {
+		s.ThrottleReasonsActive = "0x0000000000000001"
+	}
+	if f.mutate != nil {
+		f.mutate(s)
+	}
+	return s, nil
+}
+
+func (f *fakeBackend) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fakeBackend) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
+}
+
+func opener(b Backend) func(context.Context) (Backend, error) {
+	return func(context.Context) (Backend, error) { return b, nil }
+}
+
+func testConfig(t *testing.T) Config {
+	return Config{
+		Prefix:     filepath.Join(t.TempDir(), "clocks", "m", "e", "r1"),
+		Interval:   10 * time.Millisecond,
+		BootIDFile: bootFile(t),
+		Logf:       t.Logf,
+	}
+}
+
+// readStream reads a stream with clocks.NewScanner and folds it.
+func readStream(t *testing.T, path string) (*clocks.Fold, []*clocks.Sample) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := clocks.NewScanner(f)
+	fold := clocks.NewFold()
+	var all []*clocks.Sample
+	for sc.Scan() {
+		fold.Add(sc.Sample(), sc.Line())
+		all = append(all, sc.Sample())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return fold, all
+}
+
+func runWithTimeout(t *testing.T, s *Sampler, ctx context.Context, stop <-chan string) (*Result, error) {
+	t.Helper()
+	type out struct {
+		r   *Result
+		err error
+	}
+	c := make(chan out, 1)
+	go func() {
+		r, err := s.Run(ctx, stop)
+		c <- out{r, err}
+	}()
+	select {
+	case o := <-c:
+		return o.r, o.err
+	case <-time.After(10 * time.Second):
+		t.Fatal("sampler did not stop within 10s")
+		return nil, nil
+	}
+}
+
+var tRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+
+func TestSamplerWritesStreamAndRecord(t *testing.T) {
+	cfg := testConfig(t)
+	stop := make(chan string, 1)
+	b := &fakeBackend{sm: []int{1980, 1965, 1995, 345, 1980, 1970}, util: []int{100, 97, 100, 0, 88, 100}}
+	b.after = func(n int) {
+		if n == 6 {
+			stop <- clocks.StopSignal
+		}
+	}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != clocks.StopSignal || res.Samples != 6 || res.Busy != 5 || res.Idle != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	data, err := os.ReadFile(StreamPath(cfg.Prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(data, []byte("}\n")) || bytes.Count(data, []byte("\n")) != 6 {
+		t.Fatalf("stream is not 6 whole lines:\n%s", data)
+	}
+	fold, samples := readStream(t, StreamPath(cfg.Prefix))
+	for _, smp := range samples {
+		if !tRE.MatchString(smp.T) || smp.BootID != testBoot {
+			t.Errorf("sample t %q boot %q", smp.T, smp.BootID)
+		}
+	}
+	want, err := fold.Record(0.01, clocks.StopSignal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recData, err := os.ReadFile(RecordPath(cfg.Prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(recData, []byte("}\n")) {
+		t.Errorf("record does not end with a newline")
+	}
+	rec, err := clocks.ParseRecord(recData)
+	if err != nil {
+		t.Fatalf("ParseRecord(written record): %v\n%s", err, recData)
+	}
+	got, _ := json.Marshal(rec)
+	fromFold, _ := json.Marshal(want)
+	if string(got) != string(fromFold) {
+		t.Errorf("written record %s\nstream folds to %s", got, fromFold)
+	}
+	if rec.SMClockMHz.N != 5 || *rec.SMClockMHz.Min != 1965 || *rec.SMClockMHz.Max != 1995 || *rec.SMClockMHz.Median != 1980 ||
+		rec.IdleSamplesExcluded != 1 || rec.Window.SamplesTotal != 6 || rec.Window.IntervalS != 0.01 ||
+		rec.Window.StopReason != "signal" || rec.Window.FirstT != want.Window.FirstT || rec.Window.LastT != want.Window.LastT ||
+		strings.Join(rec.ThrottleReasonsActive, ",") != "0x0000000000000000" || rec.BootID != testBoot {
+		t.Errorf("record = %s", recData)
+	}
+	if !b.closed {
+		t.Error("backend not closed")
+	}
+}
+
+func TestSamplerStopReasonFromCaller(t *testing.T) {
+	cfg := testConfig(t)
+	stop := make(chan string, 1)
+	b := &fakeBackend{after: func(n int) {
+		if n == 2 {
+			stop <- clocks.StopCommandExit
+		}
+	}}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Record.Window.StopReason != clocks.StopCommandExit || res.Samples != 2 {
+		t.Fatalf("stop %q after %d samples", res.Record.Window.StopReason, res.Samples)
+	}
+}
+
+func TestSamplerContextEndIsSignal(t *testing.T) {
+	cfg := testConfig(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := &fakeBackend{after: func(n int) {
+		if n == 3 {
+			cancel()
+		}
+	}}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != clocks.StopSignal {
+		t.Fatalf("stop reason %q", res.StopReason)
+	}
+}
+
+func TestSamplerMaxDuration(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Interval = 20 * time.Millisecond
+	cfg.MaxDuration = 150 * time.Millisecond
+	b := &fakeBackend{}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := runWithTimeout(t, s, context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < cfg.MaxDuration || el > cfg.MaxDuration+2*time.Second {
+		t.Errorf("ran %v for max duration %v", el, cfg.MaxDuration)
+	}
+	if res.Record.Window.StopReason != clocks.StopMaxDuration || res.Samples < 2 {
+		t.Fatalf("stop %q after %d samples", res.Record.Window.StopReason, res.Samples)
+	}
+}
+
+// startSleeper starts a process the test owns and kills in cleanup.
+func startSleeper(t *testing.T) *exec.Cmd {
+	t.Helper()
+	c := exec.Command("sleep", "30")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Process.Kill()
+		c.Wait()
+	})
+	return c
+}
+
+func TestSamplerPIDExit(t *testing.T) {
+	for _, reap := range []bool{true, false} {
+		name := "reaped"
+		if !reap {
+			name = "zombie"
+		}
+		t.Run(name, func(t *testing.T) {
+			child := startSleeper(t)
+			cfg := testConfig(t)
+			cfg.Interval = 20 * time.Millisecond
+			cfg.PID = child.Process.Pid
+			var killedAt int
+			b := &fakeBackend{}
+			b.after = func(n int) {
+				if n == 3 {
+					killedAt = n
+					child.Process.Kill()
+					if reap {
+						child.Wait()
+					} else {
+						// Wait until the kernel has made it a zombie.
+						for i := 0; i < 200; i++ {
+							if st, _, err := readStat(child.Process.Pid); err == nil && st == 'Z' {
+								break
+							}
+							time.Sleep(5 * time.Millisecond)
+						}
+					}
+				}
+			}
+			s, err := New(context.Background(), cfg, opener(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := runWithTimeout(t, s, context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StopReason != clocks.StopPIDExit {
+				t.Fatalf("stop reason %q", res.StopReason)
+			}
+			// The pid is checked before every reading: none after the kill.
+			if res.Samples != killedAt || b.count() != killedAt {
+				t.Errorf("%d samples, %d reads after killing at read %d", res.Samples, b.count(), killedAt)
+			}
+		})
+	}
+}
+
+func TestSamplerRefusesGonePID(t *testing.T) {
+	c := exec.Command("true")
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.PID = c.Process.Pid
+	opened := false
+	_, err := New(context.Background(), cfg, func(context.Context) (Backend, error) { opened = true; return &fakeBackend{}, nil })
+	if !errors.Is(err, ErrNoProcess) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d: no such process", c.Process.Pid)) {
+		t.Fatalf("err = %v", err)
+	}
+	if opened {
+		t.Error("backend opened for a gone pid")
+	}
+	if _, err := os.Stat(StreamPath(cfg.Prefix)); !os.IsNotExist(err) {
+		t.Errorf("stream left behind: %v", err)
+	}
+}
+
+func TestSamplerRefusalMidRun(t *testing.T) {
+	cfg := testConfig(t)
+	b := &fakeBackend{failAt: 3}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), nil)
+	want := fmt.Sprintf(`refusing to sample: clocks.sm: fake printed "[N/A]"; no record written (%s keeps its 2 samples)`, StreamPath(cfg.Prefix))
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	if res.Record != nil || res.Samples != 2 {
+		t.Errorf("result = %+v", res)
+	}
+	if _, err := os.Stat(RecordPath(cfg.Prefix)); !os.IsNotExist(err) {
+		t.Errorf("record written after a refusal: %v", err)
+	}
+	fold, _ := readStream(t, StreamPath(cfg.Prefix))
+	if fold.Total != 2 {
+		t.Errorf("stream holds %d samples", fold.Total)
+	}
+	if b.count() != 3 {
+		t.Errorf("%d reads: the sampler went on after the refusal", b.count())
+	}
+}
+
+func TestSamplerRefusalFirstRead(t *testing.T) {
+	cfg := testConfig(t)
+	s, err := New(context.Background(), cfg, opener(&fakeBackend{failAt: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runWithTimeout(t, s, context.Background(), nil)
+	if err == nil || err.Error() != `refusing to sample: clocks.sm: fake printed "[N/A]"; no sample taken, no record written` {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(StreamPath(cfg.Prefix)); !os.IsNotExist(err) {
+		t.Errorf("empty stream left behind: %v", err)
+	}
+}
+
+func TestSamplerRefusesInvalidSample(t *testing.T) {
+	cfg := testConfig(t)
+	b := &fakeBackend{mutate: func(s *clocks.Sample) { s.UtilizationGPUPct = 101 }}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runWithTimeout(t, s, context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "refusing to sample: fake GPU 0 gave a sample that is not valid: utilization_gpu_pct: want 0 to 100, found 101") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSamplerZeroSamples(t *testing.T) {
+	cfg := testConfig(t)
+	stop := make(chan string, 1)
+	stop <- clocks.StopSignal
+	b := &fakeBackend{block: true}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), stop)
+	if !errors.Is(err, ErrNoSamples) || !strings.Contains(err.Error(), "stopped (signal) before the first sample; no record written") {
+		t.Fatalf("err = %v", err)
+	}
+	if res.Record != nil || res.StreamPath != "" {
+		t.Errorf("result = %+v", res)
+	}
+	for _, p := range []string{StreamPath(cfg.Prefix), RecordPath(cfg.Prefix)} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left behind: %v", p, err)
+		}
+	}
+}
+
+// TestSamplerStopCutsReadingShort: a stop during a reading ends it at once
+// and the cut reading is not a sample.
+func TestSamplerStopCutsReadingShort(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.MaxDuration = 100 * time.Millisecond
+	s, err := New(context.Background(), cfg, opener(&fakeBackend{block: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), nil)
+	if !errors.Is(err, ErrNoSamples) || res.StopReason != clocks.StopMaxDuration {
+		t.Fatalf("err = %v, stop %q", err, res.StopReason)
+	}
+}
+
+func TestSamplerAllIdleStillWritesRecord(t *testing.T) {
+	cfg := testConfig(t)
+	stop := make(chan string, 1)
+	b := &fakeBackend{util: []int{0}, sm: []int{345}, after: func(n int) {
+		if n == 3 {
+			stop <- clocks.StopSignal
+		}
+	}}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(res.RecordPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"sm_clock_mhz": {
+    "n": 0,
+    "min": null,
+    "median": null,
+    "max": null,
+    "spread_pct": null
+  }`)) || !bytes.Contains(data, []byte(`"idle_samples_excluded": 3`)) {
+		t.Errorf("record:\n%s", data)
+	}
+	// It is written, and it fails validation downstream, by name.
+	if _, err := clocks.ParseRecord(data); err == nil || !strings.Contains(err.Error(), "sm_clock_mhz.n: 0: no busy sample") {
+		t.Errorf("ParseRecord = %v", err)
+	}
+}
+
+func TestSamplerRefusesExistingEvidence(t *testing.T) {
+	for _, which := range []string{"stream", "record"} {
+		t.Run(which, func(t *testing.T) {
+			cfg := testConfig(t)
+			path := StreamPath(cfg.Prefix)
+			if which == "record" {
+				path = RecordPath(cfg.Prefix)
+			}
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			const theirs = "someone else's evidence\n"
+			if err := os.WriteFile(path, []byte(theirs), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			opened := false
+			_, err := New(context.Background(), cfg, func(context.Context) (Backend, error) { opened = true; return &fakeBackend{}, nil })
+			if !errors.Is(err, ErrExists) || !strings.HasPrefix(err.Error(), path+": already exists; a sampler never adds to evidence it did not start") {
+				t.Fatalf("err = %v", err)
+			}
+			if opened {
+				t.Error("backend opened although the evidence exists")
+			}
+			if data, _ := os.ReadFile(path); string(data) != theirs {
+				t.Errorf("%s changed: %q", path, data)
+			}
+		})
+	}
+}
+
+func TestSamplerCloseRemovesEmptyStream(t *testing.T) {
+	cfg := testConfig(t)
+	b := &fakeBackend{}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(StreamPath(cfg.Prefix)); err != nil {
+		t.Fatalf("New did not create the stream (and its parents): %v", err)
+	}
+	s.Close()
+	if _, err := os.Stat(StreamPath(cfg.Prefix)); !os.IsNotExist(err) {
+		t.Errorf("stream left behind: %v", err)
+	}
+	if !b.closed {
+		t.Error("backend not closed")
+	}
+}
+
+func TestSamplerBootID(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o644)
+		return p
+	}
+	if id, err := ReadBootID(write("ok", testBoot+"\n")); err != nil || id != testBoot {
+		t.Errorf("ReadBootID = %q, %v", id, err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ path, want string }{
+		{filepath.Join(dir, "missing"), "cannot read the boot id: open " + filepath.Join(dir, "missing") + ": no such file or directory"},
+		{write("empty", "\n"), `holds "", not a boot id`},
+		{write("spaced", "a b\n"), `holds "a b", not a boot id`},
+		{fifo, "not a regular file (a FIFO)"},
+		{dir, "not a regular file (a directory)"},
+	}
+	for _, c := range cases {
+		_, err := ReadBootID(c.path)
+		if !errors.Is(err, ErrBootID) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadBootID(%s) = %v, want %q", c.path, err, c.want)
+		}
+	}
+	if id, err := ReadBootID(BootIDPath); err != nil || id == "" {
+		t.Logf("ReadBootID(%s) = %q, %v (no /proc here?)", BootIDPath, id, err)
+	}
+}
+
+func TestSamplerConfigRefusals(t *testing.T) {
+	cases := []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Prefix = "" }, "no output prefix"},
+		{func(c *Config) { c.Interval = 0 }, "interval 0s is not positive"},
+		{func(c *Config) { c.MaxDuration = -time.Second }, "max duration -1s is negative"},
+		{func(c *Config) { c.PID = -4 }, "pid -4 is negative"},
+	}
+	for _, c := range cases {
+		cfg := testConfig(t)
+		c.edit(&cfg)
+		_, err := New(context.Background(), cfg, opener(&fakeBackend{}))
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want %q", err, c.want)
+		}
+	}
+}
+
+func TestSamplerBackendRefusalAtOpen(t *testing.T) {
+	cfg := testConfig(t)
+	_, err := New(context.Background(), cfg, func(context.Context) (Backend, error) {
+		return nil, errors.New("nvidia-smi -i 0: clocks.sm: nvidia-smi printed \"[N/A]\"")
+	})
+	if err == nil || !strings.Contains(err.Error(), `clocks.sm: nvidia-smi printed "[N/A]"`) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(StreamPath(cfg.Prefix)); !os.IsNotExist(err) {
+		t.Errorf("stream created although the backend refused: %v", err)
+	}
+}

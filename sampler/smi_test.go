@@ -1,0 +1,385 @@
+package sampler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clockgate/clockgate/clocks"
+)
+
+// smiStep and smiConfig mirror testdata/fakesmi's fakesmi.json.
+type smiStep struct {
+	Values  map[string]string `json:"values,omitempty"`
+	Exit    int               `json:"exit,omitempty"`
+	Msg     string            `json:"msg,omitempty"`
+	SleepMS int               `json:"sleep_ms,omitempty"`
+	Raw     string            `json:"raw,omitempty"`
+}
+
+type smiConfig struct {
+	Driver     string    `json:"driver,omitempty"`
+	GPUs       int       `json:"gpus,omitempty"`
+	OptionalNA []string  `json:"optional_na,omitempty"`
+	Rejects    []string  `json:"rejects,omitempty"`
+	IgnoreI    bool      `json:"ignore_i,omitempty"`
+	WrongIndex bool      `json:"wrong_index,omitempty"`
+	Plan       []smiStep `json:"plan,omitempty"`
+	Cycle      bool      `json:"cycle,omitempty"`
+}
+
+var fakeBuild struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// fakeSMIBinary builds testdata/fakesmi once per test binary.
+func fakeSMIBinary(t *testing.T) string {
+	t.Helper()
+	fakeBuild.once.Do(func() {
+		fakeBuild.path = filepath.Join(testBin, "fakesmi")
+		cmd := exec.Command("go", "build", "-o", fakeBuild.path, "./testdata/fakesmi")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		fakeBuild.out, fakeBuild.err = cmd.CombinedOutput()
+	})
+	if fakeBuild.err != nil {
+		t.Fatalf("building the fake nvidia-smi: %v\n%s", fakeBuild.err, fakeBuild.out)
+	}
+	return fakeBuild.path
+}
+
+// installFakeSMI puts the fake, configured with cfg, at DIR/nvidia-smi in a
+// directory of its own and returns that path. It is a hard link, not a
+// copy: writing an executable while a parallel test forks can leave the
+// write descriptor open in the fork, and exec then fails with "text file
+// busy".
+func installFakeSMI(t *testing.T, cfg smiConfig) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nvidia-smi")
+	if err := os.Link(fakeSMIBinary(t), path); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(cfg)
+	if err := os.WriteFile(filepath.Join(dir, "fakesmi.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// smiCalls returns the argument lists the fake was called with.
+func smiCalls(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "fakesmi.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// readOnlyCall is the one form of nvidia-smi call a sampler may make.
+var readOnlyCall = regexp.MustCompile(`^--query-gpu=[a-z_.,]+ --format=csv,noheader,nounits -i [0-9]+$`)
+
+func assertReadOnly(t *testing.T, path string) {
+	t.Helper()
+	for _, c := range smiCalls(t, path) {
+		if !readOnlyCall.MatchString(c) {
+			t.Errorf("nvidia-smi called with %q", c)
+		}
+	}
+}
+
+func newSMI(t *testing.T, cfg smiConfig, gpu int) (*SMI, string, error) {
+	t.Helper()
+	path := installFakeSMI(t, cfg)
+	s, err := NewSMI(context.Background(), SMIOptions{Path: path, GPU: gpu, QueryTimeout: 5 * time.Second, Logf: t.Logf})
+	return s, path, err
+}
+
+func TestSamplerSMINewDriver(t *testing.T) {
+	t.Parallel()
+	s, path, err := newSMI(t, smiConfig{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ThrottleField() != clocks.FieldEventReasons {
+		t.Errorf("throttle field %q", s.ThrottleField())
+	}
+	want := "index,uuid,name,driver_version,clocks.sm,clocks.max.sm,clocks.applications.graphics,clocks_event_reasons.active,persistence_mode,pstate,utilization.gpu,temperature.gpu,power.draw,clocks.mem"
+	if got := strings.Join(s.Fields(), ","); got != want {
+		t.Errorf("fields %s", got)
+	}
+	smp, err := s.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := string(smp.AppendJSON(nil))
+	const wantLine = `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1980,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":100,"temperature_gpu_c":45,"power_draw_w":312.45,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active"}`
+	if line != wantLine {
+		t.Errorf("sample\n got %s\nwant %s", line, wantLine)
+	}
+	calls := smiCalls(t, path)
+	// Three optional probes, one whole-query probe, one reading.
+	if len(calls) != 5 || !strings.HasPrefix(calls[0], "--query-gpu=index,temperature.gpu ") {
+		t.Errorf("calls:\n%s", strings.Join(calls, "\n"))
+	}
+	assertReadOnly(t, path)
+}
+
+func TestSamplerSMIOldDriverFallsBack(t *testing.T) {
+	t.Parallel()
+	s, path, err := newSMI(t, smiConfig{Driver: "old"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ThrottleField() != clocks.FieldThrottleReasons {
+		t.Fatalf("throttle field %q", s.ThrottleField())
+	}
+	smp, err := s.Read(context.Background(), time.Now(), testBoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.ThrottleField != clocks.FieldThrottleReasons || smp.ClocksApplicationsGraphicsMHz == nil ||
+		*smp.ClocksApplicationsGraphicsMHz != 1755 || smp.DriverVersion != "550.54.15" {
+		t.Errorf("sample %s", smp.AppendJSON(nil))
+	}
+	calls := smiCalls(t, path)
+	if !strings.Contains(calls[3], "clocks_event_reasons.active") || !strings.Contains(calls[4], "clocks_throttle_reasons.active") {
+		t.Errorf("probe order:\n%s", strings.Join(calls, "\n"))
+	}
+	assertReadOnly(t, path)
+}
+
+func TestSamplerSMIOptionalFieldsDropped(t *testing.T) {
+	t.Parallel()
+	s, _, err := newSMI(t, smiConfig{OptionalNA: []string{"power.draw"}, Rejects: []string{"clocks.mem"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.Dropped(), ","); got != "power.draw,clocks.mem" {
+		t.Errorf("dropped %s", got)
+	}
+	smp, err := s.Read(context.Background(), time.Now(), testBoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.TemperatureGPUC == nil || smp.PowerDrawW != nil || smp.ClocksMemMHz != nil {
+		t.Errorf("sample %s", smp.AppendJSON(nil))
+	}
+}
+
+func TestSamplerSMIMultiGPU(t *testing.T) {
+	t.Parallel()
+	s, path, err := newSMI(t, smiConfig{GPUs: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := s.Read(context.Background(), time.Now(), testBoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.GPUIndex != 1 || smp.GPUUUID != "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31" {
+		t.Errorf("sample %s", smp.AppendJSON(nil))
+	}
+	for _, c := range smiCalls(t, path) {
+		if !strings.HasSuffix(c, " -i 1") {
+			t.Errorf("call without -i 1: %q", c)
+		}
+	}
+}
+
+// TestSMIRefusesAtStart: a driver whose answer cannot be read whole is
+// refused before any sample, naming the cause.
+func TestSamplerSMIRefusesAtStart(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		cfg  smiConfig
+		gpu  int
+		want string
+	}{
+		{"N/A clock", smiConfig{Plan: []smiStep{{Values: map[string]string{"clocks.sm": "[N/A]"}}}}, 0,
+			`nvidia-smi -i 0: clocks.sm: nvidia-smi printed "[N/A]": no value`},
+		{"failure", smiConfig{Plan: []smiStep{{Exit: 15, Msg: "Unable to determine the device handle for GPU0000:01:00.0: Unknown Error"}}}, 0,
+			`nvidia-smi -i 0 exited with status 15: "Unable to determine the device handle for GPU0000:01:00.0: Unknown Error"`},
+		{"both spellings rejected", smiConfig{Rejects: []string{"clocks_event_reasons.active"}}, 0,
+			"nvidia-smi -i 0: the driver rejects both clocks_event_reasons.active and clocks_throttle_reasons.active"},
+		{"required field rejected", smiConfig{Rejects: []string{"pstate"}}, 0,
+			`nvidia-smi -i 0 exited with status 2: "Field \"pstate\" is not a valid field to query."`},
+		{"no such GPU", smiConfig{GPUs: 2}, 2, `nvidia-smi -i 2 exited with status 6: "No devices were found"`},
+		{"every GPU answers", smiConfig{GPUs: 2, IgnoreI: true}, 0, "nvidia-smi -i 0 printed 2 lines, want one"},
+		{"wrong GPU answers", smiConfig{GPUs: 2, WrongIndex: true}, 0, "nvidia-smi -i 0 answered for GPU 1"},
+		{"nothing printed", smiConfig{Plan: []smiStep{{Raw: "\n"}}}, 0, "nvidia-smi -i 0 printed nothing"},
+		{"missing column", smiConfig{Plan: []smiStep{{Raw: "0, GPU-x, NVIDIA H100 80GB HBM3, 590.44.01, 1980, 1980\n"}}}, 0,
+			"nvidia-smi -i 0: 6 values for 14 queried fields"},
+		{"empty value", smiConfig{Plan: []smiStep{{Values: map[string]string{"utilization.gpu": ""}}}}, 0,
+			`nvidia-smi -i 0: utilization.gpu: nvidia-smi printed "": empty value`},
+		{"negative GPU", smiConfig{}, -1, "GPU index -1 is negative"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, path, err := newSMI(t, c.cfg, c.gpu)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("NewSMI error = %v\nwant it to contain %s", err, c.want)
+			}
+			if c.gpu >= 0 {
+				assertReadOnly(t, path)
+			}
+		})
+	}
+}
+
+// TestSMIRefusesMidRun: once sampling, every failure is a refusal, also of
+// an optional field that was kept at start.
+func TestSamplerSMIRefusesMidRun(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		step smiStep
+		want string
+	}{
+		{"N/A clock", smiStep{Values: map[string]string{"clocks.max.sm": "[N/A]"}}, `clocks.max.sm: nvidia-smi printed "[N/A]"`},
+		{"Unknown Error", smiStep{Values: map[string]string{"clocks.sm": "[Unknown Error]"}}, `clocks.sm: nvidia-smi printed "[Unknown Error]": the driver failed to read it`},
+		{"kept optional N/A", smiStep{Values: map[string]string{"power.draw": "[N/A]"}}, `power.draw: nvidia-smi printed "[N/A]"`},
+		{"non-zero exit", smiStep{Exit: 3, Msg: "GPU is lost"}, `nvidia-smi -i 0 exited with status 3: "GPU is lost"`},
+		{"not a number", smiStep{Values: map[string]string{"utilization.gpu": "busy"}}, `utilization.gpu: nvidia-smi printed "busy": want a percentage`},
+		{"deprecated elsewhere", smiStep{Values: map[string]string{"clocks.max.sm": clocks.DeprecatedToken}}, `clocks.max.sm: nvidia-smi printed "[Requested functionality has been deprecated]": deprecated`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s, _, err := newSMI(t, smiConfig{Plan: []smiStep{{}, c.step}}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Read(context.Background(), time.Now(), testBoot)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Read error = %v\nwant it to contain %s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestSamplerSMIQueryTimeout(t *testing.T) {
+	t.Parallel()
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{}, {SleepMS: 5000}}})
+	s, err := NewSMI(context.Background(), SMIOptions{Path: path, QueryTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = s.Read(context.Background(), time.Now(), testBoot)
+	if err == nil || err.Error() != "nvidia-smi -i 0 did not answer within 300ms" {
+		t.Fatalf("err = %v", err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("a hung nvidia-smi held the sampler %v", el)
+	}
+}
+
+func TestSamplerSMINotOnPath(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := NewSMI(context.Background(), SMIOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), "nvidia-smi not found on PATH") {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = Open(context.Background(), Options{Kind: KindSMI})
+	if err == nil || !strings.HasPrefix(err.Error(), "nvidia-smi not found on PATH") {
+		t.Fatalf("Open err = %v", err)
+	}
+}
+
+func TestSamplerSMIFoundOnPath(t *testing.T) {
+	path := installFakeSMI(t, smiConfig{})
+	t.Setenv("PATH", filepath.Dir(path)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	s, err := NewSMI(context.Background(), SMIOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.path != path {
+		t.Errorf("path %s, want %s", s.path, path)
+	}
+}
+
+func TestSamplerOpenBackends(t *testing.T) {
+	t.Parallel()
+	path := installFakeSMI(t, smiConfig{})
+	var lines []string
+	logf := func(f string, a ...any) { lines = append(lines, f) }
+	b, err := Open(context.Background(), Options{Kind: KindAuto, SMIPath: path, Logf: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if strings.HasPrefix(b.Name(), "NVML") {
+		t.Skip("NVML is installed here; auto does not fall back")
+	}
+	if !strings.HasPrefix(b.Name(), "nvidia-smi ("+path+") GPU 0, throttle field clocks_event_reasons.active") {
+		t.Errorf("auto chose %s", b.Name())
+	}
+	_, err = Open(context.Background(), Options{Kind: KindNVML})
+	if !errors.Is(err, ErrNVMLUnavailable) {
+		t.Errorf("nvml: %v", err)
+	}
+	_, err = Open(context.Background(), Options{Kind: "cuda"})
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `unknown backend "cuda"`) {
+		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+// TestSamplerRunsOnNvidiaSMI records a window through the fake nvidia-smi:
+// an idle then busy H100 pattern (synthetic values), stopped by the caller.
+func TestSamplerRunsOnNvidiaSMI(t *testing.T) {
+	t.Parallel()
+	idle := smiStep{Values: map[string]string{"clocks.sm": "345", "throttle": "0x0000000000000001", "utilization.gpu": "0"}}
+	busy := smiStep{Values: map[string]string{"clocks.sm": "1980", "utilization.gpu": "100"}}
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{busy, idle, busy, busy, busy}, Cycle: true})
+	cfg := testConfig(t)
+	cfg.Interval = 20 * time.Millisecond
+	stop := make(chan string, 1)
+	open := func(ctx context.Context) (Backend, error) {
+		return Open(ctx, Options{Kind: KindSMI, SMIPath: path, Logf: t.Logf})
+	}
+	s, err := New(context.Background(), cfg, open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			data, _ := os.ReadFile(StreamPath(cfg.Prefix))
+			if strings.Count(string(data), "\n") >= 8 {
+				stop <- clocks.StopSignal
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res, err := runWithTimeout(t, s, context.Background(), stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fold, samples := readStream(t, StreamPath(cfg.Prefix))
+	// Plan step 0 answered the probe; the first sample is step 1, idle.
+	if !samples[0].Idle() || samples[0].SMClockMHz != 345 || samples[1].Idle() || samples[1].SMClockMHz != 1980 {
+		t.Errorf("first sample %s", samples[0].AppendJSON(nil))
+	}
+	if res.Idle == 0 || res.Busy == 0 || fold.Idle != res.Idle {
+		t.Errorf("idle %d busy %d, stream idle %d", res.Idle, res.Busy, fold.Idle)
+	}
+	// Idle samples' throttle bits are excluded from the record.
+	if strings.Join(res.Record.ThrottleReasonsActive, ",") != "0x0000000000000000" || res.Record.ClocksApplicationsGraphicsMHz != nil {
+		t.Errorf("record %+v", res.Record)
+	}
+	assertReadOnly(t, path)
+}

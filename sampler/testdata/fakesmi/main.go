@@ -1,0 +1,230 @@
+// Command fakesmi stands in for nvidia-smi in clockgate's tests. It answers
+// only --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-i N], the one
+// form clockgate may use, and exits 99 on any other argument, so a test
+// proves the sampler never asks nvidia-smi to change GPU state.
+//
+// It reads its behaviour from fakesmi.json beside its own executable (each
+// test copies the binary into its own directory), appends every argv to
+// fakesmi.log there, and counts sample queries (queries naming clocks.sm)
+// in fakesmi.state there. Every value it prints is synthetic.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type step struct {
+	// Values overrides printed values by field name; "throttle" names
+	// either throttle spelling.
+	Values map[string]string `json:"values"`
+	// Exit, when not zero, makes the call print Msg and exit with it.
+	Exit int    `json:"exit"`
+	Msg  string `json:"msg"`
+	// SleepMS delays the answer.
+	SleepMS int `json:"sleep_ms"`
+	// Raw, when not empty, is printed instead of the answer.
+	Raw string `json:"raw"`
+}
+
+type config struct {
+	// Driver is "new" (590: rejects clocks_throttle_reasons.active, prints
+	// the applications clock as deprecated; the default) or "old" (550:
+	// rejects clocks_event_reasons.active).
+	Driver string `json:"driver"`
+	// GPUs is the number of GPUs (default 1).
+	GPUs int `json:"gpus"`
+	// OptionalNA lists optional fields printed as [N/A].
+	OptionalNA []string `json:"optional_na"`
+	// Rejects lists further fields the driver does not know.
+	Rejects []string `json:"rejects"`
+	// IgnoreI answers for every GPU even when -i is given.
+	IgnoreI bool `json:"ignore_i"`
+	// WrongIndex answers -i N with index N+1.
+	WrongIndex bool `json:"wrong_index"`
+	// Plan holds one step per sample query; after the last, the last
+	// repeats, or with Cycle the plan starts over.
+	Plan  []step `json:"plan"`
+	Cycle bool   `json:"cycle"`
+}
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakesmi:", err)
+		return 98
+	}
+	dir := filepath.Dir(exe)
+	if f, err := os.OpenFile(filepath.Join(dir, "fakesmi.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+		fmt.Fprintln(f, strings.Join(args, " "))
+		f.Close()
+	}
+	var cfg config
+	if data, err := os.ReadFile(filepath.Join(dir, "fakesmi.json")); err == nil {
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "fakesmi: fakesmi.json:", err)
+			return 98
+		}
+	}
+	if cfg.GPUs == 0 {
+		cfg.GPUs = 1
+	}
+
+	var query, format string
+	gpu := -1
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case strings.HasPrefix(a, "--query-gpu="):
+			query = strings.TrimPrefix(a, "--query-gpu=")
+		case strings.HasPrefix(a, "--format="):
+			format = strings.TrimPrefix(a, "--format=")
+		case a == "-i" && i+1 < len(args):
+			i++
+			n, err := strconv.Atoi(args[i])
+			if err != nil {
+				fmt.Println("Invalid GPU index:", args[i])
+				return 2
+			}
+			gpu = n
+		default:
+			fmt.Fprintf(os.Stderr, "fakesmi: unexpected argument %q (only --query-gpu, --format, -i are allowed)\n", a)
+			return 99
+		}
+	}
+	if query == "" || !strings.HasPrefix(format, "csv") {
+		fmt.Fprintln(os.Stderr, "fakesmi: want --query-gpu=… --format=csv…")
+		return 99
+	}
+	fields := strings.Split(query, ",")
+	rejected := map[string]bool{}
+	for _, f := range cfg.Rejects {
+		rejected[f] = true
+	}
+	if cfg.Driver == "old" {
+		rejected["clocks_event_reasons.active"] = true
+	} else {
+		rejected["clocks_throttle_reasons.active"] = true
+	}
+	for _, f := range fields {
+		if _, known := defaults(cfg, 0)[f]; !known || rejected[f] {
+			fmt.Printf("Field \"%s\" is not a valid field to query.\n\n", f)
+			return 2
+		}
+	}
+	if gpu >= cfg.GPUs {
+		fmt.Println("No devices were found")
+		return 6
+	}
+
+	st := step{}
+	for _, f := range fields {
+		if f == "clocks.sm" {
+			st = next(cfg, filepath.Join(dir, "fakesmi.state"))
+			break
+		}
+	}
+	if st.SleepMS > 0 {
+		time.Sleep(time.Duration(st.SleepMS) * time.Millisecond)
+	}
+	if st.Exit != 0 {
+		fmt.Println(st.Msg)
+		return st.Exit
+	}
+
+	if st.Raw != "" {
+		fmt.Print(st.Raw)
+		return 0
+	}
+	units := !strings.Contains(format, "nounits")
+	if !strings.Contains(format, "noheader") {
+		fmt.Println(strings.Join(fields, ", "))
+	}
+	for i := 0; i < cfg.GPUs; i++ {
+		if gpu >= 0 && i != gpu && !cfg.IgnoreI {
+			continue
+		}
+		vals := defaults(cfg, i)
+		if cfg.WrongIndex {
+			vals["index"] = strconv.Itoa(i + 1)
+		}
+		out := make([]string, len(fields))
+		for j, f := range fields {
+			v := vals[f]
+			if o, ok := st.Values[f]; ok {
+				v = o
+			} else if o, ok := st.Values["throttle"]; ok && strings.HasSuffix(f, "_reasons.active") {
+				v = o
+			}
+			for _, na := range cfg.OptionalNA {
+				if na == f {
+					v = "[N/A]"
+				}
+			}
+			if units && !strings.HasPrefix(v, "[") {
+				switch {
+				case strings.HasPrefix(f, "clocks.") && !strings.HasSuffix(f, ".active"):
+					v += " MHz"
+				case f == "utilization.gpu":
+					v += " %"
+				case f == "power.draw":
+					v += " W"
+				}
+			}
+			out[j] = v
+		}
+		fmt.Println(strings.Join(out, ", "))
+	}
+	return 0
+}
+
+// defaults returns GPU i's values by field, for the configured driver.
+func defaults(cfg config, i int) map[string]string {
+	driver, app := "590.44.01", "[Requested functionality has been deprecated]"
+	if cfg.Driver == "old" {
+		driver, app = "550.54.15", "1755"
+	}
+	return map[string]string{
+		"index":                          strconv.Itoa(i),
+		"uuid":                           fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a3%d", i),
+		"name":                           "NVIDIA H100 80GB HBM3",
+		"driver_version":                 driver,
+		"clocks.sm":                      "1980",
+		"clocks.max.sm":                  "1980",
+		"clocks.applications.graphics":   app,
+		"clocks_event_reasons.active":    "0x0000000000000000",
+		"clocks_throttle_reasons.active": "0x0000000000000000",
+		"persistence_mode":               "Enabled",
+		"pstate":                         "P0",
+		"utilization.gpu":                "100",
+		"temperature.gpu":                "45",
+		"power.draw":                     "312.45",
+		"clocks.mem":                     "2619",
+	}
+}
+
+// next returns the plan step of this sample query and counts it.
+func next(cfg config, state string) step {
+	n := 0
+	if data, err := os.ReadFile(state); err == nil {
+		n, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
+	os.WriteFile(state, []byte(strconv.Itoa(n+1)), 0o644)
+	if len(cfg.Plan) == 0 {
+		return step{}
+	}
+	if cfg.Cycle {
+		return cfg.Plan[n%len(cfg.Plan)]
+	}
+	if n >= len(cfg.Plan) {
+		n = len(cfg.Plan) - 1
+	}
+	return cfg.Plan[n]
+}

@@ -325,7 +325,7 @@ func TestOverrideIsACaveatNotAReason(t *testing.T) {
 		}
 		if got := strings.Count(md, "observed: median SM clock fastengine 2470 MHz (82.25% of max), vllm 2190 MHz (72.93% of max); offset 12.79%; "+
 			"estimated effect 9.65% (× transfer 0.7548); busy samples fastengine 61, vllm 50; idle samples excluded fastengine 3, vllm 0\n"); got != 2 {
-			t.Errorf("allow %v: %d observed lines with #543's numbers, want 2", allow, got)
+			t.Errorf("allow %v: %d observed lines with the two-boot capture's numbers, want 2", allow, got)
 		}
 		if !strings.Contains(md, ": NOT ESTABLISHED\n") || strings.Contains(md, ": ESTABLISHED\n") {
 			t.Errorf("allow %v: the override must not establish the ratio", allow)

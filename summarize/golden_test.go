@@ -152,18 +152,18 @@ func diff(want, got []byte) string {
 	return b.String()
 }
 
-// TestDocsExcerptsAreReal checks every excerpt in docs/summarize.md, marked
+// TestDocsExcerptsAreReal checks every excerpt in README.md, marked
 // <!-- excerpt: golden/<file> -->, is a verbatim part of that golden file,
 // which TestGolden checks against the real output: the docs cannot rot.
 func TestDocsExcerptsAreReal(t *testing.T) {
-	doc, err := os.ReadFile("../docs/summarize.md")
+	doc, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const marker = "<!-- excerpt: "
 	parts := strings.Split(string(doc), marker)
 	if len(parts) < 2 {
-		t.Fatal("docs/summarize.md has no excerpt")
+		t.Fatal("README.md has no excerpt")
 	}
 	for _, p := range parts[1:] {
 		name, rest, _ := strings.Cut(p, " -->\n```\n")
@@ -176,7 +176,7 @@ func TestDocsExcerptsAreReal(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !strings.Contains(string(golden), block+"\n") {
-			t.Errorf("the excerpt of %s in docs/summarize.md is not in it:\n%s", name, block)
+			t.Errorf("the excerpt of %s in README.md is not in it:\n%s", name, block)
 		}
 	}
 }

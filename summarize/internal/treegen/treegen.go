@@ -119,7 +119,7 @@ var (
 		idleMHz: 345, busyPowerW: 612.0, idlePowerW: 71.8}
 )
 
-// Boot ids: #543's two boots, and the third one the live sample was taken on.
+// Boot ids: the two boots of the two-boot capture, and the third one the live sample was taken on.
 const (
 	bootF6 = "f6bbbfc6-2d4a-4c3e-9b1f-7a5e8d2c4b19"
 	boot2F = "2fca2b02-8e3d-4f1a-b6c7-1d9e5a3f8c20"
@@ -174,7 +174,7 @@ type profile struct {
 	min, med, max int
 }
 
-// window is the clean capture of #543: n=61, min 2398 / med 2470 / max 2489.
+// window is the clean two-boot capture: n=61, min 2398 / med 2470 / max 2489.
 var window = profile{min: 2398, med: 2470, max: 2489}
 
 // leg describes one leg to generate.
@@ -216,7 +216,7 @@ var scenarios = []Scenario{
 			}
 		}},
 	{Name: "cross-boot", Override: true,
-		About: "#543's pair: fastengine n=61 at 2398/2470/2489 MHz on boot f6bbbfc6, vllm flat 2190 n=50 on boot 2fca2b02; " +
+		About: "the two-boot capture: fastengine n=61 at 2398/2470/2489 MHz on boot f6bbbfc6, vllm flat 2190 n=50 on boot 2fca2b02; " +
 			"clock.cross_boot and clock.offset 12.79%, and under --allow-cross-boot the offset still stands",
 		build: func(t *tree) {
 			t.add(leg{model: llama, engine: fastengine, run: 1, gpu: gb10, boot: bootF6,

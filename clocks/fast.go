@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
+	"strconv"
 )
 
 // FoldStream reads a whole stream into a fold. Lines are read in place; a
@@ -53,6 +53,17 @@ func FoldStream(r io.Reader) (*Fold, error) {
 
 // finish materializes what the fast path kept in scratch space.
 func (f *Fold) finish() {
+	f.flushLast()
+	for i, n := range f.dense {
+		if n > 0 {
+			f.Hist[f.denseBase+i] += int(n)
+		}
+	}
+	f.dense, f.denseBase = nil, 0
+}
+
+// flushLast sets LastT from the last line the fast path read.
+func (f *Fold) flushLast() {
 	if f.lastFast != nil {
 		f.LastT = string(f.lastFast)
 		f.lastFast = nil
@@ -65,7 +76,7 @@ func (f *Fold) addLine(b []byte, line int) error {
 	if f.First != nil && f.addFast(b) {
 		return nil
 	}
-	f.finish()
+	f.flushLast()
 	if len(bytes.TrimSpace(b)) == 0 {
 		return errors.New("empty line")
 	}
@@ -77,63 +88,99 @@ func (f *Fold) addLine(b []byte, line int) error {
 	return nil
 }
 
-// lineView holds the fields of a canonical line as slices of it.
-type lineView struct {
-	t, boot, uuid, name, driver, throttle, persist []byte
-	sm, maxsm, apps, util                          int
-	appsNull                                       bool
-	bits                                           uint64
+// fastShape is what a canonical line must hold, byte for byte, between its
+// variable values, taken from the window's first sample.
+type fastShape struct {
+	// afterT runs from the end of t to the start of sm_clock_mhz's value.
+	afterT string
+	// afterSM runs from sm_clock_mhz's value to the throttle bits.
+	afterSM string
+	// ok is false when the first sample's strings are not plain printable
+	// ASCII, so their JSON text is not the string itself.
+	ok bool
 }
 
-// addFast folds a line in the canonical shape and reports true, or
-// reports false having changed nothing. It accepts a strict subset of what
-// ParseSample accepts: every value it takes, ParseSample takes the same.
+func plainASCII(ss ...string) bool {
+	for _, s := range ss {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func newFastShape(s *Sample) *fastShape {
+	if !plainASCII(s.BootID, s.GPUUUID, s.GPUName, s.DriverVersion) {
+		return &fastShape{}
+	}
+	apps := "null"
+	if s.ClocksApplicationsGraphicsMHz != nil {
+		apps = strconv.Itoa(*s.ClocksApplicationsGraphicsMHz)
+	}
+	return &fastShape{
+		afterT: `,"boot_id":"` + s.BootID + `","gpu_index":` + strconv.Itoa(s.GPUIndex) +
+			`,"gpu_uuid":"` + s.GPUUUID + `","gpu_name":"` + s.GPUName +
+			`","driver_version":"` + s.DriverVersion + `","sm_clock_mhz":`,
+		afterSM: `,"clocks_max_sm_mhz":` + strconv.Itoa(s.ClocksMaxSMMHz) +
+			`,"clocks_applications_graphics_mhz":` + apps + `,"throttle_reasons_active":"`,
+		ok: true,
+	}
+}
+
+// denseSpan is how many clock values around the first busy one are counted
+// in an array rather than the map.
+const denseSpan = 4096
+
+// addFast folds a line in the canonical shape, with the first sample's
+// static fields and persistence Enabled, and reports true; or reports false
+// having changed nothing. Every line it takes, ParseSample takes to the
+// same sample, so the fold is the strict path's.
 func (f *Fold) addFast(b []byte) bool {
-	var v lineView
+	if f.shape == nil {
+		f.shape = newFastShape(f.First)
+	}
+	if !f.shape.ok {
+		return false
+	}
+	var t, hex []byte
+	var sm, util int
+	var bits uint64
 	p := cursor{b: b}
-	ok := p.lit(`{"t":"`) && p.str(&v.t) && validTime(v.t) &&
-		p.lit(`,"boot_id":"`) && p.str(&v.boot) &&
-		p.lit(`,"gpu_index":`) && p.uint(new(int), 0) &&
-		p.lit(`,"gpu_uuid":"`) && p.str(&v.uuid) &&
-		p.lit(`,"gpu_name":"`) && p.str(&v.name) &&
-		p.lit(`,"driver_version":"`) && p.str(&v.driver) &&
-		p.lit(`,"sm_clock_mhz":`) && p.uint(&v.sm, 1) &&
-		p.lit(`,"clocks_max_sm_mhz":`) && p.uint(&v.maxsm, 1) &&
-		p.lit(`,"clocks_applications_graphics_mhz":`) && (p.null(&v.appsNull) || p.uint(&v.apps, 1)) &&
-		p.lit(`,"throttle_reasons_active":"`) && p.str(&v.throttle) && hexBits(v.throttle, &v.bits) &&
-		p.lit(`,"persistence_mode":"`) && p.str(&v.persist) &&
-		p.lit(`,"pstate":"`) && p.str(new([]byte)) &&
-		p.lit(`,"utilization_gpu_pct":`) && p.uint(&v.util, 0) && v.util <= 100 &&
+	ok := p.lit(`{"t":"`) && p.take(24, &t) && validTime(t) &&
+		p.lit(f.shape.afterT) && p.uint(&sm, 1) &&
+		p.lit(f.shape.afterSM) && p.hex(&hex, &bits) &&
+		p.lit(`,"persistence_mode":"Enabled","pstate":"`) && p.ascii() &&
+		p.lit(`,"utilization_gpu_pct":`) && p.uint(&util, 0) && util <= 100 &&
 		(!p.lit(`,"temperature_gpu_c":`) || p.decimal()) &&
 		(!p.lit(`,"power_draw_w":`) || p.decimal()) &&
 		(!p.lit(`,"clocks_mem_mhz":`) || p.uint(new(int), 0)) &&
-		(!p.lit(`,"throttle_field":"`) || p.str(new([]byte))) &&
+		(!p.lit(`,"throttle_field":"`) || p.ascii()) &&
 		p.lit(`}`) && p.i == len(b)
-	if !ok || !utf8.Valid(b) {
+	if !ok {
 		return false
 	}
-	first := f.First
-	if string(v.boot) != first.BootID || string(v.uuid) != first.GPUUUID || string(v.name) != first.GPUName ||
-		string(v.driver) != first.DriverVersion || v.maxsm != first.ClocksMaxSMMHz ||
-		v.appsNull != (first.ClocksApplicationsGraphicsMHz == nil) ||
-		(!v.appsNull && v.apps != *first.ClocksApplicationsGraphicsMHz) {
-		return false // drift: the slow path records it
-	}
-	if v.util > 0 {
-		if _, seen := f.Throttle[v.bits]; !seen {
+	if util > 0 {
+		if _, seen := f.Throttle[bits]; !seen {
 			return false // a new throttle value: the slow path keeps its spelling
 		}
 	}
-	if string(v.persist) != "Enabled" {
-		return false
-	}
 	f.Total++
-	f.lastFast = append(f.lastFast[:0], v.t...)
-	if v.util == 0 {
+	f.fastLines++
+	f.lastFast = append(f.lastFast[:0], t...)
+	if util == 0 {
 		f.Idle++
 		return true
 	}
-	f.Hist[v.sm]++
+	if f.dense == nil {
+		f.dense, f.denseBase = make([]int32, denseSpan), sm-denseSpan/2
+	}
+	if d := sm - f.denseBase; uint(d) < uint(len(f.dense)) {
+		f.dense[d]++
+	} else {
+		f.Hist[sm]++
+	}
 	return true
 }
 
@@ -150,21 +197,41 @@ func (c *cursor) lit(s string) bool {
 	return true
 }
 
-// str reads a string body up to its closing quote; it refuses escapes,
-// control bytes and the empty string, leaving those to the strict parser.
-func (c *cursor) str(out *[]byte) bool {
+// take reads n bytes of a string and its closing quote.
+func (c *cursor) take(n int, out *[]byte) bool {
+	if len(c.b)-c.i < n+1 || c.b[c.i+n] != '"' {
+		return false
+	}
+	*out = c.b[c.i : c.i+n]
+	c.i += n + 1
+	return true
+}
+
+// hex reads a throttle bit set and its closing quote.
+func (c *cursor) hex(out *[]byte, bits *uint64) bool {
+	start := c.i
+	for c.i < len(c.b) && c.b[c.i] != '"' {
+		c.i++
+	}
+	if c.i == len(c.b) || !hexBits(c.b[start:c.i], bits) {
+		return false
+	}
+	*out = c.b[start:c.i]
+	c.i++
+	return true
+}
+
+// ascii reads a non-empty string of printable ASCII without escapes and its
+// closing quote; anything else is the strict parser's.
+func (c *cursor) ascii() bool {
 	start := c.i
 	for c.i < len(c.b) {
 		ch := c.b[c.i]
 		if ch == '"' {
-			if c.i == start {
-				return false
-			}
-			*out = c.b[start:c.i]
 			c.i++
-			return true
+			return c.i-1 > start
 		}
-		if ch == '\\' || ch < 0x20 {
+		if ch < 0x20 || ch > 0x7e || ch == '\\' {
 			return false
 		}
 		c.i++

@@ -30,6 +30,8 @@ func sameFold(t *testing.T, stream []byte) {
 		return // a refused stream's fold is never used
 	}
 	fast.lastFast, slow.lastFast = nil, nil
+	fast.shape, slow.shape = nil, nil
+	fast.fastLines = 0
 	if !reflect.DeepEqual(fast, slow) {
 		t.Fatalf("folds differ:\nfast %+v\nslow %+v\nstream:\n%s", fast, slow, stream)
 	}
@@ -106,6 +108,31 @@ func TestFastPathEqualsStrictPathRandomEdits(t *testing.T) {
 			}
 		}
 		sameFold(t, b)
+	}
+}
+
+// Every canonical line after the first takes the fast path: the sampler's
+// own lines, with and without the optional keys, on GB10 and H100.
+func TestFastPathTakesCanonicalLines(t *testing.T) {
+	gb := window(boot13, repeat([]int{2190, 2200, 2210}, 20), 10)
+	for i, s := range gb {
+		if i%2 == 0 {
+			s.TemperatureGPUC, s.PowerDrawW, s.ClocksMemMHz = ptr(61.0), ptr(41.52), ptr(4266)
+			s.ThrottleField = "clocks_throttle_reasons.active"
+		}
+	}
+	var hopper []*Sample
+	for i := 0; i < 40; i++ {
+		hopper = append(hopper, h100(i, boot2F, 1980, 100-i%2*100))
+	}
+	for _, ss := range [][]*Sample{gb, hopper} {
+		f, err := FoldStream(bytes.NewReader(streamOf(ss)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.fastLines != f.Total-1 {
+			t.Fatalf("fast path took %d of %d lines", f.fastLines, f.Total)
+		}
 	}
 }
 

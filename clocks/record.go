@@ -204,8 +204,13 @@ type Fold struct {
 	persistFirstVal string
 	drift           map[string]string
 	driftOrder      []string
-	// lastFast holds the last t the fast path read, until finish.
-	lastFast []byte
+	// The fast path's scratch space, until finish: the last t it read, the
+	// shape a line must have, and busy clock counts near the first one.
+	lastFast  []byte
+	shape     *fastShape
+	dense     []int32
+	denseBase int
+	fastLines int
 }
 
 // NewFold returns an empty fold.

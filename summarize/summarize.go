@@ -18,10 +18,14 @@ package summarize
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
@@ -48,6 +52,16 @@ type Options struct {
 	// AllowCrossBoot waives boot identity, and nothing else, at the arm
 	// fold and at the ratio; each waived check becomes a caveat.
 	AllowCrossBoot bool
+	// Progress, when not nil, is told after each leg is read how far the
+	// reading has come. Calls never overlap.
+	Progress func(Progress)
+}
+
+// Progress is how far reading a tree has come. Bytes count the clock
+// streams, which are nearly all of a tree's bytes.
+type Progress struct {
+	LegsDone, LegsTotal   int
+	BytesDone, BytesTotal int64
 }
 
 // Leg is one (model, engine, run): its evidence and its verdict.
@@ -114,9 +128,7 @@ func Summarize(root string, opts Options) (*Summary, error) {
 	}
 	s := &Summary{Root: root, Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot,
 		Contract: clocks.InForce(), Legs: []*Leg{}, Comparisons: []*ratio.Comparison{}}
-	for _, k := range w.sortedLegs() {
-		s.Legs = append(s.Legs, w.load(k, w.legs[k]))
-	}
+	s.Legs = w.loadAll(w.sortedLegs(), opts.Progress)
 	s.Warnings = append([]string{}, w.warnings...)
 	if err := s.compare(); err != nil {
 		return nil, err
@@ -211,7 +223,51 @@ func (s *Summary) ratioArm(model, engine string) ratio.Arm {
 	return a
 }
 
-// load reads and judges one leg's evidence.
+// loadAll reads and judges every leg, on as many cores as there are, and
+// returns them in the order of keys.
+func (w *walker) loadAll(keys []legKey, progress func(Progress)) []*Leg {
+	legs := make([]*Leg, len(keys))
+	var (
+		mu   sync.Mutex
+		p    = Progress{LegsTotal: len(keys)}
+		size = make([]int64, len(keys))
+	)
+	if progress != nil {
+		for i, k := range keys {
+			if rel := w.legs[k].stream; rel != "" {
+				if st, err := os.Stat(w.abs(rel)); err == nil && st.Mode().IsRegular() {
+					size[i] = st.Size()
+					p.BytesTotal += size[i]
+				}
+			}
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(keys)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) {
+					return
+				}
+				legs[i] = w.load(keys[i], w.legs[keys[i]])
+				if progress != nil {
+					mu.Lock()
+					p.LegsDone++
+					p.BytesDone += size[i]
+					progress(p)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return legs
+}
+
+// load reads and judges one leg's evidence. It only reads the walker, so
+// legs load concurrently.
 func (w *walker) load(k legKey, lf *legFiles) *Leg {
 	l := &Leg{Model: k.model, Engine: k.engine, Run: k.run}
 	base := path.Join(k.model, k.engine, l.Name())

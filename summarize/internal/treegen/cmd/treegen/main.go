@@ -3,7 +3,10 @@
 //
 //	go run ./summarize/internal/treegen/cmd/treegen -out testdata/trees
 //
-// It removes and rewrites each scenario's folder, and nothing else.
+// It removes and rewrites each scenario's folder, and nothing else. With
+// -legs it writes one big synthetic tree instead, for scale benchmarks:
+//
+//	go run ./summarize/internal/treegen/cmd/treegen -out /tmp/big -legs 400 -samples 3600
 package main
 
 import (
@@ -16,8 +19,16 @@ import (
 
 func main() {
 	out := flag.String("out", "testdata/trees", "the trees directory to write")
+	legs := flag.Int("legs", 0, "write one big synthetic tree of this many legs into -out instead")
+	samples := flag.Int("samples", 3600, "with -legs: clock samples per leg")
 	flag.Parse()
-	if err := treegen.Write(*out); err != nil {
+	var err error
+	if *legs > 0 {
+		err = treegen.WriteBig(*out, *legs, *samples)
+	} else {
+		err = treegen.Write(*out)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "treegen: %v\n", err)
 		os.Exit(1)
 	}

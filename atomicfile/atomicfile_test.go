@@ -1,0 +1,54 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteFileReplaces(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "r1.summary.json")
+	for _, content := range []string{"old\n", "new\n"} {
+		if err := WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || string(got) != content {
+			t.Fatalf("read %q, %v; want %q", got, err, content)
+		}
+	}
+	st, _ := os.Stat(p)
+	if st.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v", st.Mode())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("temporary files left: %v", entries)
+	}
+}
+
+func TestWriteFileFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	// The target is a directory: the rename fails after the temporary file
+	// was written, and the temporary file must be gone.
+	target := filepath.Join(dir, "out")
+	if err := os.Mkdir(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(target, "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFile(target, []byte("x"), 0o644)
+	if err == nil || !strings.HasPrefix(err.Error(), target+": ") {
+		t.Fatalf("err = %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "out" {
+		t.Fatalf("left behind: %v", entries)
+	}
+	if err := WriteFile(filepath.Join(dir, "no", "such", "dir"), []byte("x"), 0o644); err == nil {
+		t.Fatal("wrote into a missing directory")
+	}
+}

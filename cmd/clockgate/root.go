@@ -72,6 +72,11 @@ every ratio whose clock state is not established.
 
 Exit codes: 0 done; 1 a check or the --strict gate failed; 2 a usage error or
 an input that cannot be read at all.`,
+		Example: `  # record one leg while its benchmark runs
+  clockgate record --out evidence/clocks/llama/vllm/r1 -- vllm bench serve --save-result ...
+
+  # judge the whole tree after the grid; --strict fails CI on any NOT ESTABLISHED ratio
+  clockgate summarize evidence --out evidence/summary --strict`,
 		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,

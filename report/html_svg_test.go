@@ -1,0 +1,417 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockgate/clockgate/clocks"
+)
+
+// writeStream writes samples as a stream under dir and returns its leg,
+// trusted, with the busy and idle counts the stream holds.
+func writeStream(t *testing.T, dir, name string, samples []clocks.Sample) Leg {
+	t.Helper()
+	busy, idle := 0, 0
+	for i := range samples {
+		if samples[i].Idle() {
+			idle++
+		} else {
+			busy++
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".samples.jsonl"), encode(samples), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return Leg{Name: name, Engine: "ours", Trusted: true, BusySamples: &busy, IdleSamples: &idle,
+		StreamPath: name + ".samples.jsonl"}
+}
+
+// encode is samples as stream lines.
+func encode(samples []clocks.Sample) []byte {
+	var b []byte
+	for i := range samples {
+		b = append(samples[i].AppendJSON(b), '\n')
+	}
+	return b
+}
+
+// synth is n samples at 1 Hz from t0 on boot, each busy at mhz(i) unless
+// idle(i).
+func synth(n int, t0 time.Time, boot string, mhz func(i int) int, idle func(i int) bool) []clocks.Sample {
+	out := make([]clocks.Sample, n)
+	apps := 2418
+	for i := range out {
+		util := 95
+		if idle(i) {
+			util = 0
+		}
+		out[i] = clocks.Sample{T: t0.Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z"),
+			BootID: boot, GPUUUID: "GPU-1", GPUName: "NVIDIA GB10", DriverVersion: "580.159.03",
+			SMClockMHz: mhz(i), ClocksMaxSMMHz: 3003, ClocksApplicationsGraphicsMHz: &apps,
+			ThrottleReasonsActive: "0x0000000000000000", PersistenceMode: "Enabled", PState: "P0", UtilizationGPUPct: util}
+	}
+	return out
+}
+
+var (
+	pathAttr = regexp.MustCompile(`<path class="busy" d="([^"]*)"`)
+	coord    = regexp.MustCompile(`[ML](-?[0-9]+\.[0-9]) (-?[0-9]+\.[0-9])`)
+)
+
+// busyPoints are the points of every busy trace in an SVG.
+func busyPoints(t *testing.T, svg string) [][2]float64 {
+	t.Helper()
+	var out [][2]float64
+	for _, m := range pathAttr.FindAllStringSubmatch(svg, -1) {
+		for _, c := range coord.FindAllStringSubmatch(m[1], -1) {
+			x, _ := strconv.ParseFloat(c[1], 64)
+			y, _ := strconv.ParseFloat(c[2], 64)
+			out = append(out, [2]float64{x, y})
+		}
+	}
+	return out
+}
+
+// onePanel draws the legs as the ours arm of a comparison with a baseline
+// at 2400 MHz.
+func onePanel(tree string, legs ...Leg) (*panel, string) {
+	p := &panel{id: "c1-ours", model: "m", engine: "ours", other: "base", role: "ours",
+		colour: colourOurs, otherColour: colourBaseline}
+	m := 2400.0
+	p.side.MedianMHz, p.otherMedian = &m, &m
+	for _, l := range legs {
+		p.legs = append(p.legs, readTrace(tree, l))
+	}
+	ps := []*panel{p}
+	return p, p.svg(newXLayout(ps), newYScale(ps))
+}
+
+// TestLongLegIsReducedAndKeepsItsDip draws a leg of 7,200 samples: its
+// path holds at most two points per pixel column of the plot, and still
+// reaches the single-sample dip and the single-sample spike planted in it.
+func TestLongLegIsReducedAndKeepsItsDip(t *testing.T) {
+	const total, dipAt, dip, spikeAt, spike = 7200, 4321, 1500, 777, 2950
+	dir := t.TempDir()
+	samples := synth(total, time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC), "boot-a",
+		func(i int) int {
+			switch i {
+			case dipAt:
+				return dip
+			case spikeAt:
+				return spike
+			}
+			return 2380 + (i*7919)%41 // noise, 2380 to 2420
+		},
+		func(i int) bool { return i%600 >= 540 }) // an idle minute every ten
+	leg := writeStream(t, dir, "r1", samples)
+	p, svg := onePanel(dir, leg)
+	if !p.legs[0].drawn() {
+		t.Fatalf("the leg was not drawn: %s", p.legs[0].note)
+	}
+	pts := busyPoints(t, svg)
+	if len(pts) == 0 {
+		t.Fatal("no busy trace")
+	}
+	if len(pts) > 2*plotW {
+		t.Errorf("the trace has %d points for a plot %d wide; want at most %d", len(pts), plotW, 2*plotW)
+	}
+	ys := newYScale([]*panel{p})
+	for _, want := range []struct {
+		name string
+		mhz  float64
+	}{{"dip", dip}, {"spike", spike}} {
+		y, found := ys.y(want.mhz), false
+		for _, q := range pts {
+			found = found || n(q[1]) == n(y)
+		}
+		if !found {
+			t.Errorf("the single-sample %s to %g MHz (y %s) is not in the trace", want.name, want.mhz, n(y))
+		}
+	}
+	// Idle gaps several columns wide break the trace: one polyline per busy stretch.
+	if runs := strings.Count(pathAttr.FindStringSubmatch(svg)[1], "M"); runs != total/600 {
+		t.Errorf("%d polylines, want %d: one per busy stretch between idle gaps", runs, total/600)
+	}
+	if got := strings.Count(svg, "<circle"); got == 0 || got > 2*plotW {
+		t.Errorf("%d idle markers; want some, at most two per column", got)
+	}
+}
+
+// TestShortLegDrawsEverySample: a leg that fits its width keeps every
+// busy sample as a point of its trace.
+func TestShortLegDrawsEverySample(t *testing.T) {
+	dir := t.TempDir()
+	samples := synth(40, time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC), "boot-a",
+		func(i int) int { return 2390 + i%3*10 }, func(int) bool { return false })
+	_, svg := onePanel(dir, writeStream(t, dir, "r1", samples))
+	if got := len(busyPoints(t, svg)); got != 40 {
+		t.Errorf("%d points for 40 busy samples a column or more apart", got)
+	}
+}
+
+// TestUntrustedLegHasNoTrace: a leg whose record is not trusted, whose
+// stream has changed since it was judged, or whose stream cannot be read
+// any more is drawn as a slot saying so, never as a trace.
+func TestUntrustedLegHasNoTrace(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC)
+	flat := func(int) int { return 2400 }
+	never := func(int) bool { return false }
+	good := writeStream(t, dir, "r1", synth(60, t0, "boot-a", flat, never))
+	untrusted := Leg{Name: "r2", Codes: []string{clocks.CodeStreamInvalid}, StreamPath: "r1.samples.jsonl"}
+	changed := writeStream(t, dir, "r3", synth(60, t0, "boot-a", flat, never))
+	if err := os.WriteFile(filepath.Join(dir, "r3.samples.jsonl"), encode(synth(59, t0, "boot-a", flat, never)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gone := writeStream(t, dir, "r4", synth(60, t0, "boot-a", flat, never))
+	if err := os.Remove(filepath.Join(dir, "r4.samples.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	doc := func(svg string) *elem { return parsePage(t, []byte(svg)) }
+	_, svg := onePanel(dir, good, untrusted, changed, gone)
+	d := doc(svg)
+	for _, c := range []struct{ name, why string }{
+		{"r2", clocks.CodeStreamInvalid},
+		{"r3", "stream changed since judged"},
+		{"r4", "stream unreadable now"},
+	} {
+		g := d.byID("c1-ours-" + c.name)
+		if g == nil {
+			t.Fatalf("no group for leg %s", c.name)
+		}
+		if got := g.all(withClass("path", "busy")); len(got) != 0 {
+			t.Errorf("leg %s is drawn with a trace", c.name)
+		}
+		slot := d.byID("c1-ours-" + c.name + "-slot")
+		if slot == nil || !strings.Contains(textOf(slot), "no trusted clock trace") || !strings.Contains(textOf(slot), c.why) {
+			t.Errorf("leg %s: want a slot saying no trusted clock trace, %s", c.name, c.why)
+		}
+	}
+	if g := d.byID("c1-ours-r1"); g == nil || len(g.all(withClass("path", "busy"))) != 1 || d.byID("c1-ours-r1-slot") != nil {
+		t.Error("the trusted leg r1 is not drawn as a trace")
+	}
+}
+
+// TestBootChangesAndThrottleAreMarked: a leg on a new boot gets an
+// orange rule labelled as such, a boot change inside a leg a rule of its
+// own, and each busy sample with a non-benign throttle bit a red tick;
+// benign bits get none.
+func TestBootChangesAndThrottleAreMarked(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC)
+	flat := func(int) int { return 2400 }
+	never := func(int) bool { return false }
+	r1 := synth(60, t0, "aaaaaaaa-1", flat, never)
+	r1[10].ThrottleReasonsActive = "0x0000000000000001" // GpuIdle: benign
+	r1[20].ThrottleReasonsActive = "0x0000000000000004" // SwPowerCap
+	r2 := synth(60, t0, "aaaaaaaa-1", flat, never)
+	r3 := synth(60, t0, "bbbbbbbb-2", flat, never)
+	for i := 30; i < 60; i++ {
+		r3[i].BootID = "cccccccc-3"
+	}
+	_, svg := onePanel(dir, writeStream(t, dir, "r1", r1), writeStream(t, dir, "r2", r2), writeStream(t, dir, "r3", r3))
+	d := parsePage(t, []byte(svg))
+
+	label := func(leg string) *elem {
+		if g := d.byID("c1-ours-" + leg); g != nil {
+			if ls := g.all(withClass("text", "leg-label")); len(ls) == 1 {
+				return ls[0]
+			}
+		}
+		t.Fatalf("leg %s has no label", leg)
+		return nil
+	}
+	rule := func(leg string) string {
+		return d.byID("c1-ours-" + leg).all(withClass("line", "leg-rule"))[0].attr["stroke"]
+	}
+	if l := label("r2"); l.text != "r2 · aaaaaaaa" || rule("r2") != colourRule {
+		t.Errorf("r2, same boot: label %q, rule %s; want a plain rule", l.text, rule("r2"))
+	}
+	if l := label("r3"); l.text != "r3 · bbbbbbbb (new boot)" || rule("r3") != colourBoot {
+		t.Errorf("r3, new boot: label %q, rule %s; want the boot colour", l.text, rule("r3"))
+	}
+	inLeg := d.byID("c1-ours-r3").all(withClass("line", "boot-change"))
+	if len(inLeg) != 1 || !strings.Contains(textOf(d.byID("c1-ours-r3")), "boot cccccccc") {
+		t.Errorf("the boot change inside r3: %d rules; want one, labelled boot cccccccc", len(inLeg))
+	}
+	if got := d.byID("c1-ours-r1").all(withClass("line", "boot-change")); len(got) != 0 {
+		t.Errorf("r1 has %d boot-change rules, want none", len(got))
+	}
+	ticks := d.byID("c1-ours-r1").all(func(e *elem) bool { return e.name == "line" && e.parent.attr["class"] == "throttle" })
+	if len(ticks) != 1 {
+		t.Fatalf("r1 has %d throttle ticks; want one, for the SwPowerCap sample and not the GpuIdle one", len(ticks))
+	}
+	x, _ := strconv.ParseFloat(ticks[0].attr["x1"], 64)
+	lt := readTrace(dir, writeStream(t, dir, "probe", r1))
+	xs := newXLayout([]*panel{{legs: []legTrace{lt, lt, lt}}})
+	if want := colX(column(padL + 20*xs.scale)); n(x) != n(want) {
+		t.Errorf("throttle tick at x %s, want %s (the 21st sample)", n(x), n(want))
+	}
+}
+
+// TestReasonsLinkToPictures: each reason a picture shows links to it; the
+// others link nowhere.
+func TestReasonsLinkToPictures(t *testing.T) {
+	links := func(tree string, allow bool) map[string][]string {
+		html, _ := page(t, filepath.Join(treesDir, tree), allow)
+		d := parsePage(t, html)
+		out := map[string][]string{}
+		for _, li := range d.all(named("li")) {
+			codes := li.all(named("code"))
+			if len(codes) == 0 {
+				continue
+			}
+			href := ""
+			if codes[0].parent.name == "a" {
+				href = codes[0].parent.attr["href"]
+			}
+			// A leg reason names its leg before the code: "fastengine r1 clock.throttle".
+			pre := ""
+			for _, c := range li.children {
+				if c.name != "#text" {
+					break
+				}
+				pre += c.text
+			}
+			key := strings.Join(strings.Fields(pre+" "+codes[0].text), " ")
+			out[key] = append(out[key], href)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		tree  string
+		allow bool
+		want  map[string]string
+	}{
+		{"staircase", false, map[string]string{"clock.staircase": "#c1-ours"}},
+		{"cross-boot", false, map[string]string{"clock.cross_boot": "#c1-clock", "clock.offset": "#c1-clock"}},
+		{"throttled", false, map[string]string{"leg.ineligible": "#c1-ours", "fastengine r1 clock.throttle": "#c1-ours"}},
+		{"persistence-disabled", false, map[string]string{"leg.ineligible": "#c1-baseline", "vllm r2 clock.persistence": "#c1-baseline"}},
+		{"memory-missing", false, map[string]string{"leg.ineligible": "", "fastengine r2 memory.missing": ""}},
+	} {
+		t.Run(c.tree, func(t *testing.T) {
+			got := links(c.tree, c.allow)
+			for key, href := range c.want {
+				if len(got[key]) == 0 {
+					t.Errorf("no reason %s; found %v", key, got)
+				}
+				for _, h := range got[key] {
+					if h != href {
+						t.Errorf("%s links to %q, want %q", key, h, href)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTreeTextIsEscaped summarizes a tree whose model and engine names are
+// markup: the page still parses, holds no element they name, and shows
+// them as written in headings, pictures and captions (a control character
+// as U+FFFD).
+func TestTreeTextIsEscaped(t *testing.T) {
+	const model, engine = "m<script>alert(1)<\x01", `<img src=x onerror=alert(1)>&amp;"f'`
+	// A control character cannot be in a well-formed page: it shows as U+FFFD.
+	shown := strings.ReplaceAll(model, "\x01", "\uFFFD")
+	root := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(root, os.DirFS(filepath.Join(treesDir, "cross-boot"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"bench", "memory", "clocks"} {
+		from := filepath.Join(root, sub, "llama-3.1-8b-instruct")
+		if err := os.Rename(filepath.Join(from, "fastengine"), filepath.Join(from, engine)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(from, filepath.Join(root, sub, model)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	html, _ := page(t, root, false)
+	d := parsePage(t, html)
+	for _, bad := range []string{"script", "img"} {
+		if got := d.all(named(bad)); len(got) != 0 {
+			t.Errorf("the page holds %d <%s> elements", len(got), bad)
+		}
+	}
+	if h2 := d.all(named("h2")); len(h2) == 0 || textOf(h2[0]) != shown+": "+engine+" vs vllm" {
+		t.Errorf("the comparison heading does not show the names as written")
+	}
+	fig := d.byID(FigureID(0, "ours"))
+	if fig == nil {
+		t.Fatal("no picture of the ours arm")
+	}
+	if title := fig.all(named("title")); len(title) != 1 || !strings.HasPrefix(title[0].text, engine+" (ours arm of "+shown+")") {
+		t.Errorf("the picture's title does not show the names as written")
+	}
+	if cap := fig.all(named("figcaption")); len(cap) != 1 || !strings.HasPrefix(textOf(cap[0]), engine+" (ours)") {
+		t.Errorf("the caption does not show the engine as written")
+	}
+	svgs := d.all(named("svg"))
+	if len(svgs) != 2 || !strings.Contains(svgs[1].attr["aria-label"], engine+" median") {
+		t.Errorf("the baseline picture's aria-label does not name the other arm as written")
+	}
+}
+
+// TestEscKeepsTextValid: text from a tree that is not valid UTF-8 or holds
+// control characters still makes valid XML text.
+func TestEscKeepsTextValid(t *testing.T) {
+	got := esc("a\xffb\x01c<&>\"'")
+	if want := "a\uFFFDb\uFFFDc&lt;&amp;&gt;&#34;&#39;"; got != want {
+		t.Errorf("esc = %q, want %q", got, want)
+	}
+	parsePage(t, []byte(fmt.Sprintf("<p>%s</p>", got)))
+}
+
+// TestMediansBandAndTicks: the arm's median is a solid line in a band of
+// ±clocks.MaxSpreadPct around it, the other arm's median a dashed line,
+// and every drawn leg's seconds start at 0 on its own rule.
+func TestMediansBandAndTicks(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC)
+	never := func(int) bool { return false }
+	r1 := writeStream(t, dir, "r1", synth(90, t0, "boot-a", func(i int) int { return 2380 + i%5*10 }, never))
+	r2 := writeStream(t, dir, "r2", synth(90, t0, "boot-a", func(i int) int { return 2390 }, never))
+	p := &panel{id: "c1-ours", model: "m", engine: "ours", other: "base", role: "ours", colour: colourOurs, otherColour: colourBaseline}
+	ours, base := 2400.0, 2200.0
+	p.side.MedianMHz, p.otherMedian = &ours, &base
+	p.legs = []legTrace{readTrace(dir, r1), readTrace(dir, r2)}
+	ps := []*panel{p}
+	ys := newYScale(ps)
+	d := parsePage(t, []byte(p.svg(newXLayout(ps), ys)))
+
+	one := func(match func(*elem) bool, what string) *elem {
+		got := d.all(match)
+		if len(got) != 1 {
+			t.Fatalf("%d %s, want 1", len(got), what)
+		}
+		return got[0]
+	}
+	band := one(withClass("rect", "band"), "bands")
+	top, bot := ys.y(ours*(1+clocks.MaxSpreadPct/100)), ys.y(ours*(1-clocks.MaxSpreadPct/100))
+	if band.attr["y"] != n(top) || band.attr["height"] != n(bot-top) {
+		t.Errorf("band y %s height %s, want %s and %s: ±%.1f%% of %g MHz", band.attr["y"], band.attr["height"], n(top), n(bot-top), clocks.MaxSpreadPct, ours)
+	}
+	if m := one(withClass("line", "median"), "medians"); m.attr["y1"] != n(ys.y(ours)) || m.attr["stroke-dasharray"] != "" {
+		t.Errorf("median at y %s dashed %q, want solid at %s", m.attr["y1"], m.attr["stroke-dasharray"], n(ys.y(ours)))
+	}
+	if m := one(withClass("line", "other-median"), "other medians"); m.attr["y1"] != n(ys.y(base)) || m.attr["stroke-dasharray"] == "" {
+		t.Errorf("other median at y %s dashed %q, want dashed at %s", m.attr["y1"], m.attr["stroke-dasharray"], n(ys.y(base)))
+	}
+	if ys.lo > base || ys.hi < ours*(1+clocks.MaxSpreadPct/100) {
+		t.Errorf("the MHz scale %g–%g does not cover the other median and the band", ys.lo, ys.hi)
+	}
+	for _, leg := range []string{"r1", "r2"} {
+		g := d.byID("c1-ours-" + leg)
+		rule := g.all(withClass("line", "leg-rule"))[0].attr["x1"]
+		ticks := g.all(withClass("text", "tick"))
+		if len(ticks) < 2 || ticks[0].text != "0" || ticks[0].attr["x"] != rule {
+			t.Errorf("leg %s: ticks %d, first %q at x %s; want 0 at its rule, x %s", leg, len(ticks), ticks[0].text, ticks[0].attr["x"], rule)
+		}
+	}
+}

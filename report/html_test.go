@@ -1,0 +1,408 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/clockgate/clockgate/summarize"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const treesDir = "../testdata/trees"
+
+// htmlGolden are the trees whose report.html is a golden file.
+var htmlGolden = []struct {
+	tree   string
+	allow  bool
+	golden string
+}{
+	{"staircase", false, "../golden/staircase/report.html"},
+	{"cross-boot", true, "../golden/cross-boot/with-override/report.html"},
+}
+
+// page summarizes a tree and renders its report.html and report.md.
+func page(t *testing.T, root string, allow bool) (html, md []byte) {
+	t.Helper()
+	s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm", AllowCrossBoot: allow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h, m bytes.Buffer
+	if err := HTML(&h, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&m, s); err != nil {
+		t.Fatal(err)
+	}
+	return h.Bytes(), m.Bytes()
+}
+
+// TestHTMLGolden compares report.html of the staircase tree, and of the
+// cross-boot tree under the override, with their golden files;
+// go test ./report -update rewrites them.
+func TestHTMLGolden(t *testing.T) {
+	for _, g := range htmlGolden {
+		t.Run(g.golden, func(t *testing.T) {
+			got, _ := page(t, filepath.Join(treesDir, g.tree), g.allow)
+			if *update {
+				if err := os.WriteFile(g.golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(g.golden)
+			if err != nil {
+				t.Fatalf("%v (go test ./report -update writes it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from the golden file (go test ./report -update rewrites it):\n%s", g.golden, lineDiff(want, got))
+			}
+		})
+	}
+}
+
+// TestHTMLSameTreeSameBytes renders one tree twice, the second time from a
+// copy at another path reached by a relative path: not a byte may change.
+func TestHTMLSameTreeSameBytes(t *testing.T) {
+	first, _ := page(t, filepath.Join(treesDir, "cross-boot"), true)
+	tmp := t.TempDir()
+	if err := os.CopyFS(filepath.Join(tmp, "copied"), os.DirFS(filepath.Join(treesDir, "cross-boot"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(tmp)
+	again, _ := page(t, "copied", true)
+	if !bytes.Equal(first, again) {
+		t.Errorf("report.html differs for the same tree at another path:\n%s", lineDiff(first, again))
+	}
+}
+
+// lineDiff shows the first differing line of two texts with a little context.
+func lineDiff(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	var b strings.Builder
+	for j := max(0, i-2); j < i; j++ {
+		fmt.Fprintf(&b, "  %4d   %.200s\n", j+1, w[j])
+	}
+	for j := i; j < min(len(w), i+4); j++ {
+		fmt.Fprintf(&b, "- %4d   %.200s\n", j+1, w[j])
+	}
+	for j := i; j < min(len(g), i+4); j++ {
+		fmt.Fprintf(&b, "+ %4d   %.200s\n", j+1, g[j])
+	}
+	fmt.Fprintf(&b, "(want %d lines, got %d)", len(w), len(g))
+	return b.String()
+}
+
+// elem is an element of a parsed page.
+type elem struct {
+	name     string
+	attr     map[string]string
+	children []*elem
+	parent   *elem
+	// text is the element's own character data, joined; each piece is
+	// also a "#text" child, so that textOf reads them in document order.
+	text string
+}
+
+// parsePage parses report.html strictly, as XML: the page is meant to be
+// well formed, so anything unescaped breaks the parse or shows as an element.
+func parsePage(t *testing.T, src []byte) *elem {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(src))
+	d.Strict = true
+	root := &elem{name: "#document", attr: map[string]string{}}
+	cur := root
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("report.html is not well formed: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			e := &elem{name: tok.Name.Local, attr: map[string]string{}, parent: cur}
+			for _, a := range tok.Attr {
+				e.attr[a.Name.Local] = a.Value
+			}
+			cur.children = append(cur.children, e)
+			cur = e
+		case xml.EndElement:
+			cur = cur.parent
+		case xml.CharData:
+			cur.text += string(tok)
+			cur.children = append(cur.children, &elem{name: "#text", text: string(tok), parent: cur})
+		}
+	}
+	return root
+}
+
+// all lists the descendants of e that match, in document order.
+func (e *elem) all(match func(*elem) bool) []*elem {
+	var out []*elem
+	for _, c := range e.children {
+		if c.name == "#text" {
+			continue
+		}
+		if match(c) {
+			out = append(out, c)
+		}
+		out = append(out, c.all(match)...)
+	}
+	return out
+}
+
+func named(name string) func(*elem) bool { return func(e *elem) bool { return e.name == name } }
+
+func withClass(name, class string) func(*elem) bool {
+	return func(e *elem) bool {
+		return e.name == name && strings.Contains(" "+e.attr["class"]+" ", " "+class+" ")
+	}
+}
+
+func (e *elem) byID(id string) *elem {
+	if got := e.all(func(c *elem) bool { return c.attr["id"] == id }); len(got) == 1 {
+		return got[0]
+	}
+	return nil
+}
+
+func textOf(e *elem) string {
+	var b strings.Builder
+	var walk func(*elem)
+	walk = func(e *elem) {
+		if e.name == "#text" {
+			b.WriteString(e.text)
+		}
+		for _, c := range e.children {
+			walk(c)
+		}
+	}
+	walk(e)
+	return b.String()
+}
+
+// htmlSummary is what a page is checked against: summary.json.
+type htmlSummary struct {
+	Comparisons []struct {
+		Model, Ours, Baseline string
+		Throughput, Memory    struct {
+			BindingEligible bool `json:"binding_eligible"`
+			Clock           struct {
+				CrossBootOverride bool `json:"cross_boot_override"`
+			}
+		}
+	}
+}
+
+var number = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+// TestHTMLPage parses each golden page and checks it against summary.json
+// and report.md beside it: one picture per arm per comparison, each SVG
+// titled, labelled for assistive technology and with both axes labelled
+// and ticked; the badges of each ratio heading are its verdict (and
+// OVERRIDDEN where the override waived a boot check); nothing loads from
+// anywhere, nothing runs, and every link lands on the page.
+func TestHTMLPage(t *testing.T) {
+	for _, g := range htmlGolden {
+		t.Run(g.golden, func(t *testing.T) {
+			src, err := os.ReadFile(g.golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := os.ReadFile(filepath.Join(filepath.Dir(g.golden), "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum htmlSummary
+			if err := json.Unmarshal(raw, &sum); err != nil {
+				t.Fatal(err)
+			}
+			md, err := os.ReadFile(filepath.Join(filepath.Dir(g.golden), "report.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPage(t, parsePage(t, src), sum, md)
+		})
+	}
+}
+
+func checkPage(t *testing.T, doc *elem, sum htmlSummary, md []byte) {
+	t.Helper()
+	if len(sum.Comparisons) == 0 {
+		t.Fatal("summary.json has no comparison; these pages are chosen to have one")
+	}
+
+	// One picture per arm per comparison, and no other.
+	figures := doc.all(named("figure"))
+	if len(figures) != 2*len(sum.Comparisons) {
+		t.Errorf("%d figures for %d comparisons, want one per arm", len(figures), len(sum.Comparisons))
+	}
+	for i, c := range sum.Comparisons {
+		for _, arm := range []struct{ role, engine string }{{"ours", c.Ours}, {"baseline", c.Baseline}} {
+			fig := doc.byID(FigureID(i, arm.role))
+			if fig == nil {
+				t.Errorf("no figure #%s for %s", FigureID(i, arm.role), arm.engine)
+				continue
+			}
+			svgs := fig.all(named("svg"))
+			if len(svgs) != 1 {
+				t.Errorf("figure #%s holds %d SVGs, want 1", FigureID(i, arm.role), len(svgs))
+				continue
+			}
+			titles := svgs[0].all(named("title"))
+			if len(titles) == 0 || !strings.HasPrefix(titles[0].text, arm.engine+" ("+arm.role+" arm of "+c.Model+")") {
+				t.Errorf("figure #%s: the SVG's title does not name %s", FigureID(i, arm.role), arm.engine)
+			}
+			if got := fig.all(named("figcaption")); len(got) != 1 || !strings.HasPrefix(textOf(got[0]), arm.engine+" ("+arm.role+")") {
+				t.Errorf("figure #%s: caption does not name %s (%s)", FigureID(i, arm.role), arm.engine, arm.role)
+			}
+		}
+	}
+
+	// Every SVG: a title first, role="img", an aria-label, both axes
+	// labelled, and numbers on both axes.
+	svgs := doc.all(named("svg"))
+	if len(svgs) != len(figures) {
+		t.Errorf("%d SVGs on the page, %d figures", len(svgs), len(figures))
+	}
+	for i, s := range svgs {
+		if kids := s.all(func(c *elem) bool { return c.parent == s }); len(kids) == 0 || kids[0].name != "title" || strings.TrimSpace(kids[0].text) == "" {
+			t.Errorf("SVG %d: the first child is not a non-empty <title>", i)
+		}
+		if s.attr["role"] != "img" || strings.TrimSpace(s.attr["aria-label"]) == "" {
+			t.Errorf("SVG %d: role %q, aria-label %q; want img and a label", i, s.attr["role"], s.attr["aria-label"])
+		}
+		var yLabel, xLabel bool
+		for _, l := range s.all(withClass("text", "axis-label")) {
+			yLabel = yLabel || (strings.Contains(l.text, "MHz") && strings.HasPrefix(l.attr["transform"], "rotate(-90"))
+			xLabel = xLabel || (strings.Contains(l.text, "seconds") && l.attr["transform"] == "")
+		}
+		if !yLabel || !xLabel {
+			t.Errorf("SVG %d: y axis labelled in MHz %v, x axis in seconds %v; want both", i, yLabel, xLabel)
+		}
+		var yTicks, xTicks int
+		for _, tk := range s.all(withClass("text", "tick")) {
+			if !number.MatchString(tk.text) {
+				t.Errorf("SVG %d: tick label %q is not a number", i, tk.text)
+			}
+			switch tk.attr["text-anchor"] {
+			case "end":
+				yTicks++
+			case "middle":
+				xTicks++
+			}
+		}
+		if yTicks < 3 || xTicks < 2 {
+			t.Errorf("SVG %d: %d MHz tick labels and %d seconds tick labels; want at least 3 and 2", i, yTicks, xTicks)
+		}
+	}
+
+	// Badges: the verdicts of summary.json and of report.md, heading by heading.
+	var want []string
+	for _, c := range sum.Comparisons {
+		for _, r := range []struct {
+			BindingEligible bool `json:"binding_eligible"`
+			Clock           struct {
+				CrossBootOverride bool `json:"cross_boot_override"`
+			}
+		}{c.Throughput, c.Memory} {
+			want = append(want, strings.Join(Badges(r.BindingEligible, r.Clock.CrossBootOverride), "+"))
+		}
+	}
+	var fromMD []string
+	for _, m := range regexp.MustCompile(`(?m)^### (?:THROUGHPUT|MEMORY) .*: (ESTABLISHED|NOT ESTABLISHED)$`).FindAllSubmatch(md, -1) {
+		fromMD = append(fromMD, string(m[1]))
+	}
+	var got []string
+	for _, h := range doc.all(named("h3")) {
+		badges := h.all(withClass("span", "badge"))
+		if len(badges) == 0 {
+			continue
+		}
+		var words []string
+		for _, b := range badges {
+			words = append(words, b.text)
+			if cls := badgeClass(b.text); !strings.Contains(b.attr["class"], cls) {
+				t.Errorf("badge %q has class %q, want %q", b.text, b.attr["class"], cls)
+			}
+		}
+		if strings.Contains(h.text, "ESTABLISHED") {
+			t.Errorf("heading %q still carries its verdict in words beside the badge", h.text)
+		}
+		got = append(got, strings.Join(words, "+"))
+	}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("badges %q, summary.json says %q", got, want)
+	}
+	if len(fromMD) != len(got) {
+		t.Errorf("report.md has %d ratio headings, the page %d with badges", len(fromMD), len(got))
+	}
+	for i := range min(len(fromMD), len(got)) {
+		if verdict, _, _ := strings.Cut(got[i], "+"); verdict != fromMD[i] {
+			t.Errorf("ratio %d: badge %q, report.md says %q", i+1, verdict, fromMD[i])
+		}
+	}
+
+	// Self-contained: no script, nothing with a source, every link a
+	// fragment of this page.
+	if s := doc.all(named("script")); len(s) > 0 {
+		t.Errorf("%d script elements", len(s))
+	}
+	for _, e := range doc.all(func(e *elem) bool { return e.attr["src"] != "" || e.attr["href"] != "" }) {
+		href := e.attr["href"]
+		if e.attr["src"] != "" || !strings.HasPrefix(href, "#") || doc.byID(href[1:]) == nil {
+			t.Errorf("<%s> src %q href %q: want only links to an id on the page", e.name, e.attr["src"], href)
+		}
+	}
+	styles := doc.all(named("style"))
+	if len(styles) != 1 || !strings.Contains(styles[0].text, "@media print") || !strings.Contains(styles[0].text, "page-break-inside: avoid") {
+		t.Error("want one inline style sheet with print rules that keep figures whole")
+	}
+}
+
+// TestTreeTextLinksNowhere: a bare URL or e-mail address in a tree's text
+// (here, names of stray files in its warnings) is shown as text, not made
+// a link off the page by GFM's autolinking.
+func TestTreeTextLinksNowhere(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(root, os.DirFS(filepath.Join(treesDir, "staircase"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"www.evil.example", filepath.Join("bench", "mail@evil.example")} {
+		if err := os.WriteFile(filepath.Join(root, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	html, _ := page(t, root, false)
+	d := parsePage(t, html)
+	var warnings string
+	for _, li := range d.all(named("li")) {
+		warnings += textOf(li) + "\n"
+	}
+	for _, name := range []string{"www.evil.example", "bench/mail@evil.example"} {
+		if !strings.Contains(warnings, name+": ") {
+			t.Errorf("no warning names %s", name)
+		}
+	}
+	for _, a := range d.all(named("a")) {
+		if !strings.HasPrefix(a.attr["href"], "#") {
+			t.Errorf("a link off the page: %q", a.attr["href"])
+		}
+	}
+}

@@ -1,0 +1,705 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"html"
+	"math"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/clockgate/clockgate/clocks"
+)
+
+// The clock-over-time picture's geometry, in SVG user units (the viewBox
+// is figW × figH; the page scales it to the column width).
+const (
+	figW  = 960
+	figH  = 310
+	padL  = 72  // y tick labels and the MHz axis label
+	padR  = 112 // the median labels
+	padT  = 48  // leg labels and their clock codes
+	padB  = 46  // x tick labels and the seconds axis label
+	plotW = figW - padL - padR
+	plotH = figH - padT - padB
+
+	// slotW is the width of a leg drawn without a trace; legGap separates legs.
+	slotW  = 170.0
+	legGap = 14.0
+)
+
+// The picture's colours; every one prints on white.
+const (
+	colourOurs     = "#1f5fa8"
+	colourBaseline = "#00796b"
+	colourIdle     = "#8a8a8a"
+	colourThrottle = "#c62828"
+	colourBoot     = "#d35400"
+	colourGrid     = "#e3e3e3"
+	colourAxis     = "#444444"
+	colourRule     = "#9e9e9e"
+)
+
+// tsample is one sample of a leg's stream as the picture needs it.
+type tsample struct {
+	// t is seconds from the leg's first sample.
+	t   float64
+	mhz int
+	// idle is utilization 0%; throttled is a busy sample with a bit outside
+	// clocks.BenignThrottleMask.
+	idle, throttled bool
+	boot            string
+}
+
+// legTrace is one leg of an arm, read for the picture: its samples in time
+// order, or the note that says why it has none.
+type legTrace struct {
+	leg     Leg
+	samples []tsample
+	// note is set exactly when samples is nil: the leg is drawn as a slot
+	// saying it has no trusted clock trace, and why.
+	note string
+	// span is the seconds from the first sample to the last, at least 1.
+	span float64
+}
+
+func (lt *legTrace) drawn() bool { return lt.samples != nil }
+
+// readTrace reads a leg's stream under tree for the picture. Only a leg
+// whose record its stream recomputes to is read at all; a stream that
+// fails now, or no longer holds the busy and idle counts it was judged
+// with, gives a note instead of a trace.
+func readTrace(tree string, l Leg) legTrace {
+	lt := legTrace{leg: l}
+	if !l.Trusted {
+		lt.note = "record not trusted"
+		for _, c := range l.Codes {
+			switch c {
+			case clocks.CodeMissing, clocks.CodeInvalid, clocks.CodeStreamMissing, clocks.CodeStreamInvalid, clocks.CodeStreamMismatch:
+				lt.note = c
+			}
+		}
+		return lt
+	}
+	samples, err := loadSamples(filepath.Join(tree, filepath.FromSlash(l.StreamPath)))
+	if err != nil {
+		lt.note = "stream unreadable now"
+		return lt
+	}
+	busy, idle := 0, 0
+	for _, s := range samples {
+		if s.idle {
+			idle++
+		} else {
+			busy++
+		}
+	}
+	if l.BusySamples == nil || l.IdleSamples == nil || busy != *l.BusySamples || idle != *l.IdleSamples || busy == 0 {
+		lt.note = "stream changed since judged"
+		return lt
+	}
+	lt.samples = samples
+	lt.span = 1
+	for _, s := range samples {
+		lt.span = max(lt.span, s.t)
+	}
+	return lt
+}
+
+// readTraces reads the legs' streams, several at once; the result is in
+// the legs' order whatever order the reads end in.
+func readTraces(tree string, legs []Leg) []legTrace {
+	out := make([]legTrace, len(legs))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range legs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i] = readTrace(tree, legs[i])
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// loadSamples reads a stream whole; any defect is an error, so a picture
+// never draws part of a stream as if it were all of it.
+func loadSamples(path string) ([]tsample, error) {
+	f, err := clocks.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []tsample
+	var t0 time.Time
+	boot := ""
+	err = readStream(f, func(l streamLine) error {
+		if len(out) == 0 {
+			t0 = l.t
+		}
+		if string(l.boot) != boot {
+			boot = string(l.boot) // one string per boot, not per sample
+		}
+		idle := l.util == 0
+		out = append(out, tsample{t: max(0, l.t.Sub(t0).Seconds()), mhz: l.mhz, idle: idle,
+			throttled: !idle && l.bits&^clocks.BenignThrottleMask != 0, boot: boot})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no sample")
+	}
+	// A stream is written in time order; a clock that stepped back is drawn
+	// where its time says.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].t < out[j].t })
+	return out, nil
+}
+
+// panel is one arm's picture.
+type panel struct {
+	// id is the figure's fragment, such as "c1-ours".
+	id            string
+	model         string
+	engine, other string
+	role          string // "ours" or "baseline"
+	colour        string
+	otherColour   string
+	side          clocks.Side
+	otherMedian   *float64
+	legs          []legTrace
+}
+
+// yScale maps MHz to the plot's y.
+type yScale struct{ lo, hi, step float64 }
+
+func (s yScale) y(mhz float64) float64 {
+	return padT + plotH - (mhz-s.lo)/(s.hi-s.lo)*plotH
+}
+
+// newYScale covers every busy sample of the panels, each merged median
+// with its spread band and each other arm's median, with round ticks.
+// Idle samples do not widen it: they price no work, and one at idle clock
+// would flatten the busy trace.
+func newYScale(panels []*panel) yScale {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	see := func(x float64) { lo, hi = min(lo, x), max(hi, x) }
+	for _, p := range panels {
+		if m := p.side.MedianMHz; m != nil {
+			see(*m * (1 - clocks.MaxSpreadPct/100))
+			see(*m * (1 + clocks.MaxSpreadPct/100))
+		}
+		if m := p.otherMedian; m != nil {
+			see(*m)
+		}
+		for _, lt := range p.legs {
+			for _, s := range lt.samples {
+				if !s.idle {
+					see(float64(s.mhz))
+				}
+			}
+		}
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 3000
+	}
+	if hi-lo < 100 {
+		mid := (hi + lo) / 2
+		lo, hi = mid-50, mid+50
+	}
+	pad := (hi - lo) * 0.05
+	lo, hi = max(0, lo-pad), hi+pad
+	step := niceStep((hi-lo)/6, []float64{1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000})
+	return yScale{lo: math.Floor(lo/step) * step, hi: math.Ceil(hi/step) * step, step: step}
+}
+
+// niceStep is the first step not below want, or the last.
+func niceStep(want float64, steps []float64) float64 {
+	for _, s := range steps {
+		if s >= want {
+			return s
+		}
+	}
+	return steps[len(steps)-1]
+}
+
+// xLayout lays an arm's legs end to end: each drawn leg as wide as its
+// span at a scale both panels of a comparison share, each leg without a
+// trace as a fixed slot.
+type xLayout struct {
+	scale float64 // user units per second
+	slot  float64
+	gap   float64
+}
+
+func newXLayout(panels []*panel) xLayout {
+	n := 1
+	for _, p := range panels {
+		n = max(n, len(p.legs))
+	}
+	// A slot is never wider than an equal share of the plot, so that
+	// drawn legs keep at least as much.
+	l := xLayout{gap: min(legGap, plotW/float64(8*n))}
+	l.slot = min(slotW, (plotW-l.gap*float64(n-1))/float64(n))
+	l.scale = math.Inf(1)
+	for _, p := range panels {
+		avail, span := float64(plotW)-l.gap*float64(len(p.legs)-1), 0.0
+		for _, lt := range p.legs {
+			if lt.drawn() {
+				span += lt.span
+			} else {
+				avail -= l.slot
+			}
+		}
+		if span > 0 {
+			l.scale = min(l.scale, avail/span)
+		}
+	}
+	if math.IsInf(l.scale, 0) {
+		l.scale = 1
+	}
+	return l
+}
+
+func (l xLayout) width(lt *legTrace) float64 {
+	if lt.drawn() {
+		return lt.span * l.scale
+	}
+	return l.slot
+}
+
+// svgWriter accumulates SVG; every number it prints has one decimal, so the
+// same picture is always the same bytes.
+type svgWriter struct{ strings.Builder }
+
+func (w *svgWriter) f(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+
+// n prints a coordinate with one decimal, never "-0.0".
+func n(x float64) string {
+	x = math.Round(x*10) / 10
+	if x == 0 {
+		x = 0
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
+// esc makes text safe inside SVG and HTML: valid UTF-8, no control
+// character, markup escaped.
+func esc(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && w == 1, unicode.IsControl(r) && r != '\t', r == '\uFFFE', r == '\uFFFF':
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteString(s[i : i+w])
+		}
+		i += w
+	}
+	return html.EscapeString(b.String())
+}
+
+// clip shortens s to at most n runes, marking the cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n < 1 {
+		return ""
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// pt is a point of a busy trace, in user units.
+type pt struct{ x, y float64 }
+
+// column is the pixel column x falls in.
+func column(x float64) int { return int(math.Floor(x)) }
+
+// colX is the centre of a pixel column.
+func colX(c int) float64 { return float64(c) + 0.5 }
+
+// reduced is a leg's samples reduced to what a plot of its width can show:
+// per pixel column the busy samples' minimum and maximum, in the order
+// they occurred; the idle samples' minimum and maximum; whether a busy
+// sample was throttled. Every excursion survives and the point count is
+// bounded by the width, whatever the number of samples.
+type reduced struct {
+	// runs are the busy trace's polylines; a run breaks where a pixel
+	// column held idle samples and no busy one.
+	runs     [][]pt
+	idle     []pt
+	throttle []int // pixel columns
+	// boots are the pixel columns where the boot id changes within the leg,
+	// with the new boot id.
+	boots []bootMark
+}
+
+type bootMark struct {
+	col  int
+	boot string
+}
+
+func reduce(samples []tsample, x func(t float64) float64, y func(mhz float64) float64) reduced {
+	var r reduced
+	type agg struct {
+		col        int
+		lo, hi     int
+		loAt, hiAt int
+		set        bool
+		idleLo     int
+		idleHi     int
+		idleSet    bool
+		throttled  bool
+	}
+	var run []pt
+	flushRun := func() {
+		if len(run) > 0 {
+			r.runs = append(r.runs, run)
+			run = nil
+		}
+	}
+	cur := agg{col: math.MinInt}
+	lastBusyCol, idleGapCol := math.MinInt, math.MinInt
+	flush := func() {
+		if cur.set {
+			first, second := cur.lo, cur.hi
+			if cur.hiAt < cur.loAt {
+				first, second = cur.hi, cur.lo
+			}
+			run = append(run, pt{colX(cur.col), y(float64(first))})
+			if second != first {
+				run = append(run, pt{colX(cur.col), y(float64(second))})
+			}
+		}
+		if cur.idleSet {
+			r.idle = append(r.idle, pt{colX(cur.col), y(float64(cur.idleLo))})
+			if cur.idleHi != cur.idleLo {
+				r.idle = append(r.idle, pt{colX(cur.col), y(float64(cur.idleHi))})
+			}
+		}
+		if cur.throttled {
+			r.throttle = append(r.throttle, cur.col)
+		}
+	}
+	prevBoot := ""
+	for i, s := range samples {
+		c := column(x(s.t))
+		if c != cur.col {
+			flush()
+			cur = agg{col: c}
+		}
+		if i > 0 && s.boot != prevBoot && (len(r.boots) == 0 || r.boots[len(r.boots)-1].col != c) {
+			r.boots = append(r.boots, bootMark{col: c, boot: s.boot})
+		}
+		prevBoot = s.boot
+		if s.idle {
+			if !cur.idleSet || s.mhz < cur.idleLo {
+				cur.idleLo = s.mhz
+			}
+			if !cur.idleSet || s.mhz > cur.idleHi {
+				cur.idleHi = s.mhz
+			}
+			cur.idleSet = true
+			// The first column after the last busy one that holds only idle
+			// samples so far: a busy sample after it starts a new run.
+			if c > lastBusyCol && !cur.set && idleGapCol <= lastBusyCol {
+				idleGapCol = c
+			}
+			continue
+		}
+		if idleGapCol > lastBusyCol && idleGapCol < c {
+			flushRun()
+		}
+		lastBusyCol = c
+		if !cur.set || s.mhz < cur.lo {
+			cur.lo, cur.loAt = s.mhz, i
+		}
+		if !cur.set || s.mhz > cur.hi {
+			cur.hi, cur.hiAt = s.mhz, i
+		}
+		cur.set = true
+		cur.throttled = cur.throttled || s.throttled
+	}
+	flush()
+	flushRun()
+	return r
+}
+
+// pathData is an SVG path through each run of two points or more.
+func pathData(runs [][]pt) string {
+	var b strings.Builder
+	for _, run := range runs {
+		if len(run) < 2 {
+			continue // a lone point is drawn as a dot
+		}
+		for i, p := range run {
+			if i == 0 {
+				b.WriteString("M")
+			} else {
+				b.WriteString(" L")
+			}
+			b.WriteString(n(p.x))
+			b.WriteByte(' ')
+			b.WriteString(n(p.y))
+		}
+		b.WriteByte(' ')
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// xTickStep is the tick step, in seconds, that keeps labels about 60 units apart.
+func xTickStep(scale float64) float64 {
+	return niceStep(60/scale, []float64{1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 14400, 28800, 86400})
+}
+
+// svg draws one arm's picture.
+func (p *panel) svg(xs xLayout, ys yScale) string {
+	var w svgWriter
+	title := fmt.Sprintf("%s (%s arm of %s): SM clock (MHz) over time (seconds from each leg's first sample)", p.engine, p.role, p.model)
+	w.f(`<svg xmlns="http://www.w3.org/2000/svg" class="clock" viewBox="0 0 %d %d" role="img" aria-label="%s">`, figW, figH, esc(p.ariaLabel()))
+	w.f("\n<title>%s</title>\n", esc(title))
+	right := float64(padL + plotW)
+	bottom := float64(padT + plotH)
+
+	// Grid and y ticks.
+	for v := ys.lo; v <= ys.hi+ys.step/2; v += ys.step {
+		y := ys.y(v)
+		w.f(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`+"\n", n(padL), n(y), n(right), n(y), colourGrid)
+		w.f(`<text class="tick" x="%s" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", n(padL-6), n(y), strconv.FormatFloat(v, 'f', -1, 64))
+	}
+
+	// The merged median, its spread band, and the other arm's median.
+	if m := p.side.MedianMHz; m != nil {
+		top, bot := ys.y(*m*(1+clocks.MaxSpreadPct/100)), ys.y(*m*(1-clocks.MaxSpreadPct/100))
+		w.f(`<rect class="band" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.1"/>`+"\n", n(padL), n(top), n(plotW), n(bot-top), p.colour)
+	}
+
+	// The legs, end to end.
+	x0 := float64(padL)
+	prevBoot := ""
+	for i := range p.legs {
+		lt := &p.legs[i]
+		wid := xs.width(lt)
+		p.leg(&w, lt, x0, wid, xs, ys, i > 0 && prevBoot != "" && firstBoot(lt) != "" && firstBoot(lt) != prevBoot)
+		prevBoot = lastBoot(lt)
+		x0 += wid + xs.gap
+	}
+
+	// The medians over the traces, thin enough that a trace on them shows.
+	if m := p.otherMedian; m != nil {
+		w.f(`<line class="other-median" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.3" stroke-dasharray="7 5"/>`+"\n",
+			n(padL), n(ys.y(*m)), n(right), n(ys.y(*m)), p.otherColour)
+	}
+	if m := p.side.MedianMHz; m != nil {
+		w.f(`<line class="median" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1"/>`+"\n",
+			n(padL), n(ys.y(*m)), n(right), n(ys.y(*m)), p.colour)
+	}
+	p.medianLabels(&w, ys)
+	x0 = float64(padL)
+	for i := range p.legs {
+		lt := &p.legs[i]
+		if !lt.drawn() {
+			p.slot(&w, lt, x0, xs.width(lt))
+		}
+		x0 += xs.width(lt) + xs.gap
+	}
+
+	// Axes and their labels.
+	w.f(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`+"\n", n(padL), n(padT), n(padL), n(bottom), colourAxis)
+	w.f(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`+"\n", n(padL), n(bottom), n(right), n(bottom), colourAxis)
+	w.f(`<text class="axis-label" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">SM clock (MHz)</text>`+"\n",
+		n(18), n(padT+plotH/2), n(18), n(padT+plotH/2))
+	w.f(`<text class="axis-label" x="%s" y="%s" text-anchor="middle">time (seconds from each leg's first sample)</text>`+"\n",
+		n(padL+plotW/2), n(figH-8))
+	w.f("</svg>")
+	return w.String()
+}
+
+// slot covers the place of a leg without a trace, medians included, with
+// the note that says why it has none.
+func (p *panel) slot(w *svgWriter, lt *legTrace, x0, wid float64) {
+	w.f(`<g class="no-trace" id="%s-%s-slot">`+"\n", p.id, esc(lt.leg.Name))
+	w.f(`<rect x="%s" y="%s" width="%s" height="%s" fill="#f4f4f4" stroke="%s" stroke-dasharray="4 3"/>`+"\n",
+		n(x0+2), n(padT), n(wid-4), n(plotH), colourRule)
+	cx, cy := x0+wid/2, float64(padT+plotH/2)
+	w.f(`<text class="no-trace-note" x="%s" y="%s" text-anchor="middle" fill="%s">no trusted clock trace</text>`+"\n", n(cx), n(cy-8), colourThrottle)
+	w.f(`<text class="no-trace-why" x="%s" y="%s" text-anchor="middle" fill="%s">%s</text>`+"\n", n(cx), n(cy+10), colourAxis, esc(clip(lt.note, int(wid/5.8))))
+	w.f("</g>\n")
+}
+
+func firstBoot(lt *legTrace) string {
+	if lt.drawn() {
+		return lt.samples[0].boot
+	}
+	return ""
+}
+
+func lastBoot(lt *legTrace) string {
+	if lt.drawn() {
+		return lt.samples[len(lt.samples)-1].boot
+	}
+	return ""
+}
+
+// medianLabels prints the two medians in the right margin, apart when
+// their lines are close.
+func (p *panel) medianLabels(w *svgWriter, ys yScale) {
+	type label struct {
+		y      float64
+		text   string
+		colour string
+	}
+	var ls []label
+	if m := p.side.MedianMHz; m != nil {
+		ls = append(ls, label{ys.y(*m), "median " + num(*m), p.colour})
+	}
+	if m := p.otherMedian; m != nil {
+		ls = append(ls, label{ys.y(*m), clip(p.other, 9) + " " + num(*m), p.otherColour})
+	}
+	if len(ls) == 2 && math.Abs(ls[0].y-ls[1].y) < 14 {
+		mid := (ls[0].y + ls[1].y) / 2
+		if ls[0].y <= ls[1].y {
+			ls[0].y, ls[1].y = mid-7, mid+7
+		} else {
+			ls[0].y, ls[1].y = mid+7, mid-7
+		}
+	}
+	for i, l := range ls {
+		class := "median-label"
+		if i == 1 {
+			class = "other-median-label"
+		}
+		w.f(`<text class="%s" x="%s" y="%s" dominant-baseline="middle" fill="%s">%s</text>`+"\n",
+			class, n(padL+plotW+6), n(l.y), l.colour, esc(l.text))
+	}
+}
+
+// leg draws one leg at x0, wid wide: its rule, its label and clock codes,
+// and its trace when it has one (slot covers the place of one that has not).
+func (p *panel) leg(w *svgWriter, lt *legTrace, x0, wid float64, xs xLayout, ys yScale, bootChange bool) {
+	bottom := float64(padT + plotH)
+	w.f(`<g class="leg" id="%s-%s">`+"\n", p.id, esc(lt.leg.Name))
+	rule, ink, width, label := colourRule, colourAxis, "1", lt.leg.Name
+	if b := firstBoot(lt); b != "" {
+		label += " · " + shortBoot(b)
+	}
+	if bootChange {
+		rule, ink, width = colourBoot, colourBoot, "2"
+		label += " (new boot)"
+	}
+	w.f(`<line class="leg-rule" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="%s"/>`+"\n",
+		n(x0), n(padT-30), n(x0), n(bottom), rule, width)
+	w.f(`<text class="leg-label" x="%s" y="%s" fill="%s">%s</text>`+"\n", n(x0+4), n(padT-32), ink, esc(label))
+	var codes []string
+	for _, c := range lt.leg.Codes {
+		if clocks.IsClock(c) {
+			codes = append(codes, c)
+		}
+	}
+	if len(codes) > 0 {
+		w.f(`<text class="leg-codes" x="%s" y="%s" fill="%s">%s</text>`+"\n", n(x0+4), n(padT-18), colourThrottle, esc(strings.Join(codes, ", ")))
+	}
+
+	if !lt.drawn() {
+		w.f("</g>\n")
+		return
+	}
+
+	x := func(t float64) float64 { return x0 + t*xs.scale }
+	r := reduce(lt.samples, x, ys.y)
+
+	// x ticks, seconds from this leg's first sample.
+	step := xTickStep(xs.scale)
+	for k := 0; ; k++ {
+		t := float64(k) * step
+		tx := x(t)
+		if t > lt.span || (k > 0 && tx > x0+wid-24) {
+			break
+		}
+		w.f(`<line class="xtick" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`+"\n", n(tx), n(bottom), n(tx), n(bottom+5), colourAxis)
+		w.f(`<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", n(tx), n(bottom+17), strconv.FormatFloat(t, 'f', -1, 64))
+	}
+
+	if d := pathData(r.runs); d != "" {
+		w.f(`<path class="busy" d="%s" fill="none" stroke="%s" stroke-width="2.4" stroke-opacity="0.85" stroke-linejoin="round" stroke-linecap="round"/>`+"\n", d, p.colour)
+	}
+	dots := false
+	for _, run := range r.runs {
+		if len(run) == 1 {
+			if !dots {
+				w.f(`<g class="busy-dots" fill="%s">`, p.colour)
+				dots = true
+			}
+			w.f(`<circle cx="%s" cy="%s" r="3"/>`, n(run[0].x), n(run[0].y))
+		}
+	}
+	if dots {
+		w.f("</g>\n")
+	}
+	if len(r.idle) > 0 {
+		w.f(`<g class="idle" fill="#ffffff" stroke="%s" stroke-width="1">`, colourIdle)
+		for _, q := range r.idle {
+			switch {
+			case q.y > bottom: // below the scale: a triangle on its edge, pointing down
+				w.f(`<path class="off-scale" fill="%s" d="M%s %s L%s %s L%s %s Z"/>`, colourIdle, n(q.x-3.5), n(bottom-8), n(q.x+3.5), n(bottom-8), n(q.x), n(bottom-2))
+			case q.y < padT: // above it, pointing up
+				w.f(`<path class="off-scale" fill="%s" d="M%s %s L%s %s L%s %s Z"/>`, colourIdle, n(q.x-3.5), n(padT+8), n(q.x+3.5), n(padT+8), n(q.x), n(padT+2))
+			default:
+				w.f(`<circle cx="%s" cy="%s" r="2.6"/>`, n(q.x), n(q.y))
+			}
+		}
+		w.f("</g>\n")
+	}
+	if len(r.throttle) > 0 {
+		w.f(`<g class="throttle" stroke="%s" stroke-width="2">`, colourThrottle)
+		for _, c := range r.throttle {
+			w.f(`<line x1="%s" y1="%s" x2="%s" y2="%s"/>`, n(colX(c)), n(padT), n(colX(c)), n(padT+10))
+		}
+		w.f("</g>\n")
+	}
+	lastLabel := math.Inf(-1)
+	for _, b := range r.boots {
+		bx := colX(b.col)
+		w.f(`<line class="boot-change" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2"/>`+"\n", n(bx), n(padT), n(bx), n(bottom), colourBoot)
+		if bx-lastLabel >= 90 {
+			w.f(`<text class="boot-label" x="%s" y="%s" fill="%s">boot %s</text>`+"\n", n(bx+3), n(padT+24), colourBoot, esc(shortBoot(b.boot)))
+			lastLabel = bx
+		}
+	}
+	w.f("</g>\n")
+}
+
+// ariaLabel says in words what the picture shows.
+func (p *panel) ariaLabel() string {
+	var legs []string
+	for _, lt := range p.legs {
+		s := lt.leg.Name
+		switch {
+		case !lt.drawn():
+			s += " no trusted clock trace (" + lt.note + ")"
+		case lt.leg.MedianMHz != nil:
+			s += " median " + num(*lt.leg.MedianMHz) + " MHz"
+		}
+		legs = append(legs, s)
+	}
+	out := fmt.Sprintf("SM clock in MHz over seconds for %s, legs end to end: %s", p.engine, strings.Join(legs, "; "))
+	if m := p.side.MedianMHz; m != nil {
+		out += fmt.Sprintf(". Merged median %s MHz with a ±%.1f%% band", num(*m), clocks.MaxSpreadPct)
+	}
+	if m := p.otherMedian; m != nil {
+		out += fmt.Sprintf("; %s median %s MHz dashed", p.other, num(*m))
+	}
+	return out + "."
+}

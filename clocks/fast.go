@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 )
 
 // FoldStream reads a whole stream into a fold. Lines are read in place; a
@@ -15,40 +16,103 @@ import (
 // is the strict parser's either way. The error is a *LineError.
 func FoldStream(r io.Reader) (*Fold, error) {
 	f := NewFold()
+	err := eachLine(r, f.addLine)
+	f.finish()
+	return f, err
+}
+
+// LineView is what one stream line says of the clock. For a line in the
+// shape Sample.AppendJSON writes, T and BootID lie in the reader's buffer
+// and are valid only during the call.
+type LineView struct {
+	// Line is the 1-based line number.
+	Line              int
+	T                 []byte
+	BootID            []byte
+	SMClockMHz        int
+	UtilizationGPUPct int
+	// ThrottleBits is the active throttle bit set.
+	ThrottleBits uint64
+}
+
+// Time is T as a time.
+func (v *LineView) Time() (time.Time, error) {
+	if validTime(v.T) {
+		d := func(i, j int) int {
+			n := 0
+			for _, c := range v.T[i:j] {
+				n = n*10 + int(c-'0')
+			}
+			return n
+		}
+		return time.Date(d(0, 4), time.Month(d(5, 7)), d(8, 10), d(11, 13), d(14, 16), d(17, 19), d(20, 23)*1e6, time.UTC), nil
+	}
+	return time.Parse(time.RFC3339Nano, string(v.T))
+}
+
+// EachLine reads a stream and calls fn with every sample in order. It
+// accepts and refuses exactly what Scanner does, reading canonical lines in
+// place; the first bad line, or error from fn, stops it as a *LineError.
+func EachLine(r io.Reader, fn func(*LineView) error) error {
+	var shape *fastShape
+	var v LineView
+	return eachLine(r, func(b []byte, line int) error {
+		if shape != nil && shape.parse(b, &v) {
+			v.Line = line
+			return fn(&v)
+		}
+		s, err := parseLine(b)
+		if err != nil {
+			return err
+		}
+		if shape == nil {
+			shape = newFastShape(s)
+		}
+		bits, _ := ParseThrottle(s.ThrottleReasonsActive)
+		v = LineView{Line: line, T: []byte(s.T), BootID: []byte(s.BootID), SMClockMHz: s.SMClockMHz,
+			UtilizationGPUPct: s.UtilizationGPUPct, ThrottleBits: bits}
+		return fn(&v)
+	})
+}
+
+// eachLine reads a stream's lines in place and hands each, without its
+// newline, to fn. A line over MaxLineBytes is refused unread; a final line
+// without a newline is used when fn takes it, else it is a torn line.
+func eachLine(r io.Reader, fn func(b []byte, line int) error) error {
 	br := bufio.NewReaderSize(r, MaxLineBytes+1)
-	line := 0
-	for {
+	for line := 1; ; line++ {
 		b, err := br.ReadSlice('\n')
 		if len(b) == 0 && err == io.EOF {
-			f.finish()
-			return f, nil
+			return nil
 		}
-		line++
 		if errors.Is(err, bufio.ErrBufferFull) {
-			f.finish()
-			return f, &LineError{line, fmt.Errorf("longer than %d bytes; refused unread", MaxLineBytes)}
+			return &LineError{line, fmt.Errorf("longer than %d bytes; refused unread", MaxLineBytes)}
 		}
 		if err != nil && err != io.EOF {
-			f.finish()
-			return f, &LineError{line, err}
+			return &LineError{line, err}
 		}
 		torn := err == io.EOF
-		body := b
 		if !torn {
-			body = b[:len(b)-1]
+			b = b[:len(b)-1]
 		}
-		if lerr := f.addLine(body, line); lerr != nil {
-			f.finish()
+		if lerr := fn(b, line); lerr != nil {
 			if torn {
 				lerr = fmt.Errorf("torn final line (no newline): %v", lerr)
 			}
-			return f, &LineError{line, lerr}
+			return &LineError{line, lerr}
 		}
 		if torn {
-			f.finish()
-			return f, nil
+			return nil
 		}
 	}
+}
+
+// parseLine is ParseSample with the empty line named.
+func parseLine(b []byte) (*Sample, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, errors.New("empty line")
+	}
+	return ParseSample(b)
 }
 
 // finish materializes what the fast path kept in scratch space.
@@ -77,10 +141,7 @@ func (f *Fold) addLine(b []byte, line int) error {
 		return nil
 	}
 	f.flushLast()
-	if len(bytes.TrimSpace(b)) == 0 {
-		return errors.New("empty line")
-	}
-	s, err := ParseSample(b)
+	s, err := parseLine(b)
 	if err != nil {
 		return err
 	}
@@ -98,6 +159,8 @@ type fastShape struct {
 	// ok is false when the first sample's strings are not plain printable
 	// ASCII, so their JSON text is not the string itself.
 	ok bool
+	// bootID is the first sample's, which every canonical line repeats.
+	bootID []byte
 }
 
 func plainASCII(ss ...string) bool {
@@ -125,13 +188,37 @@ func newFastShape(s *Sample) *fastShape {
 			`","driver_version":"` + s.DriverVersion + `","sm_clock_mhz":`,
 		afterSM: `,"clocks_max_sm_mhz":` + strconv.Itoa(s.ClocksMaxSMMHz) +
 			`,"clocks_applications_graphics_mhz":` + apps + `,"throttle_reasons_active":"`,
-		ok: true,
+		ok:     true,
+		bootID: []byte(s.BootID),
 	}
 }
 
 // denseSpan is how many clock values around the first busy one are counted
 // in an array rather than the map.
 const denseSpan = 4096
+
+// parse reads a line in the canonical shape whose static fields are the
+// shape's and whose persistence is Enabled into v, and reports true; or
+// reports false. Every line it takes, ParseSample takes to the same sample.
+func (sh *fastShape) parse(b []byte, v *LineView) bool {
+	if !sh.ok {
+		return false
+	}
+	var hex []byte
+	p := cursor{b: b}
+	ok := p.lit(`{"t":"`) && p.take(24, &v.T) && validTime(v.T) &&
+		p.lit(sh.afterT) && p.uint(&v.SMClockMHz, 1) &&
+		p.lit(sh.afterSM) && p.hex(&hex, &v.ThrottleBits) &&
+		p.lit(`,"persistence_mode":"Enabled","pstate":"`) && p.ascii() &&
+		p.lit(`,"utilization_gpu_pct":`) && p.uint(&v.UtilizationGPUPct, 0) && v.UtilizationGPUPct <= 100 &&
+		(!p.lit(`,"temperature_gpu_c":`) || p.decimal()) &&
+		(!p.lit(`,"power_draw_w":`) || p.decimal()) &&
+		(!p.lit(`,"clocks_mem_mhz":`) || p.uint(new(int), 0)) &&
+		(!p.lit(`,"throttle_field":"`) || p.ascii()) &&
+		p.lit(`}`) && p.i == len(b)
+	v.BootID = sh.bootID
+	return ok
+}
 
 // addFast folds a line in the canonical shape, with the first sample's
 // static fields and persistence Enabled, and reports true; or reports false
@@ -141,38 +228,23 @@ func (f *Fold) addFast(b []byte) bool {
 	if f.shape == nil {
 		f.shape = newFastShape(f.First)
 	}
-	if !f.shape.ok {
+	var v LineView
+	if !f.shape.parse(b, &v) {
 		return false
 	}
-	var t, hex []byte
-	var sm, util int
-	var bits uint64
-	p := cursor{b: b}
-	ok := p.lit(`{"t":"`) && p.take(24, &t) && validTime(t) &&
-		p.lit(f.shape.afterT) && p.uint(&sm, 1) &&
-		p.lit(f.shape.afterSM) && p.hex(&hex, &bits) &&
-		p.lit(`,"persistence_mode":"Enabled","pstate":"`) && p.ascii() &&
-		p.lit(`,"utilization_gpu_pct":`) && p.uint(&util, 0) && util <= 100 &&
-		(!p.lit(`,"temperature_gpu_c":`) || p.decimal()) &&
-		(!p.lit(`,"power_draw_w":`) || p.decimal()) &&
-		(!p.lit(`,"clocks_mem_mhz":`) || p.uint(new(int), 0)) &&
-		(!p.lit(`,"throttle_field":"`) || p.ascii()) &&
-		p.lit(`}`) && p.i == len(b)
-	if !ok {
-		return false
-	}
-	if util > 0 {
-		if _, seen := f.Throttle[bits]; !seen {
+	if v.UtilizationGPUPct > 0 {
+		if _, seen := f.Throttle[v.ThrottleBits]; !seen {
 			return false // a new throttle value: the slow path keeps its spelling
 		}
 	}
 	f.Total++
 	f.fastLines++
-	f.lastFast = append(f.lastFast[:0], t...)
-	if util == 0 {
+	f.lastFast = append(f.lastFast[:0], v.T...)
+	if v.UtilizationGPUPct == 0 {
 		f.Idle++
 		return true
 	}
+	sm := v.SMClockMHz
 	if f.dense == nil {
 		f.dense, f.denseBase = make([]int32, denseSpan), sm-denseSpan/2
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // slowFold is the strict path: every line through ParseSample.
@@ -21,6 +22,7 @@ func slowFold(stream []byte) (*Fold, error) {
 
 func sameFold(t *testing.T, stream []byte) {
 	t.Helper()
+	sameLines(t, stream)
 	fast, ferr := FoldStream(bytes.NewReader(stream))
 	slow, serr := slowFold(stream)
 	if fmt.Sprint(ferr) != fmt.Sprint(serr) {
@@ -84,6 +86,47 @@ func TestFastPathEqualsStrictPath(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%s×%d", tc.to, n), func(t *testing.T) { sameFold(t, edited) })
 		}
+	}
+}
+
+// sameLines holds EachLine to Scanner: the same samples, in order, and the
+// same error.
+func sameLines(t *testing.T, stream []byte) {
+	t.Helper()
+	var fast, slow []string
+	ferr := EachLine(bytes.NewReader(stream), func(v *LineView) error {
+		at, err := v.Time()
+		if err != nil {
+			return err
+		}
+		fast = append(fast, fmt.Sprintf("%d %s %s %d %d %#x", v.Line, at.Format(time.RFC3339Nano), v.BootID, v.SMClockMHz, v.UtilizationGPUPct, v.ThrottleBits))
+		return nil
+	})
+	sc := NewScanner(bytes.NewReader(stream))
+	for sc.Scan() {
+		s := sc.Sample()
+		at, _ := time.Parse(time.RFC3339Nano, s.T)
+		bits, _ := ParseThrottle(s.ThrottleReasonsActive)
+		slow = append(slow, fmt.Sprintf("%d %s %s %d %d %#x", sc.Line(), at.Format(time.RFC3339Nano), s.BootID, s.SMClockMHz, s.UtilizationGPUPct, bits))
+	}
+	if fmt.Sprint(ferr) != fmt.Sprint(sc.Err()) {
+		t.Fatalf("EachLine error %v, Scanner error %v", ferr, sc.Err())
+	}
+	if strings.Join(fast, "\n") != strings.Join(slow, "\n") {
+		t.Fatalf("EachLine read\n%s\nScanner read\n%s", strings.Join(fast, "\n"), strings.Join(slow, "\n"))
+	}
+}
+
+func TestEachLineStopsAtTheCallersError(t *testing.T) {
+	n := 0
+	err := EachLine(bytes.NewReader(streamOf(cleanWindow(bootF6))), func(v *LineView) error {
+		if n++; n == 5 {
+			return fmt.Errorf("enough")
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "line 5: enough" {
+		t.Fatalf("err = %v", err)
 	}
 }
 

@@ -86,6 +86,16 @@ func TestFastPathEqualsStrictPath(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%s×%d", tc.to, n), func(t *testing.T) { sameFold(t, edited) })
 		}
+		// The same edit on one later line alone, where the fast path reads.
+		lines := bytes.SplitAfter(base, []byte("\n"))
+		for k := 1; k < len(lines); k++ {
+			if edited := bytes.Replace(lines[k], []byte(tc.from), []byte(tc.to), 1); !bytes.Equal(edited, lines[k]) {
+				ls := append([][]byte(nil), lines...)
+				ls[k] = edited
+				t.Run(fmt.Sprintf("%s@%d", tc.to, k+1), func(t *testing.T) { sameFold(t, bytes.Join(ls, nil)) })
+				break
+			}
+		}
 	}
 }
 

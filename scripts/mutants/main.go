@@ -104,6 +104,12 @@ var mutations = []mutation{
 		"if !(float64(mn) <= md && md <= float64(mx)) {", "if false {", clocksPkg},
 	{"X13", "the static mismatch across legs removed", "clocks/arm.go",
 		"if vals := a.static[k]; len(vals) > 1 {", "if vals := a.static[k]; false && len(vals) > 1 {", clocksPkg},
+	{"X15", "the fast path takes a new throttle value", "clocks/fast.go",
+		"if _, seen := f.Throttle[v.ThrottleBits]; !seen {", "if false {", clocksPkg},
+	{"X16", "the fast path takes utilization over 100", "clocks/fast.go",
+		"p.uint(&v.UtilizationGPUPct, 0) && v.UtilizationGPUPct <= 100 &&", "p.uint(&v.UtilizationGPUPct, 0) &&", clocksPkg},
+	{"X17", "the fast path takes a zero clock", "clocks/fast.go",
+		"p.lit(sh.afterT) && p.uint(&v.SMClockMHz, 1) &&", "p.lit(sh.afterT) && p.uint(&v.SMClockMHz, 0) &&", clocksPkg},
 	{"X14", "duplicate keys accepted", "strictjson/strictjson.go",
 		"if _, dup := v.Fields[k]; dup {", "if false {", []string{"./strictjson/", "./clocks/"}},
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The nvidia-smi --query-gpu fields a sample is read from, spelled as the
@@ -267,12 +269,20 @@ func (r *Reading) set(f, raw string) error {
 			return bad("want a GPU index, a non-negative integer")
 		}
 		r.Index = n
-	case FieldUUID:
-		r.UUID = raw
-	case FieldName:
-		r.Name = raw
-	case FieldDriverVersion:
-		r.DriverVersion = raw
+	case FieldUUID, FieldName, FieldDriverVersion:
+		// The sampler writes these into every stream line: bytes JSON cannot
+		// carry, or that no driver prints, are a refusal to sample.
+		if !utf8.ValidString(raw) || strings.ContainsFunc(raw, unicode.IsControl) {
+			return bad("want printable UTF-8 text")
+		}
+		switch f {
+		case FieldUUID:
+			r.UUID = raw
+		case FieldName:
+			r.Name = raw
+		default:
+			r.DriverVersion = raw
+		}
 	case FieldClocksSM, FieldClocksMaxSM, FieldClocksApplicationsGraphics, FieldClocksMem:
 		n, err := parseInt(raw, "MHz", 1, math.MaxInt32)
 		if err != nil {

@@ -50,17 +50,17 @@ func (s *Sample) Idle() bool { return s.UtilizationGPUPct == 0 }
 // AppendJSON appends s as one JSON object, keys in a fixed order, no newline.
 func (s *Sample) AppendJSON(b []byte) []byte {
 	b = append(b, `{"t":`...)
-	b = strconv.AppendQuote(b, s.T)
+	b = appendString(b, s.T)
 	b = append(b, `,"boot_id":`...)
-	b = strconv.AppendQuote(b, s.BootID)
+	b = appendString(b, s.BootID)
 	b = append(b, `,"gpu_index":`...)
 	b = strconv.AppendInt(b, int64(s.GPUIndex), 10)
 	b = append(b, `,"gpu_uuid":`...)
-	b = strconv.AppendQuote(b, s.GPUUUID)
+	b = appendString(b, s.GPUUUID)
 	b = append(b, `,"gpu_name":`...)
-	b = strconv.AppendQuote(b, s.GPUName)
+	b = appendString(b, s.GPUName)
 	b = append(b, `,"driver_version":`...)
-	b = strconv.AppendQuote(b, s.DriverVersion)
+	b = appendString(b, s.DriverVersion)
 	b = append(b, `,"sm_clock_mhz":`...)
 	b = strconv.AppendInt(b, int64(s.SMClockMHz), 10)
 	b = append(b, `,"clocks_max_sm_mhz":`...)
@@ -72,11 +72,11 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(*s.ClocksApplicationsGraphicsMHz), 10)
 	}
 	b = append(b, `,"throttle_reasons_active":`...)
-	b = strconv.AppendQuote(b, s.ThrottleReasonsActive)
+	b = appendString(b, s.ThrottleReasonsActive)
 	b = append(b, `,"persistence_mode":`...)
-	b = strconv.AppendQuote(b, s.PersistenceMode)
+	b = appendString(b, s.PersistenceMode)
 	b = append(b, `,"pstate":`...)
-	b = strconv.AppendQuote(b, s.PState)
+	b = appendString(b, s.PState)
 	b = append(b, `,"utilization_gpu_pct":`...)
 	b = strconv.AppendInt(b, int64(s.UtilizationGPUPct), 10)
 	if s.TemperatureGPUC != nil {
@@ -93,9 +93,29 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 	}
 	if s.ThrottleField != "" {
 		b = append(b, `,"throttle_field":`...)
-		b = strconv.AppendQuote(b, s.ThrottleField)
+		b = appendString(b, s.ThrottleField)
 	}
 	return append(b, '}')
+}
+
+// appendString appends s as a JSON string: '"' and '\\' escaped, control
+// bytes as \u00XX, every other byte as it is. (strconv.AppendQuote writes
+// Go escapes such as \x7f and \a, which are not JSON, so a sample holding
+// one would be written as a line the stream parser refuses.)
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 var throttleRE = regexp.MustCompile(`^0[xX][0-9a-fA-F]{1,16}$`)

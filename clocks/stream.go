@@ -71,10 +71,13 @@ func (s *Scanner) Scan() bool {
 	}
 	torn := err == io.EOF // no newline: the last line of a cut stream
 	body := bytes.TrimSuffix(line, []byte("\n"))
+	var sm *Sample
+	var perr error
 	if len(bytes.TrimSpace(body)) == 0 {
-		return s.fail(errors.New("empty line"))
+		perr = errors.New("empty line")
+	} else {
+		sm, perr = ParseSample(body)
 	}
-	sm, perr := ParseSample(body)
 	if perr != nil {
 		if torn {
 			return s.fail(fmt.Errorf("torn final line (no newline): %v", perr))

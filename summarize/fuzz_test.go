@@ -1,0 +1,131 @@
+package summarize
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/clockgate/clockgate/strictjson"
+)
+
+// fuzzSeeds adds every file under the committed scenario trees and the
+// corpus whose name ends in suffix, below dir, as a seed.
+func fuzzSeeds(f *testing.F, suffix string, dirs ...string) {
+	for _, dir := range dirs {
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, suffix) {
+				if b, err := os.ReadFile(p); err == nil {
+					f.Add(b)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+const fuzzRel = "bench/m/e/r1/c1.json"
+
+// FuzzParseBench holds the bench reader to its contract on any file: it
+// never panics and never answers nothing (every file is points or
+// bench.invalid messages); an accepted point's numbers are in range, its
+// file is JSON to encoding/json too, and its kept object reads back to the
+// same point.
+func FuzzParseBench(f *testing.F) {
+	fuzzSeeds(f, ".json", "../testdata/trees/clean-grid/bench/llama-3.1-8b-instruct/vllm/r1",
+		"../testdata/trees/three-engines/bench/llama-3.1-8b-instruct/vllm/r1",
+		"../testdata/trees/failed-requests/bench", "../testdata/corpus/bench")
+	f.Add([]byte(validPoint))
+	f.Add([]byte(validPoint + "\n" + pointWith("max_concurrency", "2") + "\n"))
+	f.Add([]byte(validPoint + "\r\n" + validPoint))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		points, invalid, failed := parseBench(fuzzRel, data)
+		if len(points)+len(invalid) == 0 {
+			t.Fatalf("no point and no bench.invalid for %q", data)
+		}
+		if len(failed) > len(points) {
+			t.Fatalf("%d failed-request messages for %d points", len(failed), len(points))
+		}
+		for _, m := range append(append([]string(nil), invalid...), failed...) {
+			if !strings.HasPrefix(m, fuzzRel+":") {
+				t.Fatalf("message %q does not begin with the file", m)
+			}
+		}
+		for _, p := range points {
+			if p.MaxConcurrency < 1 || p.NumPrompts < 0 || p.TotalInputTokens < 0 || p.TotalOutputTokens < 0 ||
+				p.ModelID == "" || !(p.OutputThroughput >= 0) || math.IsInf(p.OutputThroughput, 0) {
+				t.Fatalf("accepted out-of-range point %+v", p.BenchPoint)
+			}
+			if !strings.HasPrefix(p.Where, fuzzRel) {
+				t.Fatalf("point where %q", p.Where)
+			}
+			raw, err := json.Marshal(p.Raw)
+			if err != nil {
+				t.Fatalf("kept object does not encode: %v", err)
+			}
+			again, inv, _ := parseBench(fuzzRel, raw)
+			if len(inv) > 0 || len(again) != 1 || again[0].BenchPoint != p.BenchPoint {
+				t.Fatalf("kept object %s reads back as %+v, %q; want %+v", raw, again, inv, p.BenchPoint)
+			}
+		}
+		if len(invalid) == 0 && !jsonLines(data) {
+			t.Fatalf("accepted a file encoding/json refuses: %q", data)
+		}
+	})
+}
+
+// jsonLines reports whether data is a sequence of JSON values to
+// encoding/json.
+func jsonLines(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return err.Error() == "EOF"
+		}
+	}
+}
+
+// FuzzParseMemory holds the memory reader to its contract: exactly one of
+// a record and a memory.invalid message naming the file; an accepted
+// record's peak is finite and positive and n a positive integer; it is
+// JSON to encoding/json too, and its kept object reads back the same.
+func FuzzParseMemory(f *testing.F) {
+	fuzzSeeds(f, ".json", "../testdata/trees/clean-grid/memory/llama-3.1-8b-instruct", "../testdata/corpus/memory")
+	f.Add([]byte(`{"peak_gpu_memory_mib": 71234.0, "peak_host_rss_mib": 5120.5, "n": 312}`))
+	f.Add([]byte(`{"peak_gpu_memory_mib": 1e308, "n": 1}`))
+	const rel = "memory/m/e/r1.summary.json"
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, msg := parseMemory(rel, data)
+		if (m == nil) == (msg == "") {
+			t.Fatalf("record %+v and message %q: want exactly one", m, msg)
+		}
+		if m == nil {
+			if !strings.HasPrefix(msg, rel+":") {
+				t.Fatalf("message %q does not begin with the file", msg)
+			}
+			return
+		}
+		if !(m.PeakGPUMemoryMiB > 0) || math.IsInf(m.PeakGPUMemoryMiB, 0) || m.N <= 0 {
+			t.Fatalf("accepted %+v", m)
+		}
+		if !json.Valid(data) {
+			t.Fatalf("accepted a file encoding/json refuses: %q", data)
+		}
+		raw, err := json.Marshal(m.Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, msg := parseMemory(rel, raw)
+		if again == nil || again.PeakGPUMemoryMiB != m.PeakGPUMemoryMiB || again.N != m.N || !reflect.DeepEqual(again.Raw, m.Raw) {
+			t.Fatalf("kept object %s reads back as %+v, %q", raw, again, msg)
+		}
+		if _, err := strictjson.ParseObject(data); err != nil {
+			t.Fatalf("accepted what strictjson refuses: %v", err)
+		}
+	})
+}

@@ -8,17 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clockgate/clockgate/atomicfile"
 	"github.com/clockgate/clockgate/report"
 	"github.com/clockgate/clockgate/summarize"
 )
 
 // summarizeOutputs are the files summarize --out writes, and the only names
 // it overwrites.
-var summarizeOutputs = []string{"summary.json", "all-runs.json", "report.md"}
+var summarizeOutputs = []string{"summary.json", "all-runs.json", "report.md", "report.html"}
 
 type summarizeOptions struct {
 	IO             *IO
@@ -54,8 +54,10 @@ state is established. Evidence missing from a leg is a reason on the leg; files
 the walk does not recognise are warnings. Nothing in TREE is modified.
 
 It prints report.md, or summary.json with --json. With --out it also writes
-summary.json, all-runs.json and report.md into DIR, each atomically; DIR is
-created if needed and must hold no file but those three.
+summary.json, all-runs.json, report.md and report.html (the report with a
+clock-over-time picture per arm) into DIR as one transaction: DIR holds the
+old outputs or the new ones, never a mix, also when interrupted. DIR is
+created if needed and must hold no file but those four.
 
 Exit status: 0 done (also when ratios are NOT ESTABLISHED, unless --strict);
 1 --strict and the gate did not pass (no ratio, or some ratio NOT
@@ -85,7 +87,7 @@ ESTABLISHED); 2 a usage error, or a TREE that cannot be read.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Out, "out", "", "also write summary.json, all-runs.json and report.md into `DIR`")
+	f.StringVar(&opts.Out, "out", "", "also write summary.json, all-runs.json, report.md and report.html into `DIR`")
 	f.StringVar(&opts.Baseline, "baseline", summarize.DefaultBaseline, "the baseline `ENGINE` every other engine is compared against")
 	f.BoolVar(&opts.AllowCrossBoot, "allow-cross-boot", false, "waive boot identity (and nothing else); each waived check is a CAVEAT")
 	f.BoolVar(&opts.JSON, "json", false, "print summary.json instead of report.md")
@@ -106,7 +108,14 @@ func runSummarize(opts *summarizeOptions) error {
 			return err
 		}
 	}
-	s, err := summarize.Summarize(opts.Tree, summarize.Options{Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot})
+	sopts := summarize.Options{Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot}
+	var bar *progressBar
+	if isTerminal(opts.IO.ErrOut) {
+		bar = newProgressBar(opts.IO.ErrOut, time.Now)
+		sopts.Progress = bar.update
+	}
+	s, err := summarize.Summarize(opts.Tree, sopts)
+	bar.done()
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -123,16 +132,13 @@ func runSummarize(opts *summarizeOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-			return usageErr("--out %s: %v", opts.Out, pathErrText(err))
+		var page bytes.Buffer
+		if err := report.HTML(&page, s); err != nil {
+			return err
 		}
-		for _, o := range []struct {
-			name string
-			data []byte
-		}{{"summary.json", summaryJSON}, {"all-runs.json", allRuns}, {"report.md", md.Bytes()}} {
-			if err := atomicfile.WriteFile(filepath.Join(opts.Out, o.name), o.data, 0o644); err != nil {
-				return usageErr("--out: %v", err)
-			}
+		if err := writeOutputs(opts.Out, []output{
+			{"summary.json", summaryJSON}, {"all-runs.json", allRuns}, {"report.md", md.Bytes()}, {"report.html", page.Bytes()}}); err != nil {
+			return err
 		}
 	}
 	out := md.Bytes()

@@ -106,31 +106,3 @@ func bootList(a *Arm) string {
 	sort.Strings(ids)
 	return "[" + strings.Join(ids, ", ") + "]"
 }
-
-// Observed is the one line that sizes the clock against the effect: both
-// arms' medians and share of max clock, the offset, the estimated effect,
-// busy samples and idle samples excluded.
-func (b *Block) Observed() string {
-	return fmt.Sprintf("observed: %s %s, %s %s; offset %s, estimated effect %s (transfer %.4f); busy samples %d / %d; idle samples excluded %d / %d",
-		b.Ours.Engine, sideClock(b.Ours), b.Baseline.Engine, sideClock(b.Baseline),
-		pctOrNA(b.OffsetPct), pctOrNA(b.EstimatedEffectPct), b.TransferCoefficient,
-		b.Ours.BusySamples, b.Baseline.BusySamples, b.Ours.IdleSamplesExcluded, b.Baseline.IdleSamplesExcluded)
-}
-
-func sideClock(s Side) string {
-	if s.MedianMHz == nil {
-		return "n/a MHz (no trusted leg)"
-	}
-	m := fmt.Sprintf("%g MHz", *s.MedianMHz)
-	if s.PctOfMax != nil {
-		m += fmt.Sprintf(" (%.2f%% of max)", *s.PctOfMax)
-	}
-	return m
-}
-
-func pctOrNA(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f%%", *p)
-}

@@ -337,14 +337,6 @@ func TestNonClockLegReasonLeavesBlockEstablished(t *testing.T) {
 	}
 }
 
-func TestObservedLine(t *testing.T) {
-	b := crossBootPair(t, true)
-	want := "observed: ours 2470 MHz (82.25% of max), vllm 2190 MHz (72.93% of max); offset 12.79%, estimated effect 9.65% (transfer 0.7548); busy samples 61 / 50; idle samples excluded 3 / 0"
-	if got := b.Observed(); got != want {
-		t.Fatalf("observed line\n got %s\nwant %s", got, want)
-	}
-}
-
 func TestBlockJSONShape(t *testing.T) {
 	out, err := json.Marshal(crossBootPair(t, false))
 	if err != nil {

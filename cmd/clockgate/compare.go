@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/report"
 	"github.com/clockgate/clockgate/strictjson"
 	"github.com/spf13/cobra"
 )
@@ -98,7 +99,7 @@ func writeBlock(s *IO, b *clocks.Block) {
 	if !b.Established {
 		verdict = "NOT ESTABLISHED"
 	}
-	fmt.Fprintf(s.Out, "clock state: %s\n%s\n", verdict, b.Observed())
+	fmt.Fprintf(s.Out, "clock state: %s\n%s\n", verdict, report.Observed(b))
 	for _, c := range b.Caveats {
 		fmt.Fprintf(s.Out, "CAVEAT: %s (OVERRIDDEN): %s\n", c.Code, c.Message)
 	}

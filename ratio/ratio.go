@@ -17,6 +17,9 @@ import (
 // The ratio-level bench reason codes. Both void the THROUGHPUT and the
 // MEMORY ratio alike.
 const (
+	// CodeBenchInvalid is the leg reason for bench evidence that was
+	// refused; such a leg's set of points is not known.
+	CodeBenchInvalid = "bench.invalid"
 	// CodePointMismatch: the set of concurrency points differs between two
 	// legs of the two arms.
 	CodePointMismatch = "bench.point_mismatch"
@@ -281,7 +284,10 @@ func pointMismatch(ours, baseline Arm) []clocks.Reason {
 	var order []string
 	for _, a := range []Arm{ours, baseline} {
 		for _, l := range a.Legs {
-			if len(l.Points) == 0 {
+			// A leg with no points carries bench.missing, and one with
+			// refused bench evidence bench.invalid: its set of points is
+			// not known, and it voids the ratio on its own already.
+			if len(l.Points) == 0 || hasCode(l.Clock.Reasons, CodeBenchInvalid) {
 				continue
 			}
 			ps := make([]string, len(l.Points))
@@ -305,6 +311,15 @@ func pointMismatch(ours, baseline Arm) []clocks.Reason {
 	return []clocks.Reason{{Code: CodePointMismatch, Message: fmt.Sprintf(
 		"want one set of max_concurrency points across every leg of %s and %s, found %d: %s",
 		ours.Engine, baseline.Engine, len(groups), strings.Join(parts, "; "))}}
+}
+
+func hasCode(rs []clocks.Reason, code string) bool {
+	for _, r := range rs {
+		if r.Code == code {
+			return true
+		}
+	}
+	return false
 }
 
 // workloadMismatch checks that both arms ran one workload: one model_id

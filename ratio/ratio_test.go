@@ -267,6 +267,23 @@ func TestPointMismatch(t *testing.T) {
 	}
 }
 
+// A leg whose bench evidence was refused lost the refused points: its set
+// is not known, so it is no point set of its own (its bench.invalid already
+// voids the ratio). The same leg without the reason is one.
+func TestPointMismatchLeavesOutRefusedBench(t *testing.T) {
+	refused := &Leg{Clock: &clocks.Leg{Name: "r1", Reasons: []clocks.Reason{{Code: CodeBenchInvalid, Message: "c1.json: two objects"}}},
+		Points: points("m", 24)}
+	baseline := Arm{Engine: "vllm", Legs: []*Leg{{Clock: &clocks.Leg{Name: "r1"}, Points: points("m", 12, 24)}}}
+	if got := pointMismatch(Arm{Engine: "fastengine", Legs: []*Leg{refused}}, baseline); got != nil {
+		t.Errorf("a refused leg made a point set: %+v", got)
+	}
+	refused.Clock.Reasons = nil
+	got := pointMismatch(Arm{Engine: "fastengine", Legs: []*Leg{refused}}, baseline)
+	if len(got) != 1 || got[0].Code != CodePointMismatch || !strings.Contains(got[0].Message, "{1} in fastengine r1; {1, 2} in vllm r1") {
+		t.Errorf("reasons %+v", got)
+	}
+}
+
 func TestWorkloadMismatch(t *testing.T) {
 	ours := Arm{Engine: "fastengine", Legs: []*Leg{{Clock: &clocks.Leg{Name: "r1"}, Points: points("meta-llama/Llama-3.1-8B-Instruct", 12, 24)}}}
 	other := points("meta-llama/Llama-3.1-8B", 10, 20)

@@ -34,7 +34,7 @@ import (
 // The leg-level bench and memory reason codes.
 const (
 	CodeBenchMissing   = "bench.missing"
-	CodeBenchInvalid   = "bench.invalid"
+	CodeBenchInvalid   = ratio.CodeBenchInvalid
 	CodeFailedRequests = "bench.failed_requests"
 	CodeMemoryMissing  = "memory.missing"
 	CodeMemoryInvalid  = "memory.invalid"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/clockgate/clockgate/clocks"
@@ -40,8 +41,17 @@ Exit status: 0 the clock state is established; 1 it is not; 2 a usage error
 or a record that cannot be read at all.`,
 		Example: `  clockgate compare --ours clocks/m/fastengine/r1.summary.json --baseline clocks/m/vllm/r1.summary.json
   clockgate compare --ours a/r*.summary.json --baseline b/r*.summary.json --allow-cross-boot --json`,
-		Args: cobra.NoArgs,
+		// --ours and --baseline each take every record up to the next flag,
+		// as a shell glob expands them, which pflag cannot express.
+		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
+			help, err := parseCompareArgs(opts, args)
+			if err != nil {
+				return err
+			}
+			if help {
+				return c.Help()
+			}
 			if len(opts.Ours) == 0 || len(opts.Baseline) == 0 {
 				return usageErr("compare needs at least one record for --ours and one for --baseline")
 			}
@@ -52,13 +62,88 @@ or a record that cannot be read at all.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&opts.Ours, "ours", nil, "leg records of our arm (repeat, or comma-separate)")
-	f.StringSliceVar(&opts.Baseline, "baseline", nil, "leg records of the baseline arm")
-	f.StringVar(&opts.OursLabel, "ours-label", "ours", "name of our arm in the output")
-	f.StringVar(&opts.BaselineLabel, "baseline-label", "baseline", "name of the baseline arm in the output")
-	f.BoolVar(&opts.AllowCrossBoot, "allow-cross-boot", false, "waive boot identity (only), recording a caveat")
-	f.BoolVar(&opts.JSON, "json", false, "print the clock block as JSON")
+	f.StringSlice("ours", nil, "leg records of our arm: every argument up to the next flag (also repeated, or comma-separated)")
+	f.StringSlice("baseline", nil, "leg records of the baseline arm, likewise")
+	f.String("ours-label", "ours", "name of our arm in the output")
+	f.String("baseline-label", "baseline", "name of the baseline arm in the output")
+	f.Bool("allow-cross-boot", false, "waive boot identity (only), recording a caveat")
+	f.Bool("json", false, "print the clock block as JSON")
+	f.BoolP("help", "h", false, "help for compare")
 	return cmd
+}
+
+// parseCompareArgs fills opts from compare's arguments: --ours and
+// --baseline take every argument up to the next flag (and comma-separated
+// lists, and --ours=A,B). It reports whether help was asked for.
+func parseCompareArgs(opts *compareOptions, args []string) (help bool, err error) {
+	opts.OursLabel, opts.BaselineLabel = "ours", "baseline"
+	var records *[]string
+	afterDash := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if afterDash || !strings.HasPrefix(a, "-") || a == "-" {
+			if records == nil {
+				return false, usageErr("%s: a record must follow --ours or --baseline (see 'clockgate compare --help')", a)
+			}
+			*records = append(*records, splitRecords(a)...)
+			continue
+		}
+		name, value, hasValue := strings.Cut(a, "=")
+		switch name {
+		case "--":
+			afterDash = true
+		case "--ours", "--baseline":
+			records = &opts.Ours
+			if name == "--baseline" {
+				records = &opts.Baseline
+			}
+			if hasValue {
+				*records = append(*records, splitRecords(value)...)
+			}
+		case "--ours-label", "--baseline-label":
+			if !hasValue {
+				if i+1 == len(args) {
+					return false, usageErr("flag needs an argument: %s (see 'clockgate compare --help')", name)
+				}
+				i++
+				value = args[i]
+			}
+			if name == "--ours-label" {
+				opts.OursLabel = value
+			} else {
+				opts.BaselineLabel = value
+			}
+			records = nil
+		case "--allow-cross-boot", "--json":
+			on := true
+			if hasValue {
+				if on, err = strconv.ParseBool(value); err != nil {
+					return false, usageErr("invalid argument %q for %s: want true or false", value, name)
+				}
+			}
+			if name == "--json" {
+				opts.JSON = on
+			} else {
+				opts.AllowCrossBoot = on
+			}
+			records = nil
+		case "-h", "--help":
+			return true, nil
+		default:
+			return false, usageErr("unknown flag: %s (see 'clockgate compare --help')", name)
+		}
+	}
+	return false, nil
+}
+
+func splitRecords(s string) []string {
+	var out []string
+	for _, r := range strings.Split(s, ",") {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func runCompare(opts *compareOptions) error {

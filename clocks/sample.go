@@ -2,7 +2,6 @@ package clocks
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -118,14 +117,14 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-var throttleRE = regexp.MustCompile(`^0[xX][0-9a-fA-F]{1,16}$`)
-
-// ParseThrottle reads a throttle bit set printed as hex ("0x0000000000000004").
+// ParseThrottle reads a throttle bit set printed as hex
+// ("0x0000000000000004"): 0x or 0X and one to sixteen hex digits.
 func ParseThrottle(s string) (uint64, error) {
-	if !throttleRE.MatchString(s) {
+	var bits uint64
+	if !hexBits([]byte(s), &bits) {
 		return 0, fmt.Errorf("%q is not a hex bit set like 0x0000000000000000", s)
 	}
-	return strconv.ParseUint(s[2:], 16, 64)
+	return bits, nil
 }
 
 // ParseSample reads one stream line into a sample, strictly: one JSON object,

@@ -27,7 +27,7 @@ func fastLine(edit func(*Sample)) []byte {
 func foldAfterFirst(first *Sample, line []byte) (*Fold, bool) {
 	f := NewFold()
 	f.Add(first, 1)
-	return f, f.addFast(line)
+	return f, f.addFast(line, 2)
 }
 
 // TestFastPathTakesBoundaryLines: lines at the edge of every field the fast

@@ -51,6 +51,16 @@ const (
 	// driver's readiness budget, a bound on an orphan, not a budget on a leg.
 	DefaultMaxDuration = 7200 * time.Second
 
+	// MaxGapIntervals bounds the largest gap between consecutive samples of
+	// a window, in sampler intervals: a slow or hung query, a stalled
+	// sampler or a suspended box leaves part of the leg unobserved, and
+	// three intervals is two missed readings in a row.
+	MaxGapIntervals = 3
+
+	// MaxGapToleranceS is how far a record's window.max_gap_s may sit from
+	// the stream's: the record carries it to the millisecond.
+	MaxGapToleranceS = 0.0005
+
 	// SpreadTolerancePct is how far a record's spread_pct may sit from the
 	// value its min, median and max give: a record rounded to two decimals
 	// still reconciles.

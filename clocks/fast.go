@@ -137,7 +137,7 @@ func (f *Fold) flushLast() {
 // addLine folds one stream line (without its newline), refusing it exactly
 // as ParseSample would.
 func (f *Fold) addLine(b []byte, line int) error {
-	if f.First != nil && !strictOnly && f.addFast(b) {
+	if f.First != nil && !strictOnly && f.addFast(b, line) {
 		return nil
 	}
 	f.flushLast()
@@ -228,7 +228,7 @@ func (sh *fastShape) parse(b []byte, v *LineView) bool {
 // static fields and persistence Enabled, and reports true; or reports false
 // having changed nothing. Every line it takes, ParseSample takes to the
 // same sample, so the fold is the strict path's.
-func (f *Fold) addFast(b []byte) bool {
+func (f *Fold) addFast(b []byte, line int) bool {
 	if f.shape == nil {
 		f.shape = newFastShape(f.First)
 	}
@@ -244,6 +244,8 @@ func (f *Fold) addFast(b []byte) bool {
 	f.Total++
 	f.fastLines++
 	f.lastFast = append(f.lastFast[:0], v.T...)
+	sec, nsec := canonicalTime(v.T)
+	f.gap(sec, nsec, v.T, line)
 	if v.UtilizationGPUPct == 0 {
 		f.Idle++
 		return true
@@ -396,6 +398,34 @@ func hexBits(s []byte, out *uint64) bool {
 	}
 	*out = n
 	return true
+}
+
+// canonicalTime is a time validTime accepts, as Unix seconds and
+// nanoseconds, for every year it accepts.
+func canonicalTime(t []byte) (sec, nsec int64) {
+	d := func(i, j int) int64 {
+		n := int64(0)
+		for _, c := range t[i:j] {
+			n = n*10 + int64(c-'0')
+		}
+		return n
+	}
+	// Days from the civil date (proleptic Gregorian), as in Howard
+	// Hinnant's days_from_civil, with floor division for year 0.
+	y, m, day := d(0, 4), d(5, 7), d(8, 10)
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + day - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	days := era*146097 + doe - 719468
+	return days*86400 + d(11, 13)*3600 + d(14, 16)*60 + d(17, 19), d(20, 23) * 1e6
 }
 
 // validTime accepts exactly the sampler's form, 2026-08-12T10:15:03.123Z,

@@ -165,5 +165,3 @@ func wantNoCode(t *testing.T, reasons []Reason, code string) {
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"strings"
 )
 
@@ -145,10 +146,26 @@ func (l *Leg) check() {
 		}
 		l.add(CodeStaticDrift, "not constant within the window: %s", strings.Join(msgs, "; "))
 	}
-	if l.Record.Window.StopReason == StopMaxDuration {
+	switch l.Record.Window.StopReason {
+	case StopMaxDuration:
 		l.add(CodePartialWindow, "stop_reason %s: the sampler was cut off at --max-duration before its leg ended; want pid-exit, command-exit or signal",
 			StopMaxDuration)
+	case StopRebuilt:
+		l.add(CodePartialWindow, "stop_reason %s: the record was recomputed from its stream by clockgate build, so where the window ended is unknown; want pid-exit, command-exit or signal",
+			StopRebuilt)
+	case StopRefused:
+		l.add(CodeRefused, "stop_reason %s: the sampler refused mid-window: %s", StopRefused, l.Record.Refusal)
 	}
+	if iv := l.Record.Window.IntervalS; f.MaxGapNS > coverageLimitNS(iv) {
+		l.add(CodeCoverage, "largest gap between samples %.3f s > %d × interval_s %v s = %.3f s: from %s to %s (line %d); the sampler did not read the GPU for that long",
+			gapSeconds(f.MaxGapNS), MaxGapIntervals, iv, float64(coverageLimitNS(iv))/1e9, f.GapFrom, f.GapTo, f.GapLine)
+	}
+}
+
+// coverageLimitNS is the largest gap a window sampled every intervalS
+// seconds may have, in nanoseconds.
+func coverageLimitNS(intervalS float64) int64 {
+	return MaxGapIntervals * int64(math.Round(intervalS*1e9))
 }
 
 func fmtMedian(median2 int64) string {

@@ -19,6 +19,8 @@ const (
 	CodePersistence    = "clock.persistence"
 	CodeStaticDrift    = "clock.static_drift"
 	CodePartialWindow  = "clock.partial_window"
+	CodeRefused        = "clock.refused"
+	CodeCoverage       = "clock.coverage"
 
 	CodeStraddledBoot  = "clock.straddled_boot"
 	CodeStaticMismatch = "clock.static_mismatch"

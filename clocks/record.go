@@ -16,9 +16,19 @@ const (
 	StopCommandExit = "command-exit"
 	StopSignal      = "signal"
 	StopMaxDuration = "max-duration"
+	// StopRefused: the sampler refused a reading mid-window; the record
+	// says why in Refusal.
+	StopRefused = "refused"
+	// StopRebuilt: the record was recomputed from its stream by clockgate
+	// build, so where the window ended is unknown.
+	StopRebuilt = "rebuilt"
 )
 
-var stopReasons = map[string]bool{StopPIDExit: true, StopCommandExit: true, StopSignal: true, StopMaxDuration: true}
+var stopReasons = map[string]bool{StopPIDExit: true, StopCommandExit: true, StopSignal: true, StopMaxDuration: true,
+	StopRefused: true, StopRebuilt: true}
+
+// stopReasonList is stopReasons in the order messages name them.
+const stopReasonList = "pid-exit, command-exit, signal, max-duration, refused, rebuilt"
 
 // Stats summarizes the SM clock over a window's busy samples, in MHz. With
 // N == 0 the other fields are nil: there is nothing to summarize.
@@ -37,6 +47,10 @@ type Window struct {
 	SamplesTotal int     `json:"samples_total"`
 	IntervalS    float64 `json:"interval_s"`
 	StopReason   string  `json:"stop_reason"`
+	// MaxGapS is the largest time between two consecutive samples, in
+	// seconds to the millisecond; nil in records written before it existed
+	// (the stream still gives it, and the coverage check reads the stream).
+	MaxGapS *float64 `json:"max_gap_s,omitempty"`
 }
 
 // Record is the per-leg clock record, r<N>.summary.json.
@@ -52,6 +66,9 @@ type Record struct {
 	GPUUUID                       string   `json:"gpu_uuid"`
 	IdleSamplesExcluded           int      `json:"idle_samples_excluded"`
 	Window                        Window   `json:"window"`
+	// Refusal is why the sampler refused, exactly when the window's stop
+	// reason is StopRefused.
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // static returns the record's STATIC_FIELDS values, printed.
@@ -147,10 +164,31 @@ func ParseRecord(data []byte) (*Record, error) {
 			w.fail("interval_s", "want a positive number of seconds, found %v", r.Window.IntervalS)
 		}
 		if w.err == nil && !stopReasons[r.Window.StopReason] {
-			w.fail("stop_reason", "want one of pid-exit, command-exit, signal, max-duration; found %q", r.Window.StopReason)
+			w.fail("stop_reason", "want one of %s; found %q", stopReasonList, r.Window.StopReason)
+		}
+		if w.err == nil {
+			if f, ok := w.v.Fields["max_gap_s"]; ok {
+				if f.Kind != strictjson.Number || f.Num < 0 {
+					w.fail("max_gap_s", "want a number of seconds ≥ 0, found %s", f.Describe())
+				} else {
+					g := f.Num
+					r.Window.MaxGapS = &g
+				}
+			}
 		}
 		if o.err == nil {
 			o.err = w.err
+		}
+	}
+	if o.err == nil {
+		_, has := v.Fields["refusal"]
+		switch {
+		case r.Window.StopReason == StopRefused && !has:
+			o.fail("refusal", "missing: stop_reason %s needs the sampler's refusal", StopRefused)
+		case has && r.Window.StopReason != StopRefused:
+			o.fail("refusal", "present, but stop_reason is %q, not %s", r.Window.StopReason, StopRefused)
+		case has:
+			r.Refusal = o.str("refusal")
 		}
 	}
 	if o.err == nil && r.SMClockMHz.N+r.IdleSamplesExcluded != r.Window.SamplesTotal {
@@ -198,6 +236,15 @@ type Fold struct {
 	// Throttle is the union of busy samples' throttle bits, each distinct
 	// value with its first printed spelling.
 	Throttle map[uint64]string
+
+	// MaxGapNS is the largest time between two consecutive samples, in
+	// nanoseconds; GapLine is the line of the sample that ended it, and
+	// GapFrom and GapTo the two samples' times.
+	MaxGapNS          int64
+	GapLine           int
+	GapFrom, GapTo    string
+	prevSec, prevNsec int64
+	prevT             []byte
 
 	persistBad      int
 	persistFirst    int
@@ -252,6 +299,9 @@ func (f *Fold) Add(s *Sample, line int) {
 		}
 	}
 	f.LastT = s.T
+	if t, err := time.Parse(time.RFC3339Nano, s.T); err == nil {
+		f.gap(t.Unix(), int64(t.Nanosecond()), []byte(s.T), line)
+	}
 	if s.PersistenceMode != "Enabled" {
 		if f.persistBad == 0 {
 			f.persistFirst, f.persistFirstVal = line, s.PersistenceMode
@@ -268,6 +318,31 @@ func (f *Fold) Add(s *Sample, line int) {
 		f.Throttle[bits] = s.ThrottleReasonsActive
 	}
 }
+
+// gap folds in the time of the sample at line: the largest step from one
+// sample to the next is the window's worst coverage.
+func (f *Fold) gap(sec, nsec int64, t []byte, line int) {
+	if f.Total > 1 {
+		// Seconds apart are bounded first, so that no two times, however
+		// far apart, overflow a gap in nanoseconds.
+		ds := min(max(sec-f.prevSec, -maxGapSeconds), maxGapSeconds)
+		if g := ds*1e9 + nsec - f.prevNsec; g > f.MaxGapNS {
+			f.MaxGapNS, f.GapLine = g, line
+			f.GapFrom, f.GapTo = string(f.prevT), string(t)
+		}
+	}
+	f.prevSec, f.prevNsec = sec, nsec
+	f.prevT = append(f.prevT[:0], t...)
+}
+
+// maxGapSeconds bounds a gap as counted; any gap that long fails coverage
+// whatever the interval.
+const maxGapSeconds = 1 << 30
+
+// MaxGapS is MaxGapNS in seconds, to the millisecond, as a record carries it.
+func (f *Fold) MaxGapS() float64 { return gapSeconds(f.MaxGapNS) }
+
+func gapSeconds(ns int64) float64 { return math.Round(float64(ns)/1e6) / 1e3 }
 
 // hist is an exact summary of busy clock values: count, min, max and twice
 // the median.
@@ -325,7 +400,7 @@ func (f *Fold) Record(intervalS float64, stopReason string) (*Record, error) {
 		GPUUUID:                       f.First.GPUUUID,
 		IdleSamplesExcluded:           f.Idle,
 		Window: Window{FirstT: f.FirstT, LastT: f.LastT, SamplesTotal: f.Total,
-			IntervalS: intervalS, StopReason: stopReason},
+			IntervalS: intervalS, StopReason: stopReason, MaxGapS: ptr(f.MaxGapS())},
 	}
 	if h.n > 0 {
 		mn, mx := h.min, h.max
@@ -335,6 +410,8 @@ func (f *Fold) Record(intervalS float64, stopReason string) (*Record, error) {
 	}
 	return r, nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func (f *Fold) throttleList() []string {
 	bits := make([]uint64, 0, len(f.Throttle))
@@ -415,6 +492,9 @@ func reconcile(rec *Record, f *Fold) []string {
 	}
 	if rec.Window.SamplesTotal != f.Total {
 		add("window.samples_total", rec.Window.SamplesTotal, f.Total)
+	}
+	if g := rec.Window.MaxGapS; g != nil && math.Abs(*g-f.MaxGapS()) > MaxGapToleranceS+1e-9 {
+		add("window.max_gap_s", *g, f.MaxGapS())
 	}
 	return bad
 }

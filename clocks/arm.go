@@ -28,7 +28,12 @@ type Side struct {
 type Arm struct {
 	Engine string
 	Legs   []*Leg
-	Side   Side
+	// LegReasons, when not nil, holds every reason of each of Legs (bench
+	// and memory ones too, which a caller reading more evidence knows of):
+	// a leg's leg.ineligible names all their codes. Nil means the legs'
+	// clock reasons.
+	LegReasons [][]Reason
+	Side       Side
 	// Reasons are the arm checks that stand; Caveats the ones the
 	// cross-boot override waived.
 	Reasons []Reason
@@ -41,6 +46,13 @@ type Arm struct {
 	// trusted legs that carry each.
 	static map[string]map[string][]string
 	boots  map[string][]string
+	// maxSM holds the trusted legs' clocks.max.sm values, in MHz.
+	maxSM map[int]bool
+}
+
+// reason is a reason about the arm.
+func (a *Arm) reason(code, format string, args ...any) Reason {
+	return Reason{Code: code, Message: fmt.Sprintf(format, args...), Scope: ScopeArm, Engine: a.Engine}
 }
 
 // Merge folds legs into an arm and runs the arm checks: one boot (waivable),
@@ -48,7 +60,7 @@ type Arm struct {
 // trusted legs' busy samples when two or more legs are trusted.
 func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 	a := &Arm{Engine: engine, Legs: legs, hist: map[int]int{},
-		static: map[string]map[string][]string{}, boots: map[string][]string{}}
+		static: map[string]map[string][]string{}, boots: map[string][]string{}, maxSM: map[int]bool{}}
 	a.Side = Side{Engine: engine, BootIDs: []string{}, Legs: len(legs)}
 	trusted := 0
 	for _, l := range legs {
@@ -62,6 +74,7 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 		a.Side.BusySamples += summarize(l.Fold.Hist).n
 		a.Side.IdleSamplesExcluded += l.Fold.Idle
 		a.boots[l.Record.BootID] = append(a.boots[l.Record.BootID], l.Name)
+		a.maxSM[l.Record.ClocksMaxSMMHz] = true
 		for k, v := range l.Record.static() {
 			if a.static[k] == nil {
 				a.static[k] = map[string][]string{}
@@ -76,18 +89,16 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 		md := float64(h.median2) / 2
 		sp := round2(spreadPct(int64(h.min), int64(h.max), h.median2))
 		a.Side.MedianMHz, a.Side.SpreadPct = &md, &sp
-		if maxes := sortedKeys(a.static["clocks_max_sm_mhz"]); len(maxes) == 1 {
-			var mx float64
-			fmt.Sscan(maxes[0], &mx)
-			p := round2(md / mx * 100)
-			a.Side.PctOfMax = &p
+		if len(a.maxSM) == 1 {
+			for mx := range a.maxSM {
+				a.Side.PctOfMax = ptr(round2(md / float64(mx) * 100))
+			}
 		}
 	}
 	if len(a.boots) > 1 {
-		r := Reason{Code: CodeStraddledBoot, Message: fmt.Sprintf("arm %s spans %d boots: %s",
-			engine, len(a.boots), describeGroups(a.boots))}
+		r := a.reason(CodeStraddledBoot, "arm %s spans %d boots: %s", engine, len(a.boots), describeGroups(a.boots))
 		if allowCrossBoot {
-			r.Message += " (OVERRIDDEN by --allow-cross-boot)"
+			r.Waived = true
 			a.Caveats = append(a.Caveats, r)
 		} else {
 			a.Reasons = append(a.Reasons, r)
@@ -100,14 +111,14 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 		}
 	}
 	if len(drift) > 0 {
-		a.Reasons = append(a.Reasons, Reason{Code: CodeStaticMismatch, Message: fmt.Sprintf(
-			"arm %s legs differ in STATIC_FIELDS: %s", engine, strings.Join(drift, "; "))})
+		a.Reasons = append(a.Reasons, a.reason(CodeStaticMismatch,
+			"arm %s legs differ in STATIC_FIELDS: %s", engine, strings.Join(drift, "; ")))
 	}
 	if trusted >= 2 && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
-		a.Reasons = append(a.Reasons, Reason{Code: CodeStaircase, Message: fmt.Sprintf(
+		a.Reasons = append(a.Reasons, a.reason(CodeStaircase,
 			"arm %s merged spread %.2f%% > %.1f%%: min %d, median %s, max %d MHz over %d legs, n=%d",
 			engine, spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct,
-			h.min, fmtMedian(h.median2), h.max, trusted, h.n)})
+			h.min, fmtMedian(h.median2), h.max, trusted, h.n))
 	}
 	return a
 }

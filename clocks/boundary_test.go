@@ -22,18 +22,9 @@ func fastLine(edit func(*Sample)) []byte {
 	return s.AppendJSON(nil)
 }
 
-// foldAfterFirst folds first through the strict path, then offers line to
-// the fast path and reports whether it took it.
-func foldAfterFirst(first *Sample, line []byte) (*Fold, bool) {
-	f := NewFold()
-	f.Add(first, 1)
-	return f, f.addFast(line, 2)
-}
-
-// TestFastPathTakesBoundaryLines: lines at the edge of every field the fast
-// path reads must take it. A fast path that declines them still folds
-// correctly, through the strict parser, but at a quarter of the speed.
-func TestFastPathTakesBoundaryLines(t *testing.T) {
+// TestReaderTakesBoundaryLines: lines at the edge of every field are read,
+// and read as the oracle reads them.
+func TestReaderTakesBoundaryLines(t *testing.T) {
 	cases := map[string]func(*Sample){
 		"year 0000, January 1st, midnight, .000": func(s *Sample) { s.T = "0000-01-01T00:00:00.000Z" },
 		"December 31st, 23:59:59.999":            func(s *Sample) { s.T = "2026-12-31T23:59:59.999Z" },
@@ -41,6 +32,7 @@ func TestFastPathTakesBoundaryLines(t *testing.T) {
 		"February 29th, 2024":                    func(s *Sample) { s.T = "2024-02-29T12:00:00.000Z" },
 		"February 29th, 2000":                    func(s *Sample) { s.T = "2000-02-29T12:00:00.000Z" },
 		"November 30th":                          func(s *Sample) { s.T = "2026-11-30T12:00:00.000Z" },
+		"microseconds and an offset":             func(s *Sample) { s.T = "2026-11-30T12:00:00.123456+01:00" },
 		"utilization 100":                        func(s *Sample) { s.UtilizationGPUPct = 100 },
 		"utilization 1":                          func(s *Sample) { s.UtilizationGPUPct = 1 },
 		"idle":                                   func(s *Sample) { s.UtilizationGPUPct = 0 },
@@ -57,72 +49,24 @@ func TestFastPathTakesBoundaryLines(t *testing.T) {
 		"temperature 0":                          func(s *Sample) { s.TemperatureGPUC = ptr(0.0) },
 		"temperature of 15 digits":               func(s *Sample) { s.TemperatureGPUC = ptr(123456789012.345) },
 		"power 0.5, memory clock 0":              func(s *Sample) { s.PowerDrawW, s.ClocksMemMHz = ptr(0.5), ptr(0) },
+		"gpu name with a quote":                  func(s *Sample) { s.GPUName = `NVIDIA "GB10"` },
+		"gpu name with a tilde":                  func(s *Sample) { s.GPUName = "NVIDIA ~ GB10" },
+		"gpu name in UTF-8":                      func(s *Sample) { s.GPUName = "NVIDIA GB10 é 😀" },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
-			line := fastLine(edit)
-			if _, took := foldAfterFirst(gb10(0, boot13, 2470, 97), line); !took {
-				t.Errorf("the fast path declined %s", line)
+			stream := append(append(append(fastLine(nil), '\n'), fastLine(edit)...), '\n')
+			sameFold(t, stream)
+			if _, err := FoldStream(bytes.NewReader(stream)); err != nil {
+				t.Fatalf("refused: %v", err)
 			}
-			sameFold(t, append(append(append(fastLine(nil), '\n'), line...), '\n'))
 		})
 	}
-	// A window whose static strings hold a space and a tilde.
-	first := gb10(0, boot13, 2470, 97)
-	first.GPUName = "NVIDIA ~ GB10"
-	second := *first
-	second.T = "2026-08-12T10:15:04.123Z"
-	if _, took := foldAfterFirst(first, second.AppendJSON(nil)); !took {
-		t.Errorf("the fast path declined a line whose gpu_name holds a tilde")
-	}
 }
 
-// TestFastPathAgreesAtEveryCut feeds the fast path a line cut after every
-// byte, and lines the strict parser refuses at each field's edge: whatever
-// it does, the fold must be the strict path's, and it must never read
-// past the line.
-func TestFastPathAgreesAtEveryCut(t *testing.T) {
-	full := fastLine(func(s *Sample) {
-		s.TemperatureGPUC, s.PowerDrawW, s.ClocksMemMHz, s.ThrottleField = ptr(48.25), ptr(40.5), ptr(4266), "clocks_throttle_reasons.active"
-	})
-	first := append(fastLine(nil), '\n')
-	for n := 0; n <= len(full); n++ {
-		sameFold(t, append(bytes.Clone(first), full[:n]...))
-		// Offered directly, with no byte beyond the cut to read.
-		if _, took := foldAfterFirst(gb10(0, boot13, 2470, 97), full[:n:n]); took != (n == len(full)) {
-			t.Fatalf("the fast path took %v of %q", took, full[:n])
-		}
-	}
-	for _, c := range []struct{ from, to string }{
-		{`"t":"2026-08-12T10:15:04.123Z"`, `"t":"2026-02-29T10:15:04.123Z"`},
-		{`"t":"2026-08-12T10:15:04.123Z"`, `"t":"2100-02-29T10:15:04.123Z"`},
-		{`"t":"2026-08-12T10:15:04.123Z"`, `"t":"1900-02-29T10:15:04.123Z"`},
-		{`"t":"2026-08-12T10:15:04.123Z"`, `"t":"2026-04-31T10:15:04.123Z"`},
-		{`"t":"2026-08-12T10:15:04.123Z"`, `"t":"2026-13-12T10:15:04.123Z"`},
-		{`"t":"2026-08-12T10:15:04.123Z"`, `"t":"2026-08-00T10:15:04.123Z"`},
-		{`"t":"2026-08-12T10:15:04.123Z"`, `"t":"2026-08-12T10:60:04.123Z"`},
-		{`"t":"2026-08-12T10:15:04.123Z"`, `"t":"2026-08-12T10:15:60.123Z"`},
-		{`"temperature_gpu_c":48.25`, `"temperature_gpu_c":01`},
-		{`"temperature_gpu_c":48.25`, `"temperature_gpu_c":1` + strings.Repeat("0", 400)},
-		{`"temperature_gpu_c":48.25`, `"temperature_gpu_c":1` + strings.Repeat("0", 400) + "." + strings.Repeat("5", 400)},
-		{`"temperature_gpu_c":48.25`, `"temperature_gpu_c":-` + strings.Repeat("9", 400)},
-		{`"temperature_gpu_c":48.25`, `"temperature_gpu_c":48.2.5`},
-		{`"pstate":"P0"`, `"pstate":""`},
-		{`"pstate":"P0"`, "\"pstate\":\"P\x7f\""},
-		{`"throttle_field":"clocks_throttle_reasons.active"`, `"throttle_field":""`},
-	} {
-		line := bytes.Replace(full, []byte(c.from), []byte(c.to), 1)
-		if bytes.Equal(line, full) {
-			t.Fatalf("edit %s did not apply", c.from)
-		}
-		sameFold(t, append(append(bytes.Clone(first), line...), '\n'))
-	}
-}
-
-// TestFastPathQuotedStaticText: a first sample whose gpu_name needs an
-// escape in JSON is never matched as raw text; a later line holding the
-// raw bytes is the strict parser's to refuse.
-func TestFastPathQuotedStaticText(t *testing.T) {
+// TestQuotedStaticText: a first sample whose gpu_name needs an escape in
+// JSON; a later line holding the raw bytes is refused.
+func TestQuotedStaticText(t *testing.T) {
 	first := gb10(0, boot13, 2470, 97)
 	first.GPUName = `NVIDIA "GB10"`
 	line := first.AppendJSON(nil)
@@ -135,13 +79,12 @@ func TestFastPathQuotedStaticText(t *testing.T) {
 	}
 }
 
-// TestFastPathFarClocks: busy clocks far from the first busy one, at the
-// edges of the fast path's dense counts and past them, fold as the strict
-// path folds them.
-func TestFastPathFarClocks(t *testing.T) {
-	// The first line takes the strict path; the dense counts start at the
-	// second, centred on 2470: 2470+denseSpan/2 is the first value past
-	// them, 2470-denseSpan/2 the first in them.
+// TestFarClocks: busy clocks far from the first busy one, at the edges of
+// the fold's dense counts and past them, fold as the oracle folds them.
+func TestFarClocks(t *testing.T) {
+	// The dense counts are centred on the first busy clock, 2470:
+	// 2470+denseSpan/2 is the first value past them, 2470-denseSpan/2 the
+	// first in them.
 	busy := []int{2470, 2470, 2470 + denseSpan/2, 2470 + denseSpan/2 - 1, 2470 - denseSpan/2, 2470 - denseSpan/2 - 1, 100, 7000, 7000}
 	stream := streamOf(window(boot13, busy, 2))
 	sameFold(t, stream)
@@ -150,8 +93,8 @@ func TestFastPathFarClocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	if f.Hist[7000] != 2 || f.Hist[100] != 1 || f.Hist[2470] != 2 || f.Hist[2470+denseSpan/2] != 1 ||
-		f.Hist[2470-denseSpan/2] != 1 || f.fastLines != len(busy)+1 {
-		t.Fatalf("hist %v, fast lines %d", f.Hist, f.fastLines)
+		f.Hist[2470-denseSpan/2] != 1 {
+		t.Fatalf("hist %v", f.Hist)
 	}
 }
 
@@ -171,7 +114,7 @@ func TestHexBits(t *testing.T) {
 
 // TestLineLengthBoundary: a line of exactly MaxLineBytes before its
 // newline is read; one byte more is refused unread, by the fold and by the
-// Scanner alike.
+// reader alike.
 func TestLineLengthBoundary(t *testing.T) {
 	line := fastLine(nil)
 	pad := func(n int) []byte {
@@ -327,26 +270,9 @@ func TestLoadLegRecordNotAFile(t *testing.T) {
 	if err := os.Mkdir(rec, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l := LoadLeg("r1", rec, filepath.Join(dir, "r1.samples.jsonl"))
+	l := LoadLeg(LegFiles{Name: "r1", RecordPath: rec, StreamPath: filepath.Join(dir, "r1.samples.jsonl")})
 	wantCodes(t, l.Reasons, CodeInvalid)
 	if want := "clock record " + rec + ": not a regular file (a directory)"; l.Reasons[0].Message != want || l.Unreadable == nil {
 		t.Fatalf("message %q, unreadable %v; want %q", l.Reasons[0].Message, l.Unreadable, want)
-	}
-}
-
-// TestEachLineReadsInPlace: past the first line, canonical lines reach fn
-// without being parsed into samples, so reading a stream allocates the same
-// for 20 lines as for 2000.
-func TestEachLineReadsInPlace(t *testing.T) {
-	allocs := func(n int) float64 {
-		stream := streamOf(window(boot13, repeat([]int{2190, 2200}, n/2), 0))
-		return testing.AllocsPerRun(5, func() {
-			if err := EachLine(bytes.NewReader(stream), func(*LineView) error { return nil }); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	if few, many := allocs(20), allocs(2000); many > few+10 {
-		t.Fatalf("%v allocations for 2000 lines, %v for 20: lines past the first are parsed, not read in place", many, few)
 	}
 }

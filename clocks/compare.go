@@ -45,10 +45,10 @@ func Compare(ours, baseline *Arm, allowCrossBoot bool) *Block {
 		}
 	}
 	if len(boots) > 1 {
-		r := Reason{Code: CodeCrossBoot, Message: fmt.Sprintf("arms on %d boots: %s %s, %s %s",
-			len(boots), ours.Engine, bootList(ours), baseline.Engine, bootList(baseline))}
+		r := ratioReason(CodeCrossBoot, "arms on %d boots: %s %s, %s %s",
+			len(boots), ours.Engine, bootList(ours), baseline.Engine, bootList(baseline))
 		if allowCrossBoot {
-			r.Message += " (OVERRIDDEN by --allow-cross-boot)"
+			r.Waived = true
 			b.Caveats = append(b.Caveats, r)
 		} else {
 			b.Reasons = append(b.Reasons, r)
@@ -63,8 +63,8 @@ func Compare(ours, baseline *Arm, allowCrossBoot bool) *Block {
 			}
 		}
 		if len(diff) > 0 {
-			b.Reasons = append(b.Reasons, Reason{Code: CodeHardwareMismatch, Message: fmt.Sprintf(
-				"arms are not on one machine: %s", strings.Join(diff, "; "))})
+			b.Reasons = append(b.Reasons, ratioReason(CodeHardwareMismatch,
+				"arms are not on one machine: %s", strings.Join(diff, "; ")))
 		}
 	}
 	if ours.hasMedian && baseline.hasMedian {
@@ -76,16 +76,20 @@ func Compare(ours, baseline *Arm, allowCrossBoot bool) *Block {
 		o, e := round2(off), round2(off*TransferCoefficient)
 		b.OffsetPct, b.EstimatedEffectPct = &o, &e
 		if !offsetWithin(ours.median2, baseline.median2) {
-			b.Reasons = append(b.Reasons, Reason{Code: CodeOffset, Message: fmt.Sprintf(
+			b.Reasons = append(b.Reasons, ratioReason(CodeOffset,
 				"median offset %.2f%% > %.1f%%: %s %s MHz, %s %s MHz (estimated effect %.2f%% at transfer %.4f)",
 				off, MaxOffsetPct, ours.Engine, fmtMedian(ours.median2), baseline.Engine, fmtMedian(baseline.median2),
-				off*TransferCoefficient, TransferCoefficient)})
+				off*TransferCoefficient, TransferCoefficient))
 		}
 	}
 	for _, a := range []*Arm{ours, baseline} {
-		for _, l := range a.Legs {
+		for i, l := range a.Legs {
 			if HasClock(l.Reasons) {
-				b.Reasons = append(b.Reasons, IneligibleReason(a.Engine, l))
+				all := l.Reasons
+				if a.LegReasons != nil {
+					all = a.LegReasons[i]
+				}
+				b.Reasons = append(b.Reasons, IneligibleReason(a.Engine, l, all))
 			}
 		}
 	}
@@ -95,10 +99,17 @@ func Compare(ours, baseline *Arm, allowCrossBoot bool) *Block {
 }
 
 // IneligibleReason is the leg.ineligible reason a ratio carries for a leg
-// with any reason: its engine, its run and its codes.
-func IneligibleReason(engine string, l *Leg) Reason {
-	return Reason{Code: CodeLegIneligible, Message: fmt.Sprintf("leg %s %s is not binding-eligible: %s",
-		engine, l.Name, strings.Join(Codes(l.Reasons), ", "))}
+// with reasons: its engine, its run and the codes of reasons.
+func IneligibleReason(engine string, l *Leg, reasons []Reason) Reason {
+	r := ratioReason(CodeLegIneligible, "leg %s %s is not binding-eligible: %s",
+		engine, l.Name, strings.Join(Codes(reasons), ", "))
+	r.Engine, r.Run = engine, l.Run
+	return r
+}
+
+// ratioReason is a reason about two arms together.
+func ratioReason(code, format string, args ...any) Reason {
+	return Reason{Code: code, Message: fmt.Sprintf(format, args...), Scope: ScopeRatio}
 }
 
 func bootList(a *Arm) string {

@@ -67,7 +67,11 @@ func TestOverrideRecordsCaveatNotPass(t *testing.T) {
 	b := crossBootPair(t, true)
 	wantCodes(t, b.Reasons, CodeOffset)
 	wantCodes(t, b.Caveats, CodeCrossBoot)
-	wantReason(t, b.Caveats, CodeCrossBoot, bootF6, boot2F, "(OVERRIDDEN by --allow-cross-boot)")
+	wantReason(t, b.Caveats, CodeCrossBoot, bootF6, boot2F)
+	if c := b.Caveats[0]; !c.Waived || c.Scope != ScopeRatio || !strings.HasSuffix(c.Text(), "(OVERRIDDEN by --allow-cross-boot)") ||
+		strings.Contains(c.Message, "OVERRIDDEN") {
+		t.Fatalf("caveat %+v, text %q", c, c.Text())
+	}
 	if b.Established || !b.CrossBootOverride {
 		t.Fatalf("established %v override %v", b.Established, b.CrossBootOverride)
 	}

@@ -17,8 +17,12 @@ const MaxJSONBytes = 16 << 20
 // a file belongs.
 var ErrNotRegular = errors.New("not a regular file")
 
+// ErrTooLarge says a JSON evidence file is larger than MaxJSONBytes.
+var ErrTooLarge = fmt.Errorf("larger than %d MiB; refused unread", MaxJSONBytes>>20)
+
 // OpenRegular opens path for reading only when it is a regular file. It
-// opens without blocking, so a FIFO is refused rather than waited on.
+// opens without blocking, so a FIFO is refused rather than waited on. Its
+// errors are *fs.PathError naming path.
 func OpenRegular(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -31,7 +35,7 @@ func OpenRegular(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kindOf(st.Mode()))
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(st.Mode()))}
 	}
 	return f, nil
 }
@@ -50,7 +54,8 @@ func kindOf(m fs.FileMode) string {
 	return m.Type().String()
 }
 
-// ReadJSONFile reads a regular file of at most MaxJSONBytes.
+// ReadJSONFile reads a regular file of at most MaxJSONBytes. Its errors
+// are *fs.PathError naming path; a larger file is ErrTooLarge.
 func ReadJSONFile(path string) ([]byte, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
@@ -59,10 +64,10 @@ func ReadJSONFile(path string) ([]byte, error) {
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxJSONBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	if len(data) > MaxJSONBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB; refused unread", path, MaxJSONBytes>>20)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: ErrTooLarge}
 	}
 	return data, nil
 }

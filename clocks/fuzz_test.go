@@ -55,7 +55,7 @@ func FuzzParseRecord(f *testing.F) {
 	})
 }
 
-// FuzzFoldStream holds the fast path to the strict one on any input, and
+// FuzzFoldStream holds the reader to its oracle on any input, and
 // a leg judged from any stream to the contract: a refused stream is never
 // trusted.
 func FuzzFoldStream(f *testing.F) {

@@ -62,8 +62,7 @@ func gapAfter(ss []*Sample, i int, extra time.Duration) []*Sample {
 // a gap of exactly MaxGapIntervals intervals passes, a millisecond more is
 // clock.coverage naming the gap, the bound and where it was.
 func TestCoverageAtTheBoundary(t *testing.T) {
-	for _, strict := range []bool{false, true} {
-		strictOnly = strict
+	{
 		// 1 s interval: the gap between samples 40 and 41 is 1 s + extra.
 		at := legOf(t, "r1", gapAfter(cleanWindow(bootF6), 40, 2*time.Second), nil)
 		wantCodes(t, at.Reasons)
@@ -75,7 +74,6 @@ func TestCoverageAtTheBoundary(t *testing.T) {
 			t.Fatalf("max_gap_s %v, %v", at.Record.Window.MaxGapS, over.Record.Window.MaxGapS)
 		}
 	}
-	strictOnly = false
 }
 
 // TestCoverageFollowsTheInterval: the sampler that promised 100 ms and read
@@ -128,8 +126,8 @@ func TestMaxGapReconciled(t *testing.T) {
 func TestGapOverYearsDoesNotOverflow(t *testing.T) {
 	ss := cleanWindow(bootF6)
 	ss[0].T = "0001-01-01T00:00:00.000Z"
-	f := NewFold()
-	if err := eachLine(bytes.NewReader(streamOf(ss)), f.addLine); err != nil {
+	f, err := FoldStream(bytes.NewReader(streamOf(ss)))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if f.MaxGapNS < int64(maxGapSeconds)*1e9 {

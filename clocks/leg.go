@@ -6,15 +6,20 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"path/filepath"
 	"strings"
 )
 
 // Leg is one benchmark leg's clock evidence and its verdict: one server
 // start, the whole bench loop, one stop.
 type Leg struct {
-	// Name is the leg's run label, such as "r1".
-	Name string
-	// RecordPath and StreamPath are where the evidence was read from.
+	// Name is the leg's run label, such as "r1"; Engine and Run, when
+	// known, name its arm and run number in its reasons.
+	Name   string
+	Engine string
+	Run    int
+	// RecordPath and StreamPath are the evidence's paths as messages name
+	// them.
 	RecordPath string
 	StreamPath string
 	// Record is the parsed record; nil when missing or invalid.
@@ -22,12 +27,11 @@ type Leg struct {
 	// Fold is the stream's fold; nil unless the record is trusted, that is,
 	// present, valid, and recomputed exactly from a valid stream.
 	Fold *Fold
-	// Reasons are the leg's reasons. Summarize appends bench and memory
-	// reasons after the clock ones.
+	// Reasons are the leg's clock reasons.
 	Reasons []Reason
 	// Unreadable holds the error when a named input could not be read at
 	// all (not a regular file, no permission); the leg then carries
-	// clock.missing or clock.stream_missing as well.
+	// clock.invalid or clock.stream_missing as well.
 	Unreadable error
 }
 
@@ -35,66 +39,125 @@ type Leg struct {
 // is the one its stream recomputes to.
 func (l *Leg) Trusted() bool { return l.Fold != nil }
 
-// Eligible reports whether the leg carries no reason at all.
+// Eligible reports whether the leg carries no clock reason.
 func (l *Leg) Eligible() bool { return len(l.Reasons) == 0 }
 
+// Reason is a reason about this leg.
+func (l *Leg) Reason(code, format string, args ...any) Reason {
+	return Reason{Code: code, Message: fmt.Sprintf(format, args...), Scope: ScopeLeg, Engine: l.Engine, Run: l.Run}
+}
+
 func (l *Leg) add(code, format string, args ...any) {
-	l.Reasons = append(l.Reasons, Reason{Code: code, Message: fmt.Sprintf(format, args...)})
+	l.Reasons = append(l.Reasons, l.Reason(code, format, args...))
+}
+
+// LegFiles names a leg's clock evidence.
+type LegFiles struct {
+	// Name, Engine and Run label the leg (Engine and Run may be empty).
+	Name   string
+	Engine string
+	Run    int
+	// Root, when not empty, is the directory the paths are relative to.
+	// Messages name the paths as given, never Root.
+	Root       string
+	RecordPath string
+	StreamPath string
+	// Trace asks for the window reduced to a picture's Trace, in the same
+	// pass as the fold.
+	Trace bool
+}
+
+func (lf LegFiles) open(path string) string {
+	if lf.Root == "" {
+		return path
+	}
+	return filepath.Join(lf.Root, filepath.FromSlash(path))
+}
+
+// NewLeg returns a leg with no evidence read yet, labelled as lf says.
+func NewLeg(lf LegFiles) *Leg {
+	return &Leg{Name: lf.Name, Engine: lf.Engine, Run: lf.Run, RecordPath: lf.RecordPath, StreamPath: lf.StreamPath}
 }
 
 // LoadLeg reads a leg's record and the stream beside it and judges them.
-func LoadLeg(name, recordPath, streamPath string) *Leg {
-	l := &Leg{Name: name, RecordPath: recordPath, StreamPath: streamPath}
-	data, err := ReadJSONFile(recordPath)
+func LoadLeg(lf LegFiles) *Leg {
+	l := NewLeg(lf)
+	data, err := ReadJSONFile(lf.open(lf.RecordPath))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			l.add(CodeMissing, "no clock record at %s", recordPath)
+			l.add(CodeMissing, "no clock record at %s", lf.RecordPath)
 			return l
 		}
-		if !strings.Contains(err.Error(), "larger than") {
+		if !errors.Is(err, ErrTooLarge) {
 			l.Unreadable = err
 		}
-		l.add(CodeInvalid, "clock record %s: %v", recordPath, trimPath(err, recordPath))
+		l.add(CodeInvalid, "clock record %s: %v", lf.RecordPath, unwrapPath(err))
 		return l
 	}
-	f, err := OpenRegular(streamPath)
+	f, err := OpenRegular(lf.open(lf.StreamPath))
 	if err != nil {
-		l.judge(data, nil, err)
+		l.judge(data, nil, err, lf.Trace)
 		return l
 	}
 	defer f.Close()
-	l.judge(data, f, nil)
+	l.judge(data, f, nil, lf.Trace)
 	return l
 }
 
-func trimPath(err error, path string) string {
-	return strings.TrimPrefix(err.Error(), path+": ")
+// unwrapPath is err without the path an *fs.PathError puts before it:
+// messages name the path as the caller gave it.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // JudgeLeg judges a leg from a record's bytes and a stream reader; streamErr
 // says why the stream could not be opened, when it could not.
 func JudgeLeg(name string, record []byte, stream io.Reader, streamErr error) *Leg {
 	l := &Leg{Name: name}
-	l.judge(record, stream, streamErr)
+	l.judge(record, stream, streamErr, false)
 	return l
 }
 
-func (l *Leg) judge(record []byte, stream io.Reader, streamErr error) {
+// JudgeRecord judges a leg whose record is given and whose stream cannot
+// be read (streamWhy says why): clock.stream_missing, or clock.invalid
+// when the record itself is not valid.
+func (l *Leg) JudgeRecord(record []byte, streamWhy string) {
 	rec, err := ParseRecord(record)
 	if err != nil {
 		l.add(CodeInvalid, "clock record %s: %v", l.RecordPath, err)
 		return
 	}
 	l.Record = rec
+	l.add(CodeStreamMissing, "no readable clock stream beside the record: %s", streamWhy)
+}
+
+func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool) {
 	if streamErr != nil {
 		if !errors.Is(streamErr, fs.ErrNotExist) {
 			l.Unreadable = streamErr
 		}
-		l.add(CodeStreamMissing, "no readable clock stream beside the record: %v", streamErr)
+		why := streamErr.Error()
+		if l.StreamPath != "" {
+			why = fmt.Sprintf("%s: %v", l.StreamPath, unwrapPath(streamErr))
+		}
+		l.JudgeRecord(record, why)
 		return
 	}
-	fold, err := FoldStream(stream)
+	rec, err := ParseRecord(record)
 	if err != nil {
+		l.add(CodeInvalid, "clock record %s: %v", l.RecordPath, err)
+		return
+	}
+	l.Record = rec
+	fold := NewFold()
+	if trace {
+		fold = NewTracingFold()
+	}
+	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
 		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))
 		return
 	}

@@ -82,12 +82,12 @@ func TestStreamDefectsCarryTheirReasonAlone(t *testing.T) {
 	torn := stream[:len(stream)-40]
 	l = JudgeLeg("r1", rec, bytes.NewReader(torn), nil)
 	wantCodes(t, l.Reasons, CodeStreamInvalid)
-	wantReason(t, l.Reasons, CodeStreamInvalid, ":301: torn final line (no newline)")
+	wantReason(t, l.Reasons, CodeStreamInvalid, "line 301:365: torn final line (no newline): unexpected end of input in an object")
 
 	bad := bytes.Replace(stream, []byte(`"sm_clock_mhz":1100`), []byte(`"sm_clock_mhz":"1100"`), 1)
 	l = JudgeLeg("r1", rec, bytes.NewReader(bad), nil)
 	wantCodes(t, l.Reasons, CodeStreamInvalid)
-	wantReason(t, l.Reasons, CodeStreamInvalid, `:2: sm_clock_mhz: want an integer, found string "1100"`)
+	wantReason(t, l.Reasons, CodeStreamInvalid, `line 2: sm_clock_mhz: want an integer, found string "1100"`)
 
 	l = JudgeLeg("r1", rec, bytes.NewReader(nil), nil)
 	wantCodes(t, l.Reasons, CodeStreamInvalid)
@@ -98,27 +98,37 @@ func TestLoadLegFiles(t *testing.T) {
 	dir := t.TempDir()
 	ss := cleanWindow(bootF6)
 	rec, stream := filepath.Join(dir, "r1.summary.json"), filepath.Join(dir, "r1.samples.jsonl")
+	files := LegFiles{Name: "r1", RecordPath: rec, StreamPath: stream}
 
-	l := LoadLeg("r1", rec, stream)
+	l := LoadLeg(files)
 	wantCodes(t, l.Reasons, CodeMissing)
 	wantReason(t, l.Reasons, CodeMissing, "no clock record at "+rec)
 
 	must(t, os.WriteFile(rec, recordJSON(t, recordOf(t, ss, StopPIDExit)), 0o644))
-	l = LoadLeg("r1", rec, stream)
+	l = LoadLeg(files)
 	wantCodes(t, l.Reasons, CodeStreamMissing)
 
 	must(t, os.WriteFile(stream, streamOf(ss), 0o644))
-	l = LoadLeg("r1", rec, stream)
+	l = LoadLeg(files)
 	wantCodes(t, l.Reasons)
 
 	// A directory where the stream belongs is refused, not read.
 	must(t, os.Remove(stream))
 	must(t, os.Mkdir(stream, 0o755))
-	l = LoadLeg("r1", rec, stream)
+	l = LoadLeg(files)
 	wantCodes(t, l.Reasons, CodeStreamMissing)
-	wantReason(t, l.Reasons, CodeStreamMissing, "not a regular file (a directory)")
+	wantReason(t, l.Reasons, CodeStreamMissing, "no readable clock stream beside the record: "+stream+": not a regular file (a directory)")
 	if !errors.Is(l.Unreadable, ErrNotRegular) {
 		t.Fatalf("Unreadable = %v", l.Unreadable)
+	}
+
+	// Under a root, messages name the paths as given, never the root.
+	must(t, os.Remove(stream))
+	rel := LoadLeg(LegFiles{Name: "r1", Engine: "vllm", Run: 1, Root: dir, RecordPath: "r1.summary.json", StreamPath: "r1.samples.jsonl"})
+	wantCodes(t, rel.Reasons, CodeStreamMissing)
+	wantReason(t, rel.Reasons, CodeStreamMissing, "no readable clock stream beside the record: r1.samples.jsonl: no such file or directory")
+	if r := rel.Reasons[0]; r.Scope != ScopeLeg || r.Engine != "vllm" || r.Run != 1 || strings.Contains(r.Message, dir) {
+		t.Fatalf("reason %+v", r)
 	}
 }
 

@@ -1,11 +1,13 @@
 package clocks
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 )
 
 // The reason codes. Codes are stable API: tests and CI match on them.
+// Registry describes each.
 const (
 	CodeMissing        = "clock.missing"
 	CodeInvalid        = "clock.invalid"
@@ -22,6 +24,12 @@ const (
 	CodeRefused        = "clock.refused"
 	CodeCoverage       = "clock.coverage"
 
+	CodeBenchMissing   = "bench.missing"
+	CodeBenchInvalid   = "bench.invalid"
+	CodeFailedRequests = "bench.failed_requests"
+	CodeMemoryMissing  = "memory.missing"
+	CodeMemoryInvalid  = "memory.invalid"
+
 	CodeStraddledBoot  = "clock.straddled_boot"
 	CodeStaticMismatch = "clock.static_mismatch"
 	CodeStaircase      = "clock.staircase"
@@ -30,13 +38,123 @@ const (
 	CodeHardwareMismatch = "clock.hardware_mismatch"
 	CodeOffset           = "clock.offset"
 	CodeLegIneligible    = "leg.ineligible"
+	CodePointMismatch    = "bench.point_mismatch"
+	CodeWorkloadMismatch = "bench.workload_mismatch"
 )
 
-// Reason is one named defect: a stable code and a message that names what was
-// expected and what was found.
+// Scope is what a reason is about: one leg, one arm, or a ratio (the two
+// arms together).
+type Scope string
+
+// The scopes.
+const (
+	ScopeLeg   Scope = "leg"
+	ScopeArm   Scope = "arm"
+	ScopeRatio Scope = "ratio"
+)
+
+// Reason is one named defect: a stable code and a message that names what
+// was expected and what was found, and what it is about.
 type Reason struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string
+	Message string
+	Scope   Scope
+	// Engine is the arm the reason is about: the leg's or the arm's
+	// engine, or, for a ratio reason about one leg, that leg's; "" for a
+	// reason about both arms.
+	Engine string
+	// Run is the leg's run number when the reason is about one leg, else 0.
+	Run int
+	// Waived is true for a check the cross-boot override turned into a
+	// caveat.
+	Waived bool
+}
+
+// overriddenSuffix ends the message of a waived reason in JSON outputs.
+const overriddenSuffix = " (OVERRIDDEN by --allow-cross-boot)"
+
+// Text is the message as JSON outputs carry it: a waived check says so.
+func (r Reason) Text() string {
+	if r.Waived {
+		return r.Message + overriddenSuffix
+	}
+	return r.Message
+}
+
+// MarshalJSON writes {"code", "message"}, the contract's shape.
+func (r Reason) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{r.Code, r.Text()})
+}
+
+// Family is a set of ratio families, THROUGHPUT and MEMORY.
+type Family uint8
+
+// The families a reason can void.
+const (
+	Throughput Family = 1 << iota
+	Memory
+	BothFamilies = Throughput | Memory
+)
+
+// CodeInfo describes one reason code.
+type CodeInfo struct {
+	Code  string
+	Scope Scope
+	// Waivable says --allow-cross-boot turns the check into a caveat.
+	Waivable bool
+	// Clock says the code belongs to the clock contract: while it stands,
+	// the clock block is not established.
+	Clock bool
+	// Blocks are the ratio families the reason keeps from ESTABLISHED.
+	Blocks Family
+	// Doc says in one line what the code means.
+	Doc string
+}
+
+// Registry lists every reason code clockgate gives, by scope then as the
+// README's tables order them.
+var Registry = []CodeInfo{
+	{CodeMissing, ScopeLeg, false, true, BothFamilies, "no clock record for the leg"},
+	{CodeInvalid, ScopeLeg, false, true, BothFamilies, "the clock record is not a valid record"},
+	{CodeStreamMissing, ScopeLeg, false, true, BothFamilies, "a clock record without a readable stream beside it"},
+	{CodeStreamInvalid, ScopeLeg, false, true, BothFamilies, "a stream line is not a valid sample"},
+	{CodeStreamMismatch, ScopeLeg, false, true, BothFamilies, "the record is not what its stream recomputes to"},
+	{CodeBusySamples, ScopeLeg, false, true, BothFamilies, "fewer busy samples than the floor"},
+	{CodeBusyFraction, ScopeLeg, false, true, BothFamilies, "busy samples under the floor's share of the window"},
+	{CodeSpread, ScopeLeg, false, true, BothFamilies, "the SM clock moved more than the spread bound within the window"},
+	{CodeThrottle, ScopeLeg, false, true, BothFamilies, "non-benign throttle bits in busy samples"},
+	{CodePersistence, ScopeLeg, false, true, BothFamilies, "persistence mode not Enabled in some sample"},
+	{CodeStaticDrift, ScopeLeg, false, true, BothFamilies, "boot id, GPU, driver or max/applications clock changed within the window"},
+	{CodePartialWindow, ScopeLeg, false, true, BothFamilies, "the window was cut off at --max-duration, or its record rebuilt"},
+	{CodeRefused, ScopeLeg, false, true, BothFamilies, "the sampler refused a reading mid-window"},
+	{CodeCoverage, ScopeLeg, false, true, BothFamilies, "a gap between consecutive samples over the coverage bound"},
+	{CodeBenchMissing, ScopeLeg, false, false, BothFamilies, "the leg has other evidence but no bench points"},
+	{CodeBenchInvalid, ScopeLeg, false, false, BothFamilies, "a bench file or object is malformed or refused"},
+	{CodeFailedRequests, ScopeLeg, false, false, BothFamilies, "requests failed at a point"},
+	{CodeMemoryMissing, ScopeLeg, false, false, BothFamilies, "no memory record for the leg"},
+	{CodeMemoryInvalid, ScopeLeg, false, false, BothFamilies, "the memory record is malformed"},
+	{CodeStraddledBoot, ScopeArm, true, true, BothFamilies, "the arm's legs ran on more than one boot"},
+	{CodeStaticMismatch, ScopeArm, false, true, BothFamilies, "the arm's legs differ in a STATIC_FIELDS value"},
+	{CodeStaircase, ScopeArm, false, true, BothFamilies, "the arm's legs together span more than the spread bound"},
+	{CodeCrossBoot, ScopeRatio, true, true, BothFamilies, "the two arms ran on different boots"},
+	{CodeHardwareMismatch, ScopeRatio, false, true, BothFamilies, "the arms differ in a STATIC_FIELDS value"},
+	{CodeOffset, ScopeRatio, false, true, BothFamilies, "the arms' SM clocks differ by more than the offset bound"},
+	{CodeLegIneligible, ScopeRatio, false, false, BothFamilies, "a leg of either arm carries a reason"},
+	{CodePointMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one set of points"},
+	{CodeWorkloadMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one workload"},
+}
+
+// Info returns the registry's entry for code.
+func Info(code string) (CodeInfo, bool) {
+	for _, c := range Registry {
+		if c.Code == code {
+			return c, true
+		}
+	}
+	return CodeInfo{}, false
 }
 
 // IsClock reports whether code belongs to the clock contract.
@@ -60,6 +178,16 @@ func Codes(reasons []Reason) []string {
 func HasClock(reasons []Reason) bool {
 	for _, r := range reasons {
 		if IsClock(r.Code) {
+			return true
+		}
+	}
+	return false
+}
+
+// HasCode reports whether any reason has code.
+func HasCode(reasons []Reason, code string) bool {
+	for _, r := range reasons {
+		if r.Code == code {
 			return true
 		}
 	}

@@ -1,7 +1,6 @@
 package clocks
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -220,130 +219,6 @@ func checkStats(o *obj, mn int, md float64, mx int, sp float64) {
 	}
 }
 
-// Fold accumulates a stream's samples into what a record must say, without
-// keeping the samples: busy clocks are counted per distinct MHz value, so
-// medians stay exact in bounded memory.
-type Fold struct {
-	Total int
-	Idle  int
-	// Hist counts busy samples per SM clock value in MHz.
-	Hist   map[int]int
-	FirstT string
-	LastT  string
-	// First is the window's first sample; its static fields, boot id and
-	// persistence mode are the record's.
-	First *Sample
-	// Throttle is the union of busy samples' throttle bits, each distinct
-	// value with its first printed spelling.
-	Throttle map[uint64]string
-
-	// MaxGapNS is the largest time between two consecutive samples, in
-	// nanoseconds; GapLine is the line of the sample that ended it, and
-	// GapFrom and GapTo the two samples' times.
-	MaxGapNS          int64
-	GapLine           int
-	GapFrom, GapTo    string
-	prevSec, prevNsec int64
-	prevT             []byte
-
-	persistBad      int
-	persistFirst    int
-	persistFirstVal string
-	drift           map[string]string
-	driftOrder      []string
-	// The fast path's scratch space, until finish: the last t it read, the
-	// shape a line must have, and busy clock counts near the first one.
-	lastFast  []byte
-	shape     *fastShape
-	dense     []int32
-	denseBase int
-	fastLines int
-}
-
-// NewFold returns an empty fold.
-func NewFold() *Fold {
-	return &Fold{Hist: map[int]int{}, Throttle: map[uint64]string{}, drift: map[string]string{}}
-}
-
-func sampleStatic(s *Sample) [6]string {
-	return [6]string{
-		s.BootID,
-		fmt.Sprintf("%q", s.GPUName),
-		fmt.Sprintf("%q", s.GPUUUID),
-		fmt.Sprintf("%q", s.DriverVersion),
-		fmt.Sprint(s.ClocksMaxSMMHz),
-		intOrNull(s.ClocksApplicationsGraphicsMHz),
-	}
-}
-
-var driftNames = [6]string{"boot_id", "gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"}
-
-// Add folds in one sample read at the given 1-based line.
-func (f *Fold) Add(s *Sample, line int) {
-	f.Total++
-	if f.First == nil {
-		c := *s
-		f.First = &c
-		f.FirstT = s.T
-	} else if f.First.BootID != s.BootID || f.First.GPUName != s.GPUName || f.First.GPUUUID != s.GPUUUID ||
-		f.First.DriverVersion != s.DriverVersion || f.First.ClocksMaxSMMHz != s.ClocksMaxSMMHz ||
-		intOrNull(f.First.ClocksApplicationsGraphicsMHz) != intOrNull(s.ClocksApplicationsGraphicsMHz) {
-		a, b := sampleStatic(f.First), sampleStatic(s)
-		for i := range a {
-			if a[i] != b[i] {
-				if _, seen := f.drift[driftNames[i]]; !seen {
-					f.drift[driftNames[i]] = fmt.Sprintf("%s changed at line %d: %s, then %s", driftNames[i], line, a[i], b[i])
-					f.driftOrder = append(f.driftOrder, driftNames[i])
-				}
-			}
-		}
-	}
-	f.LastT = s.T
-	if t, err := time.Parse(time.RFC3339Nano, s.T); err == nil {
-		f.gap(t.Unix(), int64(t.Nanosecond()), []byte(s.T), line)
-	}
-	if s.PersistenceMode != "Enabled" {
-		if f.persistBad == 0 {
-			f.persistFirst, f.persistFirstVal = line, s.PersistenceMode
-		}
-		f.persistBad++
-	}
-	if s.Idle() {
-		f.Idle++
-		return
-	}
-	f.Hist[s.SMClockMHz]++
-	bits, _ := ParseThrottle(s.ThrottleReasonsActive)
-	if _, ok := f.Throttle[bits]; !ok {
-		f.Throttle[bits] = s.ThrottleReasonsActive
-	}
-}
-
-// gap folds in the time of the sample at line: the largest step from one
-// sample to the next is the window's worst coverage.
-func (f *Fold) gap(sec, nsec int64, t []byte, line int) {
-	if f.Total > 1 {
-		// Seconds apart are bounded first, so that no two times, however
-		// far apart, overflow a gap in nanoseconds.
-		ds := min(max(sec-f.prevSec, -maxGapSeconds), maxGapSeconds)
-		if g := ds*1e9 + nsec - f.prevNsec; g > f.MaxGapNS {
-			f.MaxGapNS, f.GapLine = g, line
-			f.GapFrom, f.GapTo = string(f.prevT), string(t)
-		}
-	}
-	f.prevSec, f.prevNsec = sec, nsec
-	f.prevT = append(f.prevT[:0], t...)
-}
-
-// maxGapSeconds bounds a gap as counted; any gap that long fails coverage
-// whatever the interval.
-const maxGapSeconds = 1 << 30
-
-// MaxGapS is MaxGapNS in seconds, to the millisecond, as a record carries it.
-func (f *Fold) MaxGapS() float64 { return gapSeconds(f.MaxGapNS) }
-
-func gapSeconds(ns int64) float64 { return math.Round(float64(ns)/1e6) / 1e3 }
-
 // hist is an exact summary of busy clock values: count, min, max and twice
 // the median.
 type hist struct {
@@ -380,51 +255,6 @@ func summarize(h map[int]int) hist {
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
-
-// Record builds the record the folded stream recomputes to. intervalS and
-// stopReason are the sampler's, not the stream's.
-func (f *Fold) Record(intervalS float64, stopReason string) (*Record, error) {
-	if f.First == nil {
-		return nil, errors.New("the stream has no samples")
-	}
-	h := summarize(f.Hist)
-	r := &Record{
-		BootID:                        f.First.BootID,
-		SMClockMHz:                    Stats{N: h.n},
-		ClocksMaxSMMHz:                f.First.ClocksMaxSMMHz,
-		ClocksApplicationsGraphicsMHz: f.First.ClocksApplicationsGraphicsMHz,
-		ThrottleReasonsActive:         f.throttleList(),
-		PersistenceMode:               f.First.PersistenceMode,
-		DriverVersion:                 f.First.DriverVersion,
-		GPUName:                       f.First.GPUName,
-		GPUUUID:                       f.First.GPUUUID,
-		IdleSamplesExcluded:           f.Idle,
-		Window: Window{FirstT: f.FirstT, LastT: f.LastT, SamplesTotal: f.Total,
-			IntervalS: intervalS, StopReason: stopReason, MaxGapS: ptr(f.MaxGapS())},
-	}
-	if h.n > 0 {
-		mn, mx := h.min, h.max
-		md := float64(h.median2) / 2
-		sp := round2(spreadPct(int64(mn), int64(mx), h.median2))
-		r.SMClockMHz.Min, r.SMClockMHz.Median, r.SMClockMHz.Max, r.SMClockMHz.SpreadPct = &mn, &md, &mx, &sp
-	}
-	return r, nil
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func (f *Fold) throttleList() []string {
-	bits := make([]uint64, 0, len(f.Throttle))
-	for b := range f.Throttle {
-		bits = append(bits, b)
-	}
-	sort.Slice(bits, func(i, j int) bool { return bits[i] < bits[j] })
-	out := make([]string, len(bits))
-	for i, b := range bits {
-		out[i] = f.Throttle[b]
-	}
-	return out
-}
 
 // reconcile names every field where rec differs from what the fold
 // recomputes to; an empty result means the record is the stream's.

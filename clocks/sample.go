@@ -3,7 +3,6 @@ package clocks
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/clockgate/clockgate/strictjson"
 )
@@ -125,63 +124,6 @@ func ParseThrottle(s string) (uint64, error) {
 		return 0, fmt.Errorf("%q is not a hex bit set like 0x0000000000000000", s)
 	}
 	return bits, nil
-}
-
-// ParseSample reads one stream line into a sample, strictly: one JSON object,
-// every required key present and typed, clocks positive integers, the time
-// RFC 3339. The error names the offending key.
-func ParseSample(line []byte) (*Sample, error) {
-	v, err := strictjson.ParseObject(line)
-	if err != nil {
-		return nil, err
-	}
-	return sampleFromObject(v)
-}
-
-func sampleFromObject(v *strictjson.Value) (*Sample, error) {
-	o := obj{v: v}
-	s := &Sample{
-		T:                     o.str("t"),
-		BootID:                o.str("boot_id"),
-		GPUIndex:              o.intMin("gpu_index", 0),
-		GPUUUID:               o.str("gpu_uuid"),
-		GPUName:               o.str("gpu_name"),
-		DriverVersion:         o.str("driver_version"),
-		SMClockMHz:            o.intMin("sm_clock_mhz", 1),
-		ClocksMaxSMMHz:        o.intMin("clocks_max_sm_mhz", 1),
-		ThrottleReasonsActive: o.str("throttle_reasons_active"),
-		PersistenceMode:       o.str("persistence_mode"),
-		PState:                o.str("pstate"),
-		UtilizationGPUPct:     o.intMin("utilization_gpu_pct", 0),
-	}
-	s.ClocksApplicationsGraphicsMHz = o.intOrNull("clocks_applications_graphics_mhz", 1)
-	if o.err == nil && s.UtilizationGPUPct > 100 {
-		o.fail("utilization_gpu_pct", "want 0 to 100, found %d", s.UtilizationGPUPct)
-	}
-	if o.err == nil {
-		if _, err := time.Parse(time.RFC3339Nano, s.T); err != nil {
-			o.fail("t", "want an RFC 3339 time, found %q", s.T)
-		}
-	}
-	if o.err == nil {
-		if _, err := ParseThrottle(s.ThrottleReasonsActive); err != nil {
-			o.fail("throttle_reasons_active", "%v", err)
-		}
-	}
-	s.TemperatureGPUC = o.optFloat("temperature_gpu_c")
-	s.PowerDrawW = o.optFloat("power_draw_w")
-	s.ClocksMemMHz = o.optInt("clocks_mem_mhz")
-	if f, ok := v.Fields["throttle_field"]; ok {
-		if f.Kind != strictjson.String {
-			o.fail("throttle_field", "want a string, found %s", f.Describe())
-		} else {
-			s.ThrottleField = f.Str
-		}
-	}
-	if o.err != nil {
-		return nil, o.err
-	}
-	return s, nil
 }
 
 // obj reads typed fields of a strict JSON object and keeps the first error,

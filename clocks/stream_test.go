@@ -66,14 +66,14 @@ func TestParseSampleRefuses(t *testing.T) {
 }
 
 func scanAll(in string) (n int, err error) {
-	sc := NewScanner(strings.NewReader(in))
+	sc := NewReader(strings.NewReader(in), "")
 	for sc.Scan() {
 		n++
 	}
 	return n, sc.Err()
 }
 
-func TestScannerLines(t *testing.T) {
+func TestReaderLines(t *testing.T) {
 	good := specSample + "\n"
 	for _, tc := range []struct {
 		name  string
@@ -84,7 +84,7 @@ func TestScannerLines(t *testing.T) {
 		{"three lines", good + good + good, 3, ""},
 		{"final line without newline but whole", good + specSample, 2, ""},
 		{"crlf", strings.ReplaceAll(good+good, "\n", "\r\n"), 2, ""},
-		{"torn final line", good + good + specSample[:80], 2, "line 3: torn final line (no newline)"},
+		{"torn final line", good + good + specSample[:80], 2, "line 3:81: torn final line (no newline): unexpected end of input in an object"},
 		{"bad middle line", good + "{\"t\":1}\n" + good, 1, "line 2: t: want a string"},
 		{"empty line", good + "\n" + good, 1, "line 2: empty line"},
 		{"empty stream", "", 0, ""},
@@ -102,10 +102,10 @@ func TestScannerLines(t *testing.T) {
 	}
 }
 
-func TestScannerRefusesHugeLineInBoundedMemory(t *testing.T) {
+func TestReaderRefusesHugeLineInBoundedMemory(t *testing.T) {
 	// A 100 MB single line is refused after reading one buffer of it.
 	r := &countingReader{left: 100 << 20}
-	sc := NewScanner(r)
+	sc := NewReader(r, "")
 	if sc.Scan() {
 		t.Fatal("scanned a 100 MB line")
 	}
@@ -132,7 +132,7 @@ func (r *countingReader) Read(p []byte) (int, error) {
 
 func TestErrorAtNamesFileAndLine(t *testing.T) {
 	_, err := scanAll(specSample + "\n" + "{\n")
-	if got := ErrorAt("clocks/m/vllm/r1.samples.jsonl", err); !strings.HasPrefix(got, "clocks/m/vllm/r1.samples.jsonl:2: ") {
+	if got := ErrorAt("clocks/m/vllm/r1.samples.jsonl", err); got != "clocks/m/vllm/r1.samples.jsonl:2:2: want a key string, found end of input" {
 		t.Fatalf("ErrorAt = %q", got)
 	}
 }

@@ -19,13 +19,13 @@ import (
 const (
 	// CodeBenchInvalid is the leg reason for bench evidence that was
 	// refused; such a leg's set of points is not known.
-	CodeBenchInvalid = "bench.invalid"
+	CodeBenchInvalid = clocks.CodeBenchInvalid
 	// CodePointMismatch: the set of concurrency points differs between two
 	// legs of the two arms.
-	CodePointMismatch = "bench.point_mismatch"
+	CodePointMismatch = clocks.CodePointMismatch
 	// CodeWorkloadMismatch: the arms did not run one workload (model_id, or
 	// num_prompts / total_input_tokens / total_output_tokens at a point).
-	CodeWorkloadMismatch = "bench.workload_mismatch"
+	CodeWorkloadMismatch = clocks.CodeWorkloadMismatch
 )
 
 // BenchPoint is what a ratio reads of one concurrency point of one leg.
@@ -42,9 +42,11 @@ type BenchPoint struct {
 
 // Leg is one leg as a ratio reads it.
 type Leg struct {
-	// Clock is the leg's clock evidence and verdict; its Reasons hold every
-	// reason of the leg, bench and memory ones included.
+	// Clock is the leg's clock evidence and verdict.
 	Clock *clocks.Leg
+	// Reasons are every reason of the leg: its clock reasons, then bench
+	// and memory ones.
+	Reasons []clocks.Reason
 	// Points are the leg's valid bench points, one per MaxConcurrency.
 	Points []BenchPoint
 	// PeakGPUMemoryMiB is the leg's peak GPU memory, in MiB; nil when the
@@ -130,18 +132,15 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 	if ours.Engine == baseline.Engine {
 		return nil, fmt.Errorf("model %s: %w: %s", model, ErrSameEngine, ours.Engine)
 	}
-	block := clocks.Compare(
-		clocks.Merge(ours.Engine, clockLegs(ours), allowCrossBoot),
-		clocks.Merge(baseline.Engine, clockLegs(baseline), allowCrossBoot),
-		allowCrossBoot)
+	block := clocks.Compare(mergeArm(ours, allowCrossBoot), mergeArm(baseline, allowCrossBoot), allowCrossBoot)
 
 	// Legs ineligible only for bench or memory reasons: the clock block
 	// lists those with a clock reason already, each leg once.
 	var legReasons []clocks.Reason
 	for _, a := range []Arm{ours, baseline} {
 		for _, l := range a.Legs {
-			if len(l.Clock.Reasons) > 0 && !clocks.HasClock(l.Clock.Reasons) {
-				legReasons = append(legReasons, clocks.IneligibleReason(a.Engine, l.Clock))
+			if len(l.Reasons) > 0 && !clocks.HasClock(l.Reasons) {
+				legReasons = append(legReasons, clocks.IneligibleReason(a.Engine, l.Clock, l.Reasons))
 			}
 		}
 	}
@@ -168,12 +167,17 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 	return c, nil
 }
 
-func clockLegs(a Arm) []*clocks.Leg {
-	out := make([]*clocks.Leg, len(a.Legs))
+// mergeArm merges an arm's clock evidence; a leg's leg.ineligible names
+// all its reasons' codes.
+func mergeArm(a Arm, allowCrossBoot bool) *clocks.Arm {
+	legs := make([]*clocks.Leg, len(a.Legs))
+	reasons := make([][]clocks.Reason, len(a.Legs))
 	for i, l := range a.Legs {
-		out[i] = l.Clock
+		legs[i], reasons[i] = l.Clock, l.Reasons
 	}
-	return out
+	m := clocks.Merge(a.Engine, legs, allowCrossBoot)
+	m.LegReasons = reasons
+	return m
 }
 
 func joinReasons(parts ...[]clocks.Reason) []clocks.Reason {
@@ -287,7 +291,7 @@ func pointMismatch(ours, baseline Arm) []clocks.Reason {
 			// A leg with no points carries bench.missing, and one with
 			// refused bench evidence bench.invalid: its set of points is
 			// not known, and it voids the ratio on its own already.
-			if len(l.Points) == 0 || hasCode(l.Clock.Reasons, CodeBenchInvalid) {
+			if len(l.Points) == 0 || clocks.HasCode(l.Reasons, CodeBenchInvalid) {
 				continue
 			}
 			ps := make([]string, len(l.Points))
@@ -308,18 +312,9 @@ func pointMismatch(ours, baseline Arm) []clocks.Reason {
 	for i, k := range order {
 		parts[i] = fmt.Sprintf("%s in %s", k, strings.Join(groups[k], ", "))
 	}
-	return []clocks.Reason{{Code: CodePointMismatch, Message: fmt.Sprintf(
+	return []clocks.Reason{{Code: CodePointMismatch, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
 		"want one set of max_concurrency points across every leg of %s and %s, found %d: %s",
 		ours.Engine, baseline.Engine, len(groups), strings.Join(parts, "; "))}}
-}
-
-func hasCode(rs []clocks.Reason, code string) bool {
-	for _, r := range rs {
-		if r.Code == code {
-			return true
-		}
-	}
-	return false
 }
 
 // workloadMismatch checks that both arms ran one workload: one model_id
@@ -359,7 +354,7 @@ func workloadMismatch(ours, baseline Arm) []clocks.Reason {
 		for i, q := range idOrder {
 			parts[i] = fmt.Sprintf("%s in %s", q, strings.Join(ids[q], ", "))
 		}
-		out = append(out, clocks.Reason{Code: CodeWorkloadMismatch, Message: fmt.Sprintf(
+		out = append(out, clocks.Reason{Code: CodeWorkloadMismatch, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
 			"want one model_id across %s and %s, found %d: %s",
 			ours.Engine, baseline.Engine, len(ids), strings.Join(parts, "; "))})
 	}
@@ -376,7 +371,7 @@ func workloadMismatch(ours, baseline Arm) []clocks.Reason {
 		for i, w := range loadOrder[p] {
 			parts[i] = fmt.Sprintf("%d/%d/%d in %s", w.prompts, w.in, w.out, strings.Join(byPoint[p][w], ", "))
 		}
-		out = append(out, clocks.Reason{Code: CodeWorkloadMismatch, Message: fmt.Sprintf(
+		out = append(out, clocks.Reason{Code: CodeWorkloadMismatch, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
 			"max_concurrency %d: want one num_prompts/total_input_tokens/total_output_tokens across %s and %s, found %s",
 			p, ours.Engine, baseline.Engine, strings.Join(parts, "; "))})
 	}

@@ -136,11 +136,11 @@ func TestEachFamilyChecksItsOwnClockTerm(t *testing.T) {
 func TestIneligibleLegsListedOnce(t *testing.T) {
 	ours := cleanArm(t, "fastengine", 2470, []float64{13.2, 24.7}, 66334)
 	short := &Leg{Clock: clockLeg(t, "r2", boot, flat(2470, 20), 4), Points: points("m/M", 13.1, 24.6), PeakGPUMemoryMiB: mem(66335)}
-	short.Clock.Reasons = append(short.Clock.Reasons, clocks.Reason{Code: "bench.failed_requests", Message: "…"})
+	short.Reasons = append(short.Clock.Reasons, clocks.Reason{Code: "bench.failed_requests", Message: "…"})
 	ours.Legs = append(ours.Legs, short)
 	baseline := cleanArm(t, "vllm", 2470, []float64{12.2, 22.9}, 71234)
 	noMem := &Leg{Clock: clockLeg(t, "r2", boot, flat(2470, 60), 4), Points: points("m/M", 12.3, 22.8)}
-	noMem.Clock.Reasons = append(noMem.Clock.Reasons, clocks.Reason{Code: "memory.missing", Message: "…"})
+	noMem.Reasons = append(noMem.Clock.Reasons, clocks.Reason{Code: "memory.missing", Message: "…"})
 	baseline.Legs = append(baseline.Legs, noMem)
 
 	c, err := Compare("m", ours, baseline, false)
@@ -177,7 +177,7 @@ func TestIneligibleLegsListedOnce(t *testing.T) {
 // leg ineligible for a bench reason alone still voids both ratios.
 func TestNonClockLegAloneVoidsBothFamilies(t *testing.T) {
 	ours := cleanArm(t, "fastengine", 2470, []float64{13.2, 24.7}, 66334)
-	ours.Legs[0].Clock.Reasons = append(ours.Legs[0].Clock.Reasons, clocks.Reason{Code: "bench.invalid", Message: "…"})
+	ours.Legs[0].Reasons = append(ours.Legs[0].Clock.Reasons, clocks.Reason{Code: "bench.invalid", Message: "…"})
 	baseline := cleanArm(t, "vllm", 2470, []float64{12.2, 22.9}, 71234)
 	c, err := Compare("m", ours, baseline, false)
 	if err != nil {
@@ -271,13 +271,13 @@ func TestPointMismatch(t *testing.T) {
 // is not known, so it is no point set of its own (its bench.invalid already
 // voids the ratio). The same leg without the reason is one.
 func TestPointMismatchLeavesOutRefusedBench(t *testing.T) {
-	refused := &Leg{Clock: &clocks.Leg{Name: "r1", Reasons: []clocks.Reason{{Code: CodeBenchInvalid, Message: "c1.json: two objects"}}},
+	refused := &Leg{Clock: &clocks.Leg{Name: "r1"}, Reasons: []clocks.Reason{{Code: CodeBenchInvalid, Message: "c1.json: two objects"}},
 		Points: points("m", 24)}
 	baseline := Arm{Engine: "vllm", Legs: []*Leg{{Clock: &clocks.Leg{Name: "r1"}, Points: points("m", 12, 24)}}}
 	if got := pointMismatch(Arm{Engine: "fastengine", Legs: []*Leg{refused}}, baseline); got != nil {
 		t.Errorf("a refused leg made a point set: %+v", got)
 	}
-	refused.Clock.Reasons = nil
+	refused.Reasons = nil
 	got := pointMismatch(Arm{Engine: "fastengine", Legs: []*Leg{refused}}, baseline)
 	if len(got) != 1 || got[0].Code != CodePointMismatch || !strings.Contains(got[0].Message, "{1} in fastengine r1; {1, 2} in vllm r1") {
 		t.Errorf("reasons %+v", got)

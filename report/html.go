@@ -294,27 +294,19 @@ func linkReasons(list *ast.List, src []byte, targets []reasonTarget) error {
 // check between the arms, the comparison's pictures; bench and memory
 // reasons, none.
 func ratioReasonHref(ci int, cmp *Comparison, r clocks.Reason) string {
-	switch r.Code {
-	case clocks.CodeCrossBoot, clocks.CodeHardwareMismatch, clocks.CodeOffset:
-		return "#" + FiguresID(ci)
-	case clocks.CodeStaircase, clocks.CodeStraddledBoot, clocks.CodeStaticMismatch:
-		// "arm <engine> …": the longer engine wins when one is a prefix of the other.
-		best := ""
-		for _, e := range []string{cmp.Ours, cmp.Baseline} {
-			if strings.HasPrefix(r.Message, "arm "+e+" ") && len(e) > len(best) {
-				best = e
-			}
-		}
-		if best != "" {
-			return "#" + FigureID(ci, roleOf(cmp, best))
-		}
-		return "#" + FiguresID(ci)
-	case clocks.CodeLegIneligible:
+	info, _ := clocks.Info(r.Code)
+	switch {
+	case r.Code == clocks.CodeLegIneligible:
 		for _, l := range cmp.Legs {
-			if strings.HasPrefix(r.Message, "leg "+l.Engine+" "+l.Name+" is not binding-eligible: ") && clocks.HasClock(l.Reasons) {
+			if l.Engine == r.Engine && l.Run == r.Run && clocks.HasClock(l.Reasons) {
 				return "#" + FigureID(ci, roleOf(cmp, l.Engine))
 			}
 		}
+	case !info.Clock:
+	case r.Scope == clocks.ScopeArm && (r.Engine == cmp.Ours || r.Engine == cmp.Baseline):
+		return "#" + FigureID(ci, roleOf(cmp, r.Engine))
+	default:
+		return "#" + FiguresID(ci)
 	}
 	return ""
 }
@@ -339,7 +331,7 @@ func (d *Document) figures(i int) string {
 		colour: colourOurs, otherColour: colourBaseline, side: cmp.Clock.Ours, otherMedian: cmp.Clock.Baseline.MedianMHz}
 	base := &panel{id: FigureID(i, "baseline"), model: cmp.Model, engine: cmp.Baseline, other: cmp.Ours, role: "baseline",
 		colour: colourBaseline, otherColour: colourOurs, side: cmp.Clock.Baseline, otherMedian: cmp.Clock.Ours.MedianMHz}
-	for i, lt := range readTraces(d.Tree, cmp.Legs) {
+	for i, lt := range traces(cmp.Legs) {
 		p := base
 		if cmp.Legs[i].Engine == cmp.Ours {
 			p = ours

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,23 +14,16 @@ import (
 	"github.com/clockgate/clockgate/clocks"
 )
 
-// writeStream writes samples as a stream under dir and returns its leg,
-// trusted, with the busy and idle counts the stream holds.
-func writeStream(t *testing.T, dir, name string, samples []clocks.Sample) Leg {
+// traceLeg folds samples as summarize does, their trace reduced in the same
+// pass, and returns their leg, trusted.
+func traceLeg(t *testing.T, name string, samples []clocks.Sample) Leg {
 	t.Helper()
-	busy, idle := 0, 0
-	for i := range samples {
-		if samples[i].Idle() {
-			idle++
-		} else {
-			busy++
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".samples.jsonl"), encode(samples), 0o644); err != nil {
+	f := clocks.NewTracingFold()
+	if err := f.FoldStream(bytes.NewReader(encode(samples)), name+".samples.jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	return Leg{Name: name, Engine: "ours", Trusted: true, BusySamples: &busy, IdleSamples: &idle,
-		StreamPath: name + ".samples.jsonl"}
+	busy, idle := f.Total-f.Idle, f.Idle
+	return Leg{Name: name, Engine: "ours", Trusted: true, BusySamples: &busy, IdleSamples: &idle, Trace: f.Trace}
 }
 
 // encode is samples as stream lines.
@@ -80,13 +74,13 @@ func busyPoints(t *testing.T, svg string) [][2]float64 {
 
 // onePanel draws the legs as the ours arm of a comparison with a baseline
 // at 2400 MHz.
-func onePanel(tree string, legs ...Leg) (*panel, string) {
+func onePanel(legs ...Leg) (*panel, string) {
 	p := &panel{id: "c1-ours", model: "m", engine: "ours", other: "base", role: "ours",
 		colour: colourOurs, otherColour: colourBaseline}
 	m := 2400.0
 	p.side.MedianMHz, p.otherMedian = &m, &m
 	for _, l := range legs {
-		p.legs = append(p.legs, readTrace(tree, l))
+		p.legs = append(p.legs, traceOf(l))
 	}
 	ps := []*panel{p}
 	return p, p.svg(newXLayout(ps), newYScale(ps))
@@ -97,7 +91,6 @@ func onePanel(tree string, legs ...Leg) (*panel, string) {
 // reaches the single-sample dip and the single-sample spike planted in it.
 func TestLongLegIsReducedAndKeepsItsDip(t *testing.T) {
 	const total, dipAt, dip, spikeAt, spike = 7200, 4321, 1500, 777, 2950
-	dir := t.TempDir()
 	samples := synth(total, time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC), "boot-a",
 		func(i int) int {
 			switch i {
@@ -109,8 +102,8 @@ func TestLongLegIsReducedAndKeepsItsDip(t *testing.T) {
 			return 2380 + (i*7919)%41 // noise, 2380 to 2420
 		},
 		func(i int) bool { return i%600 >= 540 }) // an idle minute every ten
-	leg := writeStream(t, dir, "r1", samples)
-	p, svg := onePanel(dir, leg)
+	leg := traceLeg(t, "r1", samples)
+	p, svg := onePanel(leg)
 	if !p.legs[0].drawn() {
 		t.Fatalf("the leg was not drawn: %s", p.legs[0].note)
 	}
@@ -146,40 +139,30 @@ func TestLongLegIsReducedAndKeepsItsDip(t *testing.T) {
 // TestShortLegDrawsEverySample: a leg that fits its width keeps every
 // busy sample as a point of its trace.
 func TestShortLegDrawsEverySample(t *testing.T) {
-	dir := t.TempDir()
 	samples := synth(40, time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC), "boot-a",
 		func(i int) int { return 2390 + i%3*10 }, func(int) bool { return false })
-	_, svg := onePanel(dir, writeStream(t, dir, "r1", samples))
+	_, svg := onePanel(traceLeg(t, "r1", samples))
 	if got := len(busyPoints(t, svg)); got != 40 {
 		t.Errorf("%d points for 40 busy samples a column or more apart", got)
 	}
 }
 
-// TestUntrustedLegHasNoTrace: a leg whose record is not trusted, whose
-// stream has changed since it was judged, or whose stream cannot be read
-// any more is drawn as a slot saying so, never as a trace.
+// TestUntrustedLegHasNoTrace: a leg whose record is not trusted, or whose
+// trace was not read, is drawn as a slot saying so, never as a trace.
 func TestUntrustedLegHasNoTrace(t *testing.T) {
-	dir := t.TempDir()
 	t0 := time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC)
 	flat := func(int) int { return 2400 }
 	never := func(int) bool { return false }
-	good := writeStream(t, dir, "r1", synth(60, t0, "boot-a", flat, never))
-	untrusted := Leg{Name: "r2", Codes: []string{clocks.CodeStreamInvalid}, StreamPath: "r1.samples.jsonl"}
-	changed := writeStream(t, dir, "r3", synth(60, t0, "boot-a", flat, never))
-	if err := os.WriteFile(filepath.Join(dir, "r3.samples.jsonl"), encode(synth(59, t0, "boot-a", flat, never)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gone := writeStream(t, dir, "r4", synth(60, t0, "boot-a", flat, never))
-	if err := os.Remove(filepath.Join(dir, "r4.samples.jsonl")); err != nil {
-		t.Fatal(err)
-	}
+	good := traceLeg(t, "r1", synth(60, t0, "boot-a", flat, never))
+	untrusted := Leg{Name: "r2", Codes: []string{clocks.CodeStreamInvalid}}
+	unread := traceLeg(t, "r3", synth(60, t0, "boot-a", flat, never))
+	unread.Trace = nil
 	doc := func(svg string) *elem { return parsePage(t, []byte(svg)) }
-	_, svg := onePanel(dir, good, untrusted, changed, gone)
+	_, svg := onePanel(good, untrusted, unread)
 	d := doc(svg)
 	for _, c := range []struct{ name, why string }{
 		{"r2", clocks.CodeStreamInvalid},
-		{"r3", "stream changed since judged"},
-		{"r4", "stream unreadable now"},
+		{"r3", "trace not read"},
 	} {
 		g := d.byID("c1-ours-" + c.name)
 		if g == nil {
@@ -203,7 +186,6 @@ func TestUntrustedLegHasNoTrace(t *testing.T) {
 // own, and each busy sample with a non-benign throttle bit a red tick;
 // benign bits get none.
 func TestBootChangesAndThrottleAreMarked(t *testing.T) {
-	dir := t.TempDir()
 	t0 := time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC)
 	flat := func(int) int { return 2400 }
 	never := func(int) bool { return false }
@@ -215,7 +197,7 @@ func TestBootChangesAndThrottleAreMarked(t *testing.T) {
 	for i := 30; i < 60; i++ {
 		r3[i].BootID = "cccccccc-3"
 	}
-	_, svg := onePanel(dir, writeStream(t, dir, "r1", r1), writeStream(t, dir, "r2", r2), writeStream(t, dir, "r3", r3))
+	_, svg := onePanel(traceLeg(t, "r1", r1), traceLeg(t, "r2", r2), traceLeg(t, "r3", r3))
 	d := parsePage(t, []byte(svg))
 
 	label := func(leg string) *elem {
@@ -248,7 +230,7 @@ func TestBootChangesAndThrottleAreMarked(t *testing.T) {
 		t.Fatalf("r1 has %d throttle ticks; want one, for the SwPowerCap sample and not the GpuIdle one", len(ticks))
 	}
 	x, _ := strconv.ParseFloat(ticks[0].attr["x1"], 64)
-	lt := readTrace(dir, writeStream(t, dir, "probe", r1))
+	lt := traceOf(traceLeg(t, "probe", r1))
 	xs := newXLayout([]*panel{{legs: []legTrace{lt, lt, lt}}})
 	if want := colX(column(padL + 20*xs.scale)); n(x) != n(want) {
 		t.Errorf("throttle tick at x %s, want %s (the 21st sample)", n(x), n(want))
@@ -372,15 +354,14 @@ func TestEscKeepsTextValid(t *testing.T) {
 // ±clocks.MaxSpreadPct around it, the other arm's median a dashed line,
 // and every drawn leg's seconds start at 0 on its own rule.
 func TestMediansBandAndTicks(t *testing.T) {
-	dir := t.TempDir()
 	t0 := time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC)
 	never := func(int) bool { return false }
-	r1 := writeStream(t, dir, "r1", synth(90, t0, "boot-a", func(i int) int { return 2380 + i%5*10 }, never))
-	r2 := writeStream(t, dir, "r2", synth(90, t0, "boot-a", func(i int) int { return 2390 }, never))
+	r1 := traceLeg(t, "r1", synth(90, t0, "boot-a", func(i int) int { return 2380 + i%5*10 }, never))
+	r2 := traceLeg(t, "r2", synth(90, t0, "boot-a", func(i int) int { return 2390 }, never))
 	p := &panel{id: "c1-ours", model: "m", engine: "ours", other: "base", role: "ours", colour: colourOurs, otherColour: colourBaseline}
 	ours, base := 2400.0, 2200.0
 	p.side.MedianMHz, p.otherMedian = &ours, &base
-	p.legs = []legTrace{readTrace(dir, r1), readTrace(dir, r2)}
+	p.legs = []legTrace{traceOf(r1), traceOf(r2)}
 	ps := []*panel{p}
 	ys := newYScale(ps)
 	d := parsePage(t, []byte(p.svg(newXLayout(ps), ys)))

@@ -33,7 +33,7 @@ var htmlGolden = []struct {
 // page summarizes a tree and renders its report.html and report.md.
 func page(t *testing.T, root string, allow bool) (html, md []byte) {
 	t.Helper()
-	s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm", AllowCrossBoot: allow})
+	s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm", AllowCrossBoot: allow, Traces: true})
 	if err != nil {
 		t.Fatal(err)
 	}

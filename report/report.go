@@ -3,14 +3,14 @@
 // Build turns a summarize.Summary into a Document, the data model every
 // renderer shares: per comparison its ratios with their verdicts, the clock
 // block's observed numbers, caveats and reasons, and a row per leg.
-// Document.Markdown writes report.md; an HTML renderer reads the same
-// Document (each Leg names its clock stream for a clock-over-time picture).
+// Document.Markdown writes report.md; Document.HTML writes report.html from
+// the same Document, each trusted leg carrying its clock over time as the
+// summary read it: nothing here reads a file.
 package report
 
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
@@ -25,11 +25,7 @@ const (
 
 // Document is everything a report shows, in the order it shows it.
 type Document struct {
-	Title string
-	// Tree is TREE as given: a renderer that plots a leg's clock over time
-	// reads Leg.StreamPath under it. It is never printed, so that the same
-	// tree gives the same bytes wherever it lies.
-	Tree           string
+	Title          string
 	Baseline       string
 	AllowCrossBoot bool
 	// GatePass is true when there is at least one ratio and every ratio
@@ -106,17 +102,15 @@ type Leg struct {
 	PeakGPUMemoryMiB *float64
 	// Points are the leg's valid max_concurrency points, increasing.
 	Points []int
-	// RecordPath and StreamPath are the leg's clock files, relative to
-	// the tree: a renderer that plots the clock over time reads the stream.
-	RecordPath string
-	StreamPath string
+	// Trace is the leg's clock over time, reduced for a picture; nil
+	// unless the leg is trusted and the summary was read with traces.
+	Trace *clocks.Trace
 }
 
 // Build assembles the document for a summary.
 func Build(s *summarize.Summary) *Document {
 	d := &Document{
 		Title:          "clockgate summary",
-		Tree:           s.Root,
 		Baseline:       s.Baseline,
 		AllowCrossBoot: s.AllowCrossBoot,
 		GatePass:       s.GatePass,
@@ -153,8 +147,11 @@ func Build(s *summarize.Summary) *Document {
 
 func legRow(l *summarize.Leg) Leg {
 	r := Leg{Model: l.Model, Engine: l.Engine, Run: l.Run, Name: l.Name(),
-		BindingEligible: l.BindingEligible(), Codes: clocks.Codes(l.Reasons()), Reasons: l.Reasons(),
-		Trusted: l.Clock.Trusted(), RecordPath: l.Clock.RecordPath, StreamPath: l.Clock.StreamPath}
+		BindingEligible: l.BindingEligible(), Codes: clocks.Codes(l.Reasons), Reasons: l.Reasons,
+		Trusted: l.Clock.Trusted()}
+	if r.Trusted {
+		r.Trace = l.Clock.Fold.Trace
+	}
 	if rec := l.Clock.Record; rec != nil && r.Trusted {
 		st := rec.SMClockMHz
 		busy, idle := st.N, rec.IdleSamplesExcluded
@@ -209,8 +206,7 @@ func Observed(b *clocks.Block) string {
 
 // Caveat is the report line for one check the override waived.
 func Caveat(r clocks.Reason) string {
-	msg := strings.TrimSuffix(r.Message, " (OVERRIDDEN by --allow-cross-boot)")
-	return fmt.Sprintf("CAVEAT: %s (OVERRIDDEN): %s", r.Code, msg)
+	return fmt.Sprintf("CAVEAT: %s (OVERRIDDEN): %s", r.Code, r.Message)
 }
 
 // num prints a number in its shortest exact form.

@@ -1,17 +1,11 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"html"
 	"math"
-	"path/filepath"
-	"runtime"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -72,12 +66,14 @@ type legTrace struct {
 
 func (lt *legTrace) drawn() bool { return lt.samples != nil }
 
-// readTrace reads a leg's stream under tree for the picture. Only a leg
-// whose record its stream recomputes to is read at all; a stream that
-// fails now, or no longer holds the busy and idle counts it was judged
-// with, gives a note instead of a trace.
-func readTrace(tree string, l Leg) legTrace {
+// traceOf is a leg's trace for the picture, or the note that says why it
+// has none: only a leg whose record its stream recomputes to is drawn.
+func traceOf(l Leg) legTrace {
 	lt := legTrace{leg: l}
+	if l.Trusted && (l.Trace == nil || len(l.Trace.Points) == 0) {
+		lt.note = "trace not read"
+		return lt
+	}
 	if !l.Trusted {
 		lt.note = "record not trusted"
 		for _, c := range l.Codes {
@@ -88,81 +84,20 @@ func readTrace(tree string, l Leg) legTrace {
 		}
 		return lt
 	}
-	samples, err := loadSamples(filepath.Join(tree, filepath.FromSlash(l.StreamPath)))
-	if err != nil {
-		lt.note = "stream unreadable now"
-		return lt
+	for _, p := range l.Trace.Points {
+		lt.samples = append(lt.samples, tsample{t: p.T, mhz: p.MHz, idle: p.Idle, throttled: p.Throttled, boot: p.Boot})
 	}
-	busy, idle := 0, 0
-	for _, s := range samples {
-		if s.idle {
-			idle++
-		} else {
-			busy++
-		}
-	}
-	if l.BusySamples == nil || l.IdleSamples == nil || busy != *l.BusySamples || idle != *l.IdleSamples || busy == 0 {
-		lt.note = "stream changed since judged"
-		return lt
-	}
-	lt.samples = samples
-	lt.span = 1
-	for _, s := range samples {
-		lt.span = max(lt.span, s.t)
-	}
+	lt.span = max(1, l.Trace.Span)
 	return lt
 }
 
-// readTraces reads the legs' streams, several at once; the result is in
-// the legs' order whatever order the reads end in.
-func readTraces(tree string, legs []Leg) []legTrace {
+// traces are the legs' traces, in the legs' order.
+func traces(legs []Leg) []legTrace {
 	out := make([]legTrace, len(legs))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i := range legs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			out[i] = readTrace(tree, legs[i])
-		})
+	for i, l := range legs {
+		out[i] = traceOf(l)
 	}
-	wg.Wait()
 	return out
-}
-
-// loadSamples reads a stream whole; any defect is an error, so a picture
-// never draws part of a stream as if it were all of it.
-func loadSamples(path string) ([]tsample, error) {
-	f, err := clocks.OpenRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []tsample
-	var t0 time.Time
-	boot := ""
-	err = readStream(f, func(l streamLine) error {
-		if len(out) == 0 {
-			t0 = l.t
-		}
-		if string(l.boot) != boot {
-			boot = string(l.boot) // one string per boot, not per sample
-		}
-		idle := l.util == 0
-		out = append(out, tsample{t: max(0, l.t.Sub(t0).Seconds()), mhz: l.mhz, idle: idle,
-			throttled: !idle && l.bits&^clocks.BenignThrottleMask != 0, boot: boot})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no sample")
-	}
-	// A stream is written in time order; a clock that stepped back is drawn
-	// where its time says.
-	sort.SliceStable(out, func(i, j int) bool { return out[i].t < out[j].t })
-	return out, nil
 }
 
 // panel is one arm's picture.

@@ -133,7 +133,7 @@ func readStream(t *testing.T, path string) (*clocks.Fold, []*clocks.Sample) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sc := clocks.NewScanner(f)
+	sc := clocks.NewReader(f, "")
 	fold := clocks.NewFold()
 	var all []*clocks.Sample
 	for sc.Scan() {

@@ -123,23 +123,23 @@ var committed = []struct{ kind, file, code, fragment string }{
 	{"record", "wrong-nesting.json", "", "sm_clock_mhz: want an object, found array"},
 	{"record", "zero-clock.json", "", "clocks_max_sm_mhz: want a positive integer, found 0"},
 
-	{"stream", "array-line.jsonl", "", ".jsonl:3: offset 0: want an object, found array"},
+	{"stream", "array-line.jsonl", "", ".jsonl:3:1: want an object, found array"},
 	{"stream", "bad-throttle.jsonl", "", `.jsonl:3: throttle_reasons_active: "[N/A]" is not a hex bit set like 0x0000000000000000`},
 	{"stream", "bad-time.jsonl", "", `.jsonl:3: t: want an RFC 3339 time, found "2026-08-12 11:00:02"`},
-	{"stream", "bom.jsonl", "", ".jsonl:1: offset 0: byte order mark is not allowed"},
-	{"stream", "duplicate-key.jsonl", "", `.jsonl:3: offset 224: duplicate key "sm_clock_mhz"`},
+	{"stream", "bom.jsonl", "", ".jsonl:1:1: byte order mark is not allowed"},
+	{"stream", "duplicate-key.jsonl", "", `.jsonl:3:225: duplicate key "sm_clock_mhz"`},
 	{"stream", "empty-line.jsonl", "", ".jsonl:2: empty line"},
 	{"stream", "empty.jsonl", "", ".jsonl: no samples"},
 	{"stream", "fractional-clock.jsonl", "", ".jsonl:3: sm_clock_mhz: want an integer, found number 2473.5"},
-	{"stream", "infinity.jsonl", "", ".jsonl:3: offset 442: unexpected 'I': NaN and Infinity are not JSON numbers"},
+	{"stream", "infinity.jsonl", "", ".jsonl:3:443: unexpected 'I': NaN and Infinity are not JSON numbers"},
 	{"stream", "missing-key.jsonl", "", ".jsonl:3: persistence_mode: missing"},
-	{"stream", "nan.jsonl", "", ".jsonl:3: offset 219: unexpected 'N': NaN and Infinity are not JSON numbers"},
+	{"stream", "nan.jsonl", "", ".jsonl:3:220: unexpected 'N': NaN and Infinity are not JSON numbers"},
 	{"stream", "negative-clock.jsonl", "", ".jsonl:3: sm_clock_mhz: want a positive integer, found -2473"},
-	{"stream", "non-utf8.jsonl", "", ".jsonl:3: offset 377: invalid UTF-8"},
+	{"stream", "non-utf8.jsonl", "", ".jsonl:3:378: invalid UTF-8"},
 	{"stream", "number-as-string.jsonl", "", `.jsonl:3: sm_clock_mhz: want an integer, found string "2473"`},
-	{"stream", "overflow.jsonl", "", ".jsonl:3: offset 442: number 1e999 is not finite in float64"},
-	{"stream", "truncated.jsonl", "", ".jsonl:3: torn final line (no newline): offset 150: unterminated string"},
-	{"stream", "two-objects-one-line.jsonl", "", ".jsonl:3: offset 498: unexpected '{' after the value"},
+	{"stream", "overflow.jsonl", "", ".jsonl:3:443: number 1e999 is not finite in float64"},
+	{"stream", "truncated.jsonl", "", ".jsonl:3:151: torn final line (no newline): unterminated string"},
+	{"stream", "two-objects-one-line.jsonl", "", ".jsonl:3:499: unexpected '{' after the value"},
 	{"stream", "utilization-over-100.jsonl", "", ".jsonl:3: utilization_gpu_pct: want 0 to 100, found 101"},
 	{"stream", "wrong-nesting.jsonl", "", ".jsonl:3: t: missing"},
 	{"stream", "zero-clock.jsonl", "", ".jsonl:3: sm_clock_mhz: want a positive integer, found 0"},
@@ -422,7 +422,7 @@ func TestCorpus(t *testing.T) {
 			if c.code == "" {
 				if got := outputsOf(t, s); !bytes.Equal(got, cleanOut) {
 					l := legByKey(s, corpusLeg)
-					t.Fatalf("an accepted input changed the outputs; leg reasons %+v", l.Reasons())
+					t.Fatalf("an accepted input changed the outputs; leg reasons %+v", l.Reasons)
 				}
 				return
 			}
@@ -440,11 +440,11 @@ func checkRefused(t *testing.T, s *summarize.Summary, code, fragment string) {
 	if l == nil {
 		t.Fatalf("no leg %s", corpusLeg)
 	}
-	if got := clocks.Codes(l.Reasons()); !slices.Equal(got, []string{code}) {
-		t.Fatalf("leg codes %v, want [%s]; reasons %+v", got, code, l.Reasons())
+	if got := clocks.Codes(l.Reasons); !slices.Equal(got, []string{code}) {
+		t.Fatalf("leg codes %v, want [%s]; reasons %+v", got, code, l.Reasons)
 	}
 	var msgs []string
-	for _, r := range l.Reasons() {
+	for _, r := range l.Reasons {
 		msgs = append(msgs, r.Message)
 	}
 	if !slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, fragment) }) {
@@ -455,14 +455,15 @@ func checkRefused(t *testing.T, s *summarize.Summary, code, fragment string) {
 	}
 	for _, o := range s.Legs {
 		if o != l && !o.BindingEligible() {
-			t.Errorf("leg %s/%s/%s was touched: %+v", o.Model, o.Engine, o.Name(), o.Reasons())
+			t.Errorf("leg %s/%s/%s was touched: %+v", o.Model, o.Engine, o.Name(), o.Reasons)
 		}
 	}
 	if len(s.Comparisons) != 1 {
 		t.Fatalf("%d comparisons, want 1", len(s.Comparisons))
 	}
 	c := s.Comparisons[0]
-	want := clocks.Reason{Code: clocks.CodeLegIneligible, Message: "leg vllm r1 is not binding-eligible: " + code}
+	want := clocks.Reason{Code: clocks.CodeLegIneligible, Message: "leg vllm r1 is not binding-eligible: " + code,
+		Scope: clocks.ScopeRatio, Engine: "vllm", Run: 1}
 	for name, r := range map[string]struct {
 		eligible bool
 		reasons  []clocks.Reason
@@ -612,7 +613,7 @@ func TestCorpusUnreadableHelper(t *testing.T) {
 	if l == nil {
 		t.Fatalf("no leg %s", corpusLeg)
 	}
-	js, err := json.Marshal(l.Reasons())
+	js, err := json.Marshal(l.Reasons)
 	must(t, err)
 	fmt.Printf("REASONS %s\n", js)
 }

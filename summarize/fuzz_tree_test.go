@@ -347,7 +347,7 @@ func (fz *treeFuzz) run(t *testing.T, data []byte) {
 		}
 		if corrupt[li] && (l.BindingEligible() || ratiosEligible) {
 			fail("leg %s holds corrupt evidence, yet leg eligible %v, a ratio eligible %v; reasons %+v",
-				key, l.BindingEligible(), ratiosEligible, l.Reasons())
+				key, l.BindingEligible(), ratiosEligible, l.Reasons)
 		}
 		rec, str := state[li*7+5], state[li*7+6]
 		if l.BindingEligible() && rec != nil && str != nil && rec.src == str.src && !(rec.flipd && str.flipd) {
@@ -406,7 +406,7 @@ func summarizeTwice(t *testing.T, root string) (*summarize.Summary, fuzzOutputs)
 func checkStructure(t *testing.T, s *summarize.Summary, report func(string, ...any)) {
 	t.Helper()
 	for _, l := range s.Legs {
-		for _, r := range l.Reasons() {
+		for _, r := range l.Reasons {
 			switch r.Code {
 			case clocks.CodeMissing, clocks.CodeInvalid, clocks.CodeStreamMissing, clocks.CodeStreamInvalid, clocks.CodeStreamMismatch:
 				if l.Clock.Trusted() {
@@ -426,7 +426,7 @@ func checkStructure(t *testing.T, s *summarize.Summary, report func(string, ...a
 			for _, e := range []string{c.Ours, c.Baseline} {
 				for _, l := range s.Arm(c.Model, e) {
 					if !l.BindingEligible() {
-						report("%s ratio eligible with leg %s %s not: %+v", name, e, l.Name(), l.Reasons())
+						report("%s ratio eligible with leg %s %s not: %+v", name, e, l.Name(), l.Reasons)
 					}
 				}
 			}

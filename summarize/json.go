@@ -64,7 +64,7 @@ func (s *Summary) AllRunsJSON() ([]byte, error) {
 		Legs: []legRow{}, Comparisons: []blockRow{}}
 	for _, l := range s.Legs {
 		row := legRow{Model: l.Model, Engine: l.Engine, Run: l.Run, BindingEligible: l.BindingEligible(),
-			Reasons: nonNil(l.Clock.Reasons), Clock: l.Clock.Record, Bench: []map[string]any{}}
+			Reasons: nonNil(l.Reasons), Clock: l.Clock.Record, Bench: []map[string]any{}}
 		if l.Memory != nil {
 			row.Memory = l.Memory.Raw
 		}

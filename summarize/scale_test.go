@@ -66,7 +66,7 @@ func TestBigTreeVerdicts(t *testing.T) {
 	}
 	for _, l := range s.Legs {
 		if !l.BindingEligible() {
-			t.Fatalf("leg %s %s %s: %+v", l.Model, l.Engine, l.Name(), l.Reasons())
+			t.Fatalf("leg %s %s %s: %+v", l.Model, l.Engine, l.Name(), l.Reasons)
 		}
 	}
 }

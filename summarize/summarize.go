@@ -33,11 +33,11 @@ import (
 
 // The leg-level bench and memory reason codes.
 const (
-	CodeBenchMissing   = "bench.missing"
-	CodeBenchInvalid   = ratio.CodeBenchInvalid
-	CodeFailedRequests = "bench.failed_requests"
-	CodeMemoryMissing  = "memory.missing"
-	CodeMemoryInvalid  = "memory.invalid"
+	CodeBenchMissing   = clocks.CodeBenchMissing
+	CodeBenchInvalid   = clocks.CodeBenchInvalid
+	CodeFailedRequests = clocks.CodeFailedRequests
+	CodeMemoryMissing  = clocks.CodeMemoryMissing
+	CodeMemoryInvalid  = clocks.CodeMemoryInvalid
 )
 
 // DefaultBaseline is the engine every other engine is compared against
@@ -55,6 +55,9 @@ type Options struct {
 	// Progress, when not nil, is told after each leg is read how far the
 	// reading has come. Calls never overlap.
 	Progress func(Progress)
+	// Traces asks for each trusted leg's clock over time, reduced for a
+	// picture (clocks.Trace), read in the same pass as its verdict.
+	Traces bool
 }
 
 // Progress is how far reading a tree has come. Bytes count the clock
@@ -69,9 +72,11 @@ type Leg struct {
 	Model  string
 	Engine string
 	Run    int
-	// Clock is the leg's clock evidence and verdict. Its Reasons hold every
-	// reason of the leg: the clock ones, then bench, then memory.
+	// Clock is the leg's clock evidence and verdict.
 	Clock *clocks.Leg
+	// Reasons hold every reason of the leg: the clock ones, then bench,
+	// then memory.
+	Reasons []clocks.Reason
 	// Points are the leg's valid bench points in increasing
 	// max_concurrency, one per point.
 	Points []Point
@@ -82,11 +87,8 @@ type Leg struct {
 // Name is the leg's run label, "r<N>".
 func (l *Leg) Name() string { return "r" + strconv.Itoa(l.Run) }
 
-// Reasons are every reason of the leg.
-func (l *Leg) Reasons() []clocks.Reason { return l.Clock.Reasons }
-
 // BindingEligible reports whether the leg carries no reason at all.
-func (l *Leg) BindingEligible() bool { return len(l.Clock.Reasons) == 0 }
+func (l *Leg) BindingEligible() bool { return len(l.Reasons) == 0 }
 
 // Summary is a summarized tree: every leg, every comparison, and every
 // warning, in a fixed order.
@@ -128,7 +130,7 @@ func Summarize(root string, opts Options) (*Summary, error) {
 	}
 	s := &Summary{Root: root, Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot,
 		Contract: clocks.InForce(), Legs: []*Leg{}, Comparisons: []*ratio.Comparison{}}
-	s.Legs = w.loadAll(w.sortedLegs(), opts.Progress)
+	s.Legs = w.loadAll(w.sortedLegs(), opts)
 	s.Warnings = append([]string{}, w.warnings...)
 	if err := s.compare(); err != nil {
 		return nil, err
@@ -210,7 +212,7 @@ func (s *Summary) compare() error {
 func (s *Summary) ratioArm(model, engine string) ratio.Arm {
 	a := ratio.Arm{Engine: engine}
 	for _, l := range s.Arm(model, engine) {
-		rl := &ratio.Leg{Clock: l.Clock}
+		rl := &ratio.Leg{Clock: l.Clock, Reasons: l.Reasons}
 		for _, p := range l.Points {
 			rl.Points = append(rl.Points, p.BenchPoint)
 		}
@@ -225,7 +227,8 @@ func (s *Summary) ratioArm(model, engine string) ratio.Arm {
 
 // loadAll reads and judges every leg, on as many cores as there are, and
 // returns them in the order of keys.
-func (w *walker) loadAll(keys []legKey, progress func(Progress)) []*Leg {
+func (w *walker) loadAll(keys []legKey, opts Options) []*Leg {
+	progress := opts.Progress
 	legs := make([]*Leg, len(keys))
 	var (
 		mu   sync.Mutex
@@ -251,7 +254,7 @@ func (w *walker) loadAll(keys []legKey, progress func(Progress)) []*Leg {
 				if i >= len(keys) {
 					return
 				}
-				legs[i] = w.load(keys[i], w.legs[keys[i]])
+				legs[i] = w.load(keys[i], w.legs[keys[i]], opts.Traces)
 				if progress != nil {
 					mu.Lock()
 					p.LegsDone++
@@ -268,14 +271,15 @@ func (w *walker) loadAll(keys []legKey, progress func(Progress)) []*Leg {
 
 // load reads and judges one leg's evidence. It only reads the walker, so
 // legs load concurrently.
-func (w *walker) load(k legKey, lf *legFiles) *Leg {
+func (w *walker) load(k legKey, lf *legFiles, trace bool) *Leg {
 	l := &Leg{Model: k.model, Engine: k.engine, Run: k.run}
 	base := path.Join(k.model, k.engine, l.Name())
-	recRel := path.Join(subtreeClocks, base) + recordSuffix
-	strRel := path.Join(subtreeClocks, base) + streamSuffix
-	l.Clock = w.loadClock(l.Name(), recRel, strRel, lf)
+	l.Clock = w.loadClock(clocks.LegFiles{Name: l.Name(), Engine: k.engine, Run: k.run, Root: w.root,
+		RecordPath: path.Join(subtreeClocks, base) + recordSuffix,
+		StreamPath: path.Join(subtreeClocks, base) + streamSuffix, Trace: trace}, lf)
+	l.Reasons = append(l.Reasons, l.Clock.Reasons...)
 	add := func(code, msg string) {
-		l.Clock.Reasons = append(l.Clock.Reasons, clocks.Reason{Code: code, Message: msg})
+		l.Reasons = append(l.Reasons, clocks.Reason{Code: code, Message: msg, Scope: clocks.ScopeLeg, Engine: k.engine, Run: k.run})
 	}
 	for _, r := range w.loadBench(l, base, lf) {
 		add(r.Code, r.Message)
@@ -289,7 +293,7 @@ func (w *walker) load(k legKey, lf *legFiles) *Leg {
 	default:
 		data, err := clocks.ReadJSONFile(w.abs(memRel))
 		if err != nil {
-			add(CodeMemoryInvalid, w.rel(err.Error()))
+			add(CodeMemoryInvalid, fmt.Sprintf("%s: %v", memRel, unwrapPath(err)))
 			break
 		}
 		m, msg := parseMemory(memRel, data)
@@ -302,40 +306,25 @@ func (w *walker) load(k legKey, lf *legFiles) *Leg {
 	return l
 }
 
-// rel rewrites the absolute paths in a message to paths relative to TREE.
-func (w *walker) rel(msg string) string {
-	return strings.ReplaceAll(msg, w.root+"/", "")
-}
-
-func (w *walker) loadClock(name, recRel, strRel string, lf *legFiles) *clocks.Leg {
-	var cl *clocks.Leg
+// loadClock reads and judges a leg's clock evidence, unless the walk
+// refused its files already.
+func (w *walker) loadClock(files clocks.LegFiles, lf *legFiles) *clocks.Leg {
 	switch {
 	case lf.recRefused != "":
-		cl = &clocks.Leg{Name: name, Reasons: []clocks.Reason{{Code: clocks.CodeInvalid,
-			Message: "clock record " + lf.recRefused}}}
+		cl := clocks.NewLeg(files)
+		cl.Reasons = append(cl.Reasons, cl.Reason(clocks.CodeInvalid, "clock record %s", lf.recRefused))
+		return cl
 	case lf.strRefused != "":
-		data, err := clocks.ReadJSONFile(w.abs(recRel))
+		data, err := clocks.ReadJSONFile(w.abs(files.RecordPath))
 		if err != nil {
 			// LoadLeg judges a record it cannot read before it opens the stream.
-			cl = clocks.LoadLeg(name, w.abs(recRel), w.abs(strRel))
-			break
+			return clocks.LoadLeg(files)
 		}
-		rec, err := clocks.ParseRecord(data)
-		if err != nil {
-			cl = &clocks.Leg{Name: name, Reasons: []clocks.Reason{{Code: clocks.CodeInvalid,
-				Message: fmt.Sprintf("clock record %s: %v", recRel, err)}}}
-			break
-		}
-		cl = &clocks.Leg{Name: name, Record: rec, Reasons: []clocks.Reason{{Code: clocks.CodeStreamMissing,
-			Message: "no readable clock stream beside the record: " + lf.strRefused}}}
-	default:
-		cl = clocks.LoadLeg(name, w.abs(recRel), w.abs(strRel))
+		cl := clocks.NewLeg(files)
+		cl.JudgeRecord(data, lf.strRefused)
+		return cl
 	}
-	cl.RecordPath, cl.StreamPath = recRel, strRel
-	for i := range cl.Reasons {
-		cl.Reasons[i].Message = w.rel(cl.Reasons[i].Message)
-	}
-	return cl
+	return clocks.LoadLeg(files)
 }
 
 // loadBench reads a leg's bench points into l and returns its bench reasons.
@@ -359,7 +348,7 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 	for _, rel := range lf.benchFiles {
 		data, err := clocks.ReadJSONFile(w.abs(rel))
 		if err != nil {
-			add(CodeBenchInvalid, w.rel(err.Error()))
+			add(CodeBenchInvalid, fmt.Sprintf("%s: %v", rel, unwrapPath(err)))
 			continue
 		}
 		ps, invalid, fr := parseBench(rel, data)

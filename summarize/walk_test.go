@@ -54,13 +54,13 @@ func legOf(t *testing.T, s *summarize.Summary, key string) *summarize.Leg {
 func reasonOf(t *testing.T, l *summarize.Leg, code string) string {
 	t.Helper()
 	var msgs []string
-	for _, r := range l.Reasons() {
+	for _, r := range l.Reasons {
 		if r.Code == code {
 			msgs = append(msgs, r.Message)
 		}
 	}
 	if len(msgs) != 1 {
-		t.Fatalf("leg %s: %d %s reasons, want 1; reasons %+v", l.Name(), len(msgs), code, l.Reasons())
+		t.Fatalf("leg %s: %d %s reasons, want 1; reasons %+v", l.Name(), len(msgs), code, l.Reasons)
 	}
 	return msgs[0]
 }
@@ -107,7 +107,7 @@ func TestLegsAreTheUnion(t *testing.T) {
 		llama + "/vllm/r4": {summarize.CodeBenchMissing, clocks.CodeMissing, summarize.CodeMemoryMissing},
 	} {
 		l := legOf(t, s, key)
-		if got := clocks.Codes(l.Reasons()); !slices.Equal(got, want) {
+		if got := clocks.Codes(l.Reasons); !slices.Equal(got, want) {
 			t.Errorf("%s: codes %v, want %v", key, got, want)
 		}
 	}
@@ -122,7 +122,7 @@ func TestLegsAreTheUnion(t *testing.T) {
 	}
 	// Reasons come clock first, then bench, then memory.
 	var codes []string
-	for _, r := range legOf(t, s, llama+"/vllm/r4").Reasons() {
+	for _, r := range legOf(t, s, llama+"/vllm/r4").Reasons {
 		codes = append(codes, r.Code)
 	}
 	if want := []string{clocks.CodeMissing, summarize.CodeBenchMissing, summarize.CodeMemoryMissing}; !slices.Equal(codes, want) {
@@ -199,7 +199,7 @@ func TestSymlinksThatLeaveTheTree(t *testing.T) {
 		t.Errorf("bench.invalid %q", got)
 	}
 	var loops []string
-	for _, r := range o.Reasons() {
+	for _, r := range o.Reasons {
 		if r.Code == summarize.CodeBenchInvalid {
 			loops = append(loops, r.Message)
 		}
@@ -209,7 +209,7 @@ func TestSymlinksThatLeaveTheTree(t *testing.T) {
 	}
 	// The in-tree link was followed: fastengine's memory is vllm's record,
 	// which is refused on vllm's side but fine when reached from inside.
-	if o.Memory != nil || len(filterCodes(o.Reasons(), summarize.CodeMemoryInvalid)) != 1 {
+	if o.Memory != nil || len(filterCodes(o.Reasons, summarize.CodeMemoryInvalid)) != 1 {
 		t.Errorf("fastengine memory %+v: a link to a link that leaves the tree must be refused too", o.Memory)
 	}
 	// Nothing outside was read into the outputs.
@@ -227,8 +227,8 @@ func TestSymlinkInsideTheTreeIsFollowed(t *testing.T) {
 	must(t, os.Symlink("../../kept.json", p))
 	s := run(t, root)
 	l := legOf(t, s, ours)
-	if l.Memory == nil || len(l.Reasons()) != 0 {
-		t.Errorf("memory %+v, reasons %+v: an in-tree link must be followed", l.Memory, l.Reasons())
+	if l.Memory == nil || len(l.Reasons) != 0 {
+		t.Errorf("memory %+v, reasons %+v: an in-tree link must be followed", l.Memory, l.Reasons)
 	}
 	// memory/kept.json is not a model directory: a warning, not a leg.
 	if !slices.Contains(s.Warnings, "memory/kept.json: not a model directory; ignored") {
@@ -271,7 +271,7 @@ func TestNonRegularFilesAreRefusedWithoutBlocking(t *testing.T) {
 	if got := reasonOf(t, l, summarize.CodeMemoryInvalid); !strings.HasPrefix(got, "memory/"+llama+"/vllm/r1.summary.json: not a regular file (a FIFO)") {
 		t.Errorf("memory.invalid %q", got)
 	}
-	bench := strings.Join(messages(filterCodes(l.Reasons(), summarize.CodeBenchInvalid)), "\n")
+	bench := strings.Join(messages(filterCodes(l.Reasons, summarize.CodeBenchInvalid)), "\n")
 	for _, want := range []string{"bench/" + llama + "/vllm/r1/dir.json: not a regular file (a directory)",
 		"bench/" + llama + "/vllm/r1/fifo.json: not a regular file (a FIFO)"} {
 		if !strings.Contains(bench, want) {

@@ -72,7 +72,7 @@ func runBuild(opts *buildOptions) error {
 	defer f.Close()
 	fold := clocks.NewFold()
 	var times []time.Time
-	sc := clocks.NewScanner(f)
+	sc := clocks.NewReader(f, opts.Stream)
 	for sc.Scan() {
 		fold.Add(sc.Sample(), sc.Line())
 		if t, err := time.Parse(time.RFC3339Nano, sc.Sample().T); err == nil {
@@ -80,7 +80,7 @@ func runBuild(opts *buildOptions) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return &exitError{code: ExitFailed, err: errors.New(clocks.ErrorAt(opts.Stream, err))}
+		return &exitError{code: ExitFailed, err: err}
 	}
 	interval := opts.Interval.Seconds()
 	if interval == 0 {

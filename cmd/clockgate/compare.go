@@ -186,7 +186,7 @@ func writeBlock(s *IO, b *clocks.Block) {
 	}
 	fmt.Fprintf(s.Out, "clock state: %s\n%s\n", verdict, report.Observed(b))
 	for _, c := range b.Caveats {
-		fmt.Fprintf(s.Out, "CAVEAT: %s (OVERRIDDEN): %s\n", c.Code, c.Message)
+		fmt.Fprintln(s.Out, report.Caveat(c))
 	}
 	for _, r := range b.Reasons {
 		fmt.Fprintf(s.Out, "- %s: %s\n", r.Code, r.Message)

@@ -40,7 +40,7 @@ func loadLegs(records []string) ([]*clocks.Leg, error) {
 		if seen[names[i]] > 1 {
 			names[i] = strings.TrimSuffix(r, recordSuffix)
 		}
-		legs[i] = clocks.LoadLeg(names[i], r, stream)
+		legs[i] = clocks.LoadLeg(clocks.LegFiles{Name: names[i], RecordPath: r, StreamPath: stream})
 	}
 	return legs, nil
 }

@@ -173,7 +173,7 @@ func (l *recLeg) readStream() (*clocks.Fold, []*clocks.Sample) {
 		l.t.Fatal(err)
 	}
 	defer f.Close()
-	sc := clocks.NewScanner(f)
+	sc := clocks.NewReader(f, "")
 	fold := clocks.NewFold()
 	var all []*clocks.Sample
 	for sc.Scan() {

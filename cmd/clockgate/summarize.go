@@ -108,7 +108,7 @@ func runSummarize(opts *summarizeOptions) error {
 			return err
 		}
 	}
-	sopts := summarize.Options{Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot}
+	sopts := summarize.Options{Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot, Traces: opts.Out != ""}
 	var bar *progressBar
 	if isTerminal(opts.IO.ErrOut) {
 		bar = newProgressBar(opts.IO.ErrOut, time.Now)

@@ -1,0 +1,187 @@
+package clocks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockgate/clockgate/strictjson"
+)
+
+// The reader's oracle: the contract's sample, read by the strict JSON
+// parser and then field by field, as clockgate read every stream before
+// it had its own reader. Every test below holds Reader to it, line for
+// line: the same samples, the same first defect, at the same place.
+
+// oracleSample reads one line into a sample; col is the 1-based column of
+// a syntax error, 0 for a field defect.
+func oracleSample(line []byte) (s *Sample, col int, err error) {
+	if isBlank(line) {
+		return nil, 0, errors.New("empty line")
+	}
+	v, err := strictjson.ParseObject(line)
+	if err != nil {
+		var se *strictjson.Error
+		if errors.As(err, &se) {
+			return nil, se.Offset + 1, errors.New(se.Msg)
+		}
+		return nil, 0, err
+	}
+	s, err = sampleFromObject(v)
+	return s, 0, err
+}
+
+func sampleFromObject(v *strictjson.Value) (*Sample, error) {
+	o := obj{v: v}
+	s := &Sample{
+		T:                     o.str("t"),
+		BootID:                o.str("boot_id"),
+		GPUIndex:              o.intMin("gpu_index", 0),
+		GPUUUID:               o.str("gpu_uuid"),
+		GPUName:               o.str("gpu_name"),
+		DriverVersion:         o.str("driver_version"),
+		SMClockMHz:            o.intMin("sm_clock_mhz", 1),
+		ClocksMaxSMMHz:        o.intMin("clocks_max_sm_mhz", 1),
+		ThrottleReasonsActive: o.str("throttle_reasons_active"),
+		PersistenceMode:       o.str("persistence_mode"),
+		PState:                o.str("pstate"),
+		UtilizationGPUPct:     o.intMin("utilization_gpu_pct", 0),
+	}
+	s.ClocksApplicationsGraphicsMHz = o.intOrNull("clocks_applications_graphics_mhz", 1)
+	if o.err == nil && s.UtilizationGPUPct > 100 {
+		o.fail("utilization_gpu_pct", "want 0 to 100, found %d", s.UtilizationGPUPct)
+	}
+	if o.err == nil {
+		if _, err := time.Parse(time.RFC3339Nano, s.T); err != nil {
+			o.fail("t", "want an RFC 3339 time, found %q", s.T)
+		}
+	}
+	if o.err == nil {
+		if _, err := ParseThrottle(s.ThrottleReasonsActive); err != nil {
+			o.fail("throttle_reasons_active", "%v", err)
+		}
+	}
+	s.TemperatureGPUC = o.optFloat("temperature_gpu_c")
+	s.PowerDrawW = o.optFloat("power_draw_w")
+	s.ClocksMemMHz = o.optInt("clocks_mem_mhz")
+	if f, ok := v.Fields["throttle_field"]; ok {
+		if f.Kind != strictjson.String {
+			o.fail("throttle_field", "want a string, found %s", f.Describe())
+		} else {
+			s.ThrottleField = f.Str
+		}
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	return s, nil
+}
+
+// oracleStream reads a stream as the oracle: lines split at '\n', a line
+// over MaxLineBytes refused, a final line without a newline torn unless it
+// reads whole.
+func oracleStream(stream []byte) ([]*Sample, error) {
+	var out []*Sample
+	for n := 1; len(stream) > 0; n++ {
+		line, rest, found := bytes.Cut(stream, []byte("\n"))
+		if len(line) > MaxLineBytes {
+			return out, &LineError{Line: n, Err: fmt.Errorf("longer than %d bytes; refused unread", MaxLineBytes)}
+		}
+		s, col, err := oracleSample(line)
+		if err != nil {
+			if !found {
+				err = fmt.Errorf("torn final line (no newline): %w", err)
+			}
+			return out, &LineError{Line: n, Col: col, Err: err}
+		}
+		out = append(out, s)
+		stream = rest
+	}
+	return out, nil
+}
+
+// readerStream reads a stream with Reader.
+func readerStream(stream []byte) ([]*Sample, error) {
+	var out []*Sample
+	r := NewReader(bytes.NewReader(stream), "")
+	for r.Scan() {
+		out = append(out, r.Sample())
+	}
+	return out, r.Err()
+}
+
+// sameStream holds Reader to the oracle on one stream.
+func sameStream(t *testing.T, stream []byte) {
+	t.Helper()
+	got, gerr := readerStream(stream)
+	want, werr := oracleStream(stream)
+	if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+		t.Fatalf("errors differ:\nreader %v\noracle %v\nstream:\n%q", gerr, werr, clip(stream))
+	}
+	if !reflect.DeepEqual(got, want) {
+		for i := range min(len(got), len(want)) {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("line %d differs:\nreader %+v\noracle %+v", i+1, got[i], want[i])
+			}
+		}
+		t.Fatalf("reader read %d samples, oracle %d", len(got), len(want))
+	}
+}
+
+// foldState is what a fold says, without its scratch space.
+func foldState(f *Fold) string {
+	first := ""
+	if f.First != nil {
+		first = string(f.First.AppendJSON(nil))
+	}
+	return fmt.Sprintf("%d %d %v %s %s %s %v gap %d %d %s %s persist %d %d %q drift %v %v",
+		f.Total, f.Idle, f.Hist, f.FirstT, f.LastT, first, f.Throttle, f.MaxGapNS, f.GapLine, f.GapFrom, f.GapTo,
+		f.persistBad, f.persistFirst, f.persistFirstVal, f.drift, f.driftOrder)
+}
+
+// sameFold holds FoldStream to the oracle's samples folded one by one.
+func sameFold(t *testing.T, stream []byte) {
+	t.Helper()
+	sameStream(t, stream)
+	got, gerr := FoldStream(bytes.NewReader(stream))
+	samples, werr := oracleStream(stream)
+	if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+		t.Fatalf("errors differ:\nreader %v\noracle %v", gerr, werr)
+	}
+	if gerr != nil {
+		return // a refused stream's fold is never used
+	}
+	want := NewFoldFrom(samples)
+	if g, w := foldState(got), foldState(want); g != w {
+		t.Fatalf("folds differ:\nreader %s\noracle %s\nstream:\n%q", g, w, clip(stream))
+	}
+}
+
+func TestOracleSeesTheSameKeys(t *testing.T) {
+	// The reader's key table and the oracle's field list name the same keys.
+	var keys []string
+	for _, k := range keyNames {
+		keys = append(keys, k)
+	}
+	line := string(gb10(0, boot13, 2470, 97).AppendJSON(nil))
+	for _, k := range keys {
+		if keyOf([]byte(k)) < 0 {
+			t.Errorf("key %s not found", k)
+		}
+		if !strings.Contains(line, `"`+k+`"`) && k != "temperature_gpu_c" && k != "power_draw_w" && k != "clocks_mem_mhz" && k != "throttle_field" {
+			t.Errorf("key %s is not one the sampler writes", k)
+		}
+	}
+}
+
+// clip shortens a stream for a failure message.
+func clip(b []byte) []byte {
+	if len(b) > 2000 {
+		return append(append(bytes.Clone(b[:1000]), "…"...), b[len(b)-1000:]...)
+	}
+	return b
+}

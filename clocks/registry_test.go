@@ -1,0 +1,100 @@
+package clocks
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestRegistryIsTheREADMEs: the README's reason tables list exactly the
+// registered codes, each once, under a heading of its scope ("### Leg: …",
+// "### Arm: …", "### Ratio: …").
+func TestRegistryIsTheREADMEs(t *testing.T) {
+	f, err := os.Open("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	row := regexp.MustCompile("^\\| `([a-z]+\\.[a-z_]+)` \\|")
+	scope := Scope("")
+	listed := map[string]Scope{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "### Leg: "):
+			scope = ScopeLeg
+		case strings.HasPrefix(line, "### Arm: "):
+			scope = ScopeArm
+		case strings.HasPrefix(line, "### Ratio: "):
+			scope = ScopeRatio
+		case strings.HasPrefix(line, "#"):
+			scope = ""
+		}
+		m := row.FindStringSubmatch(line)
+		if m == nil || scope == "" {
+			continue
+		}
+		if _, twice := listed[m[1]]; twice {
+			t.Errorf("README lists %s twice", m[1])
+		}
+		listed[m[1]] = scope
+	}
+	for _, c := range Registry {
+		switch s, ok := listed[c.Code]; {
+		case !ok:
+			t.Errorf("README's reason tables lack %s", c.Code)
+		case s != c.Scope:
+			t.Errorf("README lists %s under %s, the registry says %s", c.Code, s, c.Scope)
+		}
+		delete(listed, c.Code)
+	}
+	for code := range listed {
+		t.Errorf("README lists %s, which is not registered", code)
+	}
+}
+
+// TestRegistryIsComplete: every code the source writes is registered, and
+// the registry agrees with itself: clock codes are the clock contract's,
+// and only boot checks are waivable.
+func TestRegistryIsComplete(t *testing.T) {
+	code := regexp.MustCompile(`"((?:clock|bench|memory|leg|ratio)\.[a-z_]+)"`)
+	files, err := filepath.Glob("../*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("../cmd/*/*.go")
+	seen := 0
+	for _, p := range append(files, more...) {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range code.FindAllStringSubmatch(string(data), -1) {
+			if _, ok := Info(m[1]); !ok && !strings.HasSuffix(m[1], ".json") && !strings.HasSuffix(m[1], ".jsonl") {
+				t.Errorf("%s writes %s, which is not registered", p, m[1])
+			}
+			seen++
+		}
+	}
+	if seen < len(Registry) {
+		t.Fatalf("found %d code literals in the source, fewer than the %d registered", seen, len(Registry))
+	}
+	for _, c := range Registry {
+		if c.Clock != IsClock(c.Code) {
+			t.Errorf("%s: Clock %v, but its name says %v", c.Code, c.Clock, IsClock(c.Code))
+		}
+		if c.Waivable != (c.Code == CodeCrossBoot || c.Code == CodeStraddledBoot) {
+			t.Errorf("%s: waivable %v; the override waives boot identity and nothing else", c.Code, c.Waivable)
+		}
+		if c.Blocks == 0 || c.Doc == "" {
+			t.Errorf("%s: blocks %v, doc %q", c.Code, c.Blocks, c.Doc)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package clocks
+
+import "sort"
+
+// TraceBuckets is a trace's resolution: a window is reduced to between
+// TraceBuckets and 2 × TraceBuckets time buckets, finer than any picture
+// draws one leg (a report's plot is under a thousand pixels wide for all
+// of an arm's legs), so a picture at any scale loses no excursion.
+const TraceBuckets = 512
+
+// maxBootMarks bounds the boot changes a trace keeps; a window that
+// changes boot more often than this is drawn with its first ones.
+const maxBootMarks = 256
+
+// Trace is a window reduced, while its stream is folded, to what a
+// clock-over-time picture draws: per time bucket the lowest and highest
+// busy sample, the lowest and highest idle sample, and the first busy
+// sample with a non-benign throttle bit, each at its own time.
+type Trace struct {
+	// Span is the seconds from the window's first sample to its latest.
+	Span float64
+	// Points are in time order. A picture draws them as it would draw the
+	// samples: each pixel column's extremes are among them.
+	Points []TracePoint
+}
+
+// TracePoint is one sample kept in a trace.
+type TracePoint struct {
+	// T is seconds from the window's first sample (a sample stamped
+	// before it counts as 0).
+	T   float64
+	MHz int
+	// Idle is utilization 0%; Throttled a busy sample with a bit outside
+	// BenignThrottleMask.
+	Idle, Throttled bool
+	// Boot is the boot id the sample was taken on.
+	Boot string
+}
+
+type bucket struct {
+	idx                            int64
+	busyLo, busyHi, idleLo, idleHi int32
+	thrMHz                         int32
+	tBusyLo, tBusyHi, tIdleLo      float64
+	tIdleHi, tThr                  float64
+	busy, idle, thr                bool
+}
+
+// bootMark is where the boot id changed, in stream order.
+type bootMark struct {
+	t    float64
+	boot string
+}
+
+// traceBuilder reduces rows to time buckets as they are folded; its memory
+// is bounded by 2 × TraceBuckets whatever the window's length.
+type traceBuilder struct {
+	started       bool
+	t0sec, t0nsec int64
+	width         float64
+	buckets       []bucket
+	boots         []bootMark
+	lastBoot      string
+	span          float64
+}
+
+// firstWidth is the first buckets' width in seconds; it doubles whenever
+// the buckets outgrow their bound.
+const firstWidth = 0.001
+
+func (b *traceBuilder) add(r *Row, first *Sample) {
+	if !b.started {
+		b.started, b.t0sec, b.t0nsec, b.width = true, r.Sec, r.Nsec, firstWidth
+		b.lastBoot = first.BootID
+		b.boots = []bootMark{{0, first.BootID}}
+	}
+	t := max(0, float64(r.Sec-b.t0sec)+float64(r.Nsec-b.t0nsec)/1e9)
+	b.span = max(b.span, t)
+	if string(r.BootID) != b.lastBoot {
+		b.lastBoot = string(r.BootID)
+		if len(b.boots) < maxBootMarks {
+			b.boots = append(b.boots, bootMark{t, b.lastBoot})
+		}
+	}
+	k := b.at(int64(t / b.width))
+	mhz, tt := int32(min(r.SMClockMHz, 1<<31-1)), t
+	switch {
+	case r.Idle():
+		if !k.idle || mhz < k.idleLo {
+			k.idleLo, k.tIdleLo = mhz, tt
+		}
+		if !k.idle || mhz > k.idleHi {
+			k.idleHi, k.tIdleHi = mhz, tt
+		}
+		k.idle = true
+	default:
+		if !k.busy || mhz < k.busyLo {
+			k.busyLo, k.tBusyLo = mhz, tt
+		}
+		if !k.busy || mhz > k.busyHi {
+			k.busyHi, k.tBusyHi = mhz, tt
+		}
+		k.busy = true
+		if !k.thr && r.ThrottleBits&^BenignThrottleMask != 0 {
+			k.thr, k.thrMHz, k.tThr = true, mhz, tt
+		}
+	}
+	if len(b.buckets) > 2*TraceBuckets {
+		b.coarsen()
+	}
+}
+
+// at returns the bucket of index idx, adding it in order.
+func (b *traceBuilder) at(idx int64) *bucket {
+	n := len(b.buckets)
+	if n > 0 && b.buckets[n-1].idx == idx {
+		return &b.buckets[n-1]
+	}
+	if n == 0 || b.buckets[n-1].idx < idx {
+		b.buckets = append(b.buckets, bucket{idx: idx})
+		return &b.buckets[n]
+	}
+	// A sample stamped before the latest one: rare, so a search will do.
+	i := sort.Search(n, func(i int) bool { return b.buckets[i].idx >= idx })
+	if b.buckets[i].idx != idx {
+		b.buckets = append(b.buckets, bucket{})
+		copy(b.buckets[i+1:], b.buckets[i:])
+		b.buckets[i] = bucket{idx: idx}
+	}
+	return &b.buckets[i]
+}
+
+// coarsen doubles the bucket width until the buckets fit their bound,
+// merging each pair of neighbours.
+func (b *traceBuilder) coarsen() {
+	for len(b.buckets) > TraceBuckets {
+		b.width *= 2
+		out := b.buckets[:0]
+		for _, k := range b.buckets {
+			k.idx >>= 1
+			if n := len(out); n > 0 && out[n-1].idx == k.idx {
+				out[n-1].merge(&k)
+				continue
+			}
+			out = append(out, k)
+		}
+		b.buckets = out
+	}
+}
+
+// merge folds a later bucket o into k.
+func (k *bucket) merge(o *bucket) {
+	if o.busy {
+		if !k.busy || o.busyLo < k.busyLo {
+			k.busyLo, k.tBusyLo = o.busyLo, o.tBusyLo
+		}
+		if !k.busy || o.busyHi > k.busyHi {
+			k.busyHi, k.tBusyHi = o.busyHi, o.tBusyHi
+		}
+		k.busy = true
+	}
+	if o.idle {
+		if !k.idle || o.idleLo < k.idleLo {
+			k.idleLo, k.tIdleLo = o.idleLo, o.tIdleLo
+		}
+		if !k.idle || o.idleHi > k.idleHi {
+			k.idleHi, k.tIdleHi = o.idleHi, o.tIdleHi
+		}
+		k.idle = true
+	}
+	if o.thr && !k.thr {
+		k.thr, k.thrMHz, k.tThr = true, o.thrMHz, o.tThr
+	}
+}
+
+// trace returns the reduced window: every bucket's kept samples, in time
+// order, each with the boot id it was taken on.
+func (b *traceBuilder) trace() *Trace {
+	tr := &Trace{Span: b.span}
+	for i := range b.buckets {
+		k := &b.buckets[i]
+		if k.idle {
+			tr.Points = append(tr.Points, TracePoint{T: k.tIdleLo, MHz: int(k.idleLo), Idle: true})
+			if k.tIdleHi != k.tIdleLo || k.idleHi != k.idleLo {
+				tr.Points = append(tr.Points, TracePoint{T: k.tIdleHi, MHz: int(k.idleHi), Idle: true})
+			}
+		}
+		if k.busy {
+			tr.Points = append(tr.Points, TracePoint{T: k.tBusyLo, MHz: int(k.busyLo)})
+			if k.tBusyHi != k.tBusyLo || k.busyHi != k.busyLo {
+				tr.Points = append(tr.Points, TracePoint{T: k.tBusyHi, MHz: int(k.busyHi)})
+			}
+		}
+		if k.thr {
+			tr.Points = append(tr.Points, TracePoint{T: k.tThr, MHz: int(k.thrMHz), Throttled: true})
+		}
+	}
+	sort.SliceStable(tr.Points, func(i, j int) bool { return tr.Points[i].T < tr.Points[j].T })
+	marks := append([]bootMark(nil), b.boots...)
+	sort.SliceStable(marks, func(i, j int) bool { return marks[i].t < marks[j].t })
+	m := 0
+	for i := range tr.Points {
+		for m+1 < len(marks) && marks[m+1].t <= tr.Points[i].T {
+			m++
+		}
+		tr.Points[i].Boot = marks[m].boot
+	}
+	return tr
+}

@@ -1,0 +1,112 @@
+package clocks
+
+import (
+	"bytes"
+	"testing"
+	"time"
+)
+
+// traceOf folds samples with a tracing fold.
+func traceOf(t *testing.T, ss []*Sample) *Trace {
+	t.Helper()
+	f := NewTracingFold()
+	if err := f.FoldStream(bytes.NewReader(streamOf(ss)), ""); err != nil {
+		t.Fatal(err)
+	}
+	return f.Trace
+}
+
+// TestTraceKeepsEveryExcursionInBoundedSpace: a two-hour leg at 1 Hz is
+// reduced to at most 2 × TraceBuckets buckets, and still holds its
+// one-sample dip and spike, each at its own time, its throttled sample
+// and its idle minimum.
+func TestTraceKeepsEveryExcursionInBoundedSpace(t *testing.T) {
+	const n, dipAt, spikeAt, thrAt = 7200, 4321, 777, 5000
+	var busy []int
+	for i := 0; i < n; i++ {
+		switch i {
+		case dipAt:
+			busy = append(busy, 1500)
+		case spikeAt:
+			busy = append(busy, 2950)
+		default:
+			busy = append(busy, 2380+(i*7919)%41)
+		}
+	}
+	ss := window(boot13, busy, 10)
+	ss[thrAt].ThrottleReasonsActive = "0x0000000000000004"
+	ss[n+3].SMClockMHz = 900
+	tr := traceOf(t, ss)
+	if len(tr.Points) > 5*2*TraceBuckets {
+		t.Fatalf("%d points for %d samples; want at most 5 per bucket, %d buckets", len(tr.Points), len(ss), 2*TraceBuckets)
+	}
+	if tr.Span != float64(len(ss)-1) {
+		t.Fatalf("span %v, want %d", tr.Span, len(ss)-1)
+	}
+	found := map[string]bool{}
+	for i, p := range tr.Points {
+		if i > 0 && p.T < tr.Points[i-1].T {
+			t.Fatalf("points out of time order at %d", i)
+		}
+		switch {
+		case !p.Idle && p.MHz == 1500 && p.T == dipAt:
+			found["dip"] = true
+		case !p.Idle && p.MHz == 2950 && p.T == spikeAt:
+			found["spike"] = true
+		case p.Throttled && p.T == thrAt:
+			found["throttle"] = true
+		case p.Idle && p.MHz == 900 && p.T == n+3:
+			found["idle minimum"] = true
+		}
+		if p.Boot != boot13 {
+			t.Fatalf("point %+v on boot %q", p, p.Boot)
+		}
+	}
+	for _, want := range []string{"dip", "spike", "throttle", "idle minimum"} {
+		if !found[want] {
+			t.Errorf("the %s is not in the trace", want)
+		}
+	}
+}
+
+// TestTraceOfAShortLegIsItsSamples: under the bound, every sample is a
+// point, and a boot change is where it happened.
+func TestTraceOfAShortLegIsItsSamples(t *testing.T) {
+	ss := window(boot13, repeat([]int{2390, 2400, 2410}, 20), 0)
+	for _, s := range ss[30:] {
+		s.BootID = boot2F
+	}
+	tr := traceOf(t, ss)
+	if len(tr.Points) != len(ss) {
+		t.Fatalf("%d points for %d samples", len(tr.Points), len(ss))
+	}
+	for i, p := range tr.Points {
+		want := boot13
+		if i >= 30 {
+			want = boot2F
+		}
+		if p.T != float64(i) || p.MHz != ss[i].SMClockMHz || p.Boot != want {
+			t.Fatalf("point %d = %+v, want t %d, %d MHz, boot %s", i, p, i, ss[i].SMClockMHz, want)
+		}
+	}
+}
+
+// TestTraceOutOfOrderAndBeforeTheFirst: a sample stamped before the
+// latest (a clock stepped back) is placed by its time; one before the
+// first counts as 0.
+func TestTraceOutOfOrderAndBeforeTheFirst(t *testing.T) {
+	ss := window(boot13, repeat([]int{2400}, 40), 0)
+	ss[20].SMClockMHz = 2000
+	ss[20].T = windowStart.Add(5*time.Second + 500*time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+	ss[30].SMClockMHz = 2100
+	ss[30].T = windowStart.Add(-3 * time.Second).Format("2006-01-02T15:04:05.000Z")
+	tr := traceOf(t, ss)
+	var at55, at0 bool
+	for _, p := range tr.Points {
+		at55 = at55 || p.T == 5.5 && p.MHz == 2000
+		at0 = at0 || p.T == 0 && p.MHz == 2100
+	}
+	if !at55 || !at0 {
+		t.Fatalf("out-of-order samples misplaced: %+v", tr.Points[:8])
+	}
+}

@@ -281,8 +281,8 @@ func (w *walker) walkBench() error {
 			}
 			for _, f := range files {
 				switch {
-				case !strings.HasSuffix(f.name, ".json"):
-					w.warn("%s: not a bench point (<point>.json); ignored", f.rel)
+				case !strings.HasSuffix(f.name, ".json") && !strings.HasSuffix(f.name, ".jsonl"):
+					w.warn("%s: not a bench result file (<point>.json, or .jsonl as SGLang writes); ignored", f.rel)
 				case f.refused:
 					lf.benchRefused = append(lf.benchRefused, fmt.Sprintf("%s: %v", f.rel, errOutside))
 				default:

@@ -111,10 +111,10 @@ func TestLegsAreTheUnion(t *testing.T) {
 			t.Errorf("%s: codes %v, want %v", key, got, want)
 		}
 	}
-	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r2"), summarize.CodeBenchMissing); got != "no bench points: bench/"+llama+"/vllm/r2/ does not exist" {
+	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r2"), summarize.CodeBenchMissing); got != "no bench points: bench/"+llama+"/vllm/r2/ does not exist; put the leg's result files there, or rerun the leg" {
 		t.Errorf("bench.missing: %q", got)
 	}
-	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r4"), summarize.CodeBenchMissing); got != "no bench points: no <point>.json file in bench/"+llama+"/vllm/r4/" {
+	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r4"), summarize.CodeBenchMissing); got != "no bench points: no <point>.json or .jsonl file in bench/"+llama+"/vllm/r4/; put the leg's result files there, or rerun the leg" {
 		t.Errorf("bench.missing: %q", got)
 	}
 	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r3"), summarize.CodeMemoryMissing); got != "no memory record at memory/"+llama+"/vllm/r3.summary.json" {
@@ -142,13 +142,13 @@ func TestDuplicatePointInLeg(t *testing.T) {
 	must(t, os.Remove(filepath.Join(dir, "c4.json")))
 	s := run(t, root)
 	l := legOf(t, s, base)
-	want := "max_concurrency 8: want one object per point in a leg, found 2: bench/" + llama + "/vllm/r1/c8.json, bench/" + llama + "/vllm/r1/more.json:2; none used"
-	if got := reasonOf(t, l, summarize.CodeBenchInvalid); got != want {
-		t.Errorf("bench.invalid %q\nwant %q", got, want)
+	want := "max_concurrency 8, request_rate inf: want one object per point in a leg, found 2: bench/" + llama + "/vllm/r1/c8.json, bench/" + llama + "/vllm/r1/more.json:2; none used"
+	if got := reasonOf(t, l, summarize.CodeBenchInvalid); !strings.HasPrefix(got, want) {
+		t.Errorf("bench.invalid %q\nwant %q…", got, want)
 	}
 	var pts []int
 	for _, p := range l.Points {
-		pts = append(pts, p.MaxConcurrency)
+		pts = append(pts, p.ID.MaxConcurrency)
 	}
 	if !slices.Equal(pts, []int{1, 2, 4}) {
 		t.Errorf("points %v, want [1 2 4]: the doubled point is not used, the appended one is", pts)

@@ -40,6 +40,8 @@ const (
 	CodeLegIneligible    = "leg.ineligible"
 	CodePointMismatch    = "bench.point_mismatch"
 	CodeWorkloadMismatch = "bench.workload_mismatch"
+	CodeOutputMismatch   = "bench.output_mismatch"
+	CodeUndefined        = "ratio.undefined"
 )
 
 // Scope is what a reason is about: one leg, one arm, or a ratio (the two
@@ -145,6 +147,8 @@ var Registry = []CodeInfo{
 	{CodeLegIneligible, ScopeRatio, false, false, BothFamilies, "a leg of either arm carries a reason"},
 	{CodePointMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one set of points"},
 	{CodeWorkloadMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one workload"},
+	{CodeOutputMismatch, ScopeRatio, false, false, Throughput, "the arms generated output totals further apart than the output bound"},
+	{CodeUndefined, ScopeRatio, false, false, BothFamilies, "a ratio's value cannot be computed, so it is null"},
 }
 
 // Info returns the registry's entry for code.

@@ -5,38 +5,58 @@
 package ratio
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/clockgate/clockgate/clocks"
 )
 
-// The ratio-level bench reason codes. Both void the THROUGHPUT and the
-// MEMORY ratio alike.
+// The ratio-level bench reason codes. The point and workload mismatches
+// void the THROUGHPUT and the MEMORY ratio alike; the output mismatch only
+// THROUGHPUT.
 const (
 	// CodeBenchInvalid is the leg reason for bench evidence that was
 	// refused; such a leg's set of points is not known.
 	CodeBenchInvalid = clocks.CodeBenchInvalid
-	// CodePointMismatch: the set of concurrency points differs between two
-	// legs of the two arms.
+	// CodePointMismatch: the set of points differs between two legs of the
+	// two arms.
 	CodePointMismatch = clocks.CodePointMismatch
 	// CodeWorkloadMismatch: the arms did not run one workload (model_id, or
-	// num_prompts / total_input_tokens / total_output_tokens at a point).
+	// num_prompts / total_input_tokens at a point).
 	CodeWorkloadMismatch = clocks.CodeWorkloadMismatch
+	// CodeOutputMismatch: at a point, the arms generated total_output_tokens
+	// that differ by more than MaxOutputDiffPct.
+	CodeOutputMismatch = clocks.CodeOutputMismatch
+	// CodeUndefined: a ratio's value cannot be computed (no common point, no
+	// throughput at a point, no memory record, or a value that would be 0,
+	// infinite or NaN); the value is null and this says why.
+	CodeUndefined = clocks.CodeUndefined
 )
 
-// BenchPoint is what a ratio reads of one concurrency point of one leg.
+// MaxOutputDiffPct bounds |ours − baseline| / baseline × 100 of
+// total_output_tokens at a point: without --ignore-eos, sampling moves it by
+// a few percent (2.38% between two real vLLM runs of one workload); more is
+// an EOS or max-tokens problem in one engine.
+const MaxOutputDiffPct = 5.0
+
+// BenchPoint is what a ratio reads of one point of one leg.
 type BenchPoint struct {
-	// MaxConcurrency is the point's identity.
-	MaxConcurrency    int
+	// ID is the point's identity.
+	ID PointID
+	// ModelID is the model the point ran; "" when the file names none
+	// (SGLang's bench_serving writes no model_id).
 	ModelID           string
 	NumPrompts        int
 	TotalInputTokens  int
 	TotalOutputTokens int
-	// OutputThroughput is the point's output throughput, in tokens/s.
+	// OutputThroughput is the point's output throughput, in tokens/s; 0
+	// means the point has no throughput (every request failed, or none
+	// produced a token).
 	OutputThroughput float64
 }
 
@@ -60,14 +80,39 @@ type Arm struct {
 	Legs   []*Leg
 }
 
-// Point is one concurrency point of a THROUGHPUT ratio: each arm's median
-// output throughput over its legs, in tokens/s, and their ratio. A value
-// that cannot be computed is nil.
+// Point is one point of a THROUGHPUT ratio: each arm's median output
+// throughput over its legs, in tokens/s, their ratio, and each arm's median
+// total_output_tokens with their difference. A value that cannot be
+// computed is nil.
 type Point struct {
-	MaxConcurrency int      `json:"max_concurrency"`
-	Ours           *float64 `json:"ours"`
-	Baseline       *float64 `json:"baseline"`
-	Ratio          *float64 `json:"ratio"`
+	ID       PointID
+	Ours     *float64
+	Baseline *float64
+	Ratio    *float64
+	// OursOutputTokens and BaselineOutputTokens are each arm's median
+	// total_output_tokens over the legs with throughput at the point.
+	OursOutputTokens     *float64
+	BaselineOutputTokens *float64
+	// OutputDiffPct is |ours − baseline| / baseline × 100 of those
+	// medians, in percent.
+	OutputDiffPct *float64
+}
+
+// MarshalJSON writes the point's identity as vLLM writes it
+// (max_concurrency an integer or null, request_rate a number or "inf")
+// beside its values.
+func (p Point) MarshalJSON() ([]byte, error) {
+	mc, rr := p.ID.identityJSON()
+	return json.Marshal(map[string]any{
+		"max_concurrency":        mc,
+		"request_rate":           rr,
+		"ours":                   p.Ours,
+		"baseline":               p.Baseline,
+		"ratio":                  p.Ratio,
+		"ours_output_tokens":     p.OursOutputTokens,
+		"baseline_output_tokens": p.BaselineOutputTokens,
+		"output_tokens_diff_pct": p.OutputDiffPct,
+	})
 }
 
 // Throughput is the THROUGHPUT ratio: the geometric mean, over the points
@@ -149,19 +194,20 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 
 	c := &Comparison{Model: model, Ours: ours.Engine, Baseline: baseline.Engine}
 
-	c.Throughput.Points, c.Throughput.Value = throughputPoints(ours, baseline)
+	var undefined []clocks.Reason
+	c.Throughput.Points, c.Throughput.Value, undefined = throughputPoints(ours, baseline)
+	output := outputMismatch(ours.Engine, baseline.Engine, c.Throughput.Points)
 	c.Throughput.Clock = block
-	c.Throughput.Reasons = joinReasons(block.Reasons, own)
+	c.Throughput.Reasons = joinReasons(block.Reasons, own, output, undefined)
 	// The clock term is its own term: a ratio is binding only when its
 	// clock block is established, whatever the other reasons say.
-	c.Throughput.BindingEligible = len(own) == 0 && block.Established && c.Throughput.Value != nil
+	c.Throughput.BindingEligible = len(own) == 0 && len(output) == 0 && block.Established && c.Throughput.Value != nil
 
 	c.Memory.Ours, c.Memory.Baseline = medianMemory(ours), medianMemory(baseline)
-	if c.Memory.Ours != nil && c.Memory.Baseline != nil {
-		c.Memory.Value = round4(*c.Memory.Ours / *c.Memory.Baseline)
-	}
+	var memUndefined []clocks.Reason
+	c.Memory.Value, memUndefined = memoryRatio(ours.Engine, baseline.Engine, c.Memory.Ours, c.Memory.Baseline)
 	c.Memory.Clock = block
-	c.Memory.Reasons = joinReasons(block.Reasons, own)
+	c.Memory.Reasons = joinReasons(block.Reasons, own, memUndefined)
 	// The MEMORY ratio checks its own clock term, independently of THROUGHPUT.
 	c.Memory.BindingEligible = len(own) == 0 && block.Established && c.Memory.Value != nil
 	return c, nil
@@ -189,7 +235,8 @@ func joinReasons(parts ...[]clocks.Reason) []clocks.Reason {
 }
 
 // Median is the median of xs; the median of an even count is the mean of
-// the two middle values. It is nil for no values.
+// the two middle values, taken as a/2 + b/2 so that two values near the
+// float64 maximum do not overflow. It is nil for no values.
 func Median(xs []float64) *float64 {
 	if len(xs) == 0 {
 		return nil
@@ -198,73 +245,256 @@ func Median(xs []float64) *float64 {
 	sort.Float64s(s)
 	m := s[len(s)/2]
 	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+		a, b := s[len(s)/2-1], s[len(s)/2]
+		m = a/2 + b/2
+		if a == b {
+			m = a // exact, also for the smallest subnormal
+		}
 	}
 	return &m
 }
 
-// round4 rounds x to 4 decimals, the precision ratios are written at.
+// maxRoundable is the magnitude from which a float64 has no decimal digit
+// left to round: rounding it to 4 decimals is the identity (and x × 1e4
+// could overflow).
+const maxRoundable = 1e15
+
+// round4 rounds x to 4 decimals, the precision ratios are written at. It
+// returns nil for a value that is not finite or not > 0, or that rounds to
+// 0: a ratio is never 0, infinite or NaN.
 func round4(x float64) *float64 {
-	r := math.Round(x*1e4) / 1e4
+	if !(x > 0) || math.IsInf(x, 0) {
+		return nil
+	}
+	r := x
+	if x < maxRoundable {
+		r = math.Round(x*1e4) / 1e4
+	}
+	if r == 0 {
+		return nil
+	}
 	return &r
 }
 
-// throughputPoints returns one Point per concurrency point either arm has,
-// in increasing order, and the geometric mean of the ratios over the points
-// both arms have. The headline is nil when there is no common point or a
-// common point's ratio cannot be computed (a baseline median of zero).
-func throughputPoints(ours, baseline Arm) ([]Point, *float64) {
-	oursBy, baseBy := throughputByPoint(ours), throughputByPoint(baseline)
-	seen := map[int]bool{}
-	for p := range oursBy {
-		seen[p] = true
+// report is a median as written: rounded to 4 decimals like a ratio, but
+// kept as it is where rounding would make a positive value 0 (5e-324
+// tokens/s is not 0 tokens/s).
+func report(x *float64) *float64 {
+	if x == nil {
+		return nil
 	}
-	for p := range baseBy {
-		seen[p] = true
+	if r := round4(*x); r != nil {
+		return r
 	}
-	keys := make([]int, 0, len(seen))
-	for p := range seen {
-		keys = append(keys, p)
+	v := *x
+	return &v
+}
+
+// armPoint is what one arm ran at one point: the throughput and output
+// tokens of each leg that has throughput there, and the legs that do not.
+type armPoint struct {
+	tput, out []float64
+	none      []string
+}
+
+func byPoint(a Arm) map[PointID]*armPoint {
+	by := map[PointID]*armPoint{}
+	for _, l := range a.Legs {
+		for _, p := range l.Points {
+			ap := by[p.ID]
+			if ap == nil {
+				ap = &armPoint{}
+				by[p.ID] = ap
+			}
+			if p.OutputThroughput > 0 {
+				ap.tput = append(ap.tput, p.OutputThroughput)
+				ap.out = append(ap.out, float64(p.TotalOutputTokens))
+			} else {
+				ap.none = append(ap.none, l.Clock.Name)
+			}
+		}
 	}
-	sort.Ints(keys)
+	return by
+}
+
+// throughputPoints returns one Point per point either arm has, in
+// increasing order, and the geometric mean of the ratios over the points
+// both arms have, computed in log space. The headline is nil, with a
+// ratio.undefined reason saying why, when there is no common point or a
+// common point's ratio cannot be computed: no throughput in an arm (every
+// request failed), or a ratio that would be 0 or infinite.
+func throughputPoints(ours, baseline Arm) ([]Point, *float64, []clocks.Reason) {
+	oursBy, baseBy := byPoint(ours), byPoint(baseline)
+	var ids []PointID
+	for id := range oursBy {
+		ids = append(ids, id)
+	}
+	for id := range baseBy {
+		if oursBy[id] == nil {
+			ids = append(ids, id)
+		}
+	}
+	SortPoints(ids)
+	var why []clocks.Reason
+	undefined := func(format string, args ...any) {
+		why = append(why, clocks.Reason{Code: CodeUndefined, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(format, args...)})
+	}
 	points := []Point{}
 	var logSum float64
-	common, computable := 0, true
-	for _, p := range keys {
-		pt := Point{MaxConcurrency: p}
-		o, b := Median(oursBy[p]), Median(baseBy[p])
+	common, undefinedPoints := 0, 0
+	for _, id := range ids {
+		pt := Point{ID: id}
+		o, b := oursBy[id], baseBy[id]
+		var om, bm *float64
 		if o != nil {
-			pt.Ours = round4(*o)
+			om = Median(o.tput)
+			pt.Ours, pt.OursOutputTokens = report(om), Median(o.out)
 		}
 		if b != nil {
-			pt.Baseline = round4(*b)
+			bm = Median(b.tput)
+			pt.Baseline, pt.BaselineOutputTokens = report(bm), Median(b.out)
+		}
+		if pt.OursOutputTokens != nil && pt.BaselineOutputTokens != nil {
+			pt.OutputDiffPct = diffPct(*pt.OursOutputTokens, *pt.BaselineOutputTokens)
 		}
 		if o != nil && b != nil {
 			common++
-			if *b > 0 {
-				r := *o / *b
-				pt.Ratio = round4(r)
+			switch {
+			case om == nil || bm == nil:
+				undefinedPoints++
+				for _, side := range []struct {
+					engine string
+					ap     *armPoint
+					m      *float64
+				}{{ours.Engine, o, om}, {baseline.Engine, b, bm}} {
+					if side.m == nil {
+						undefined("%s: no THROUGHPUT ratio: %s has no throughput there (output_throughput 0 in %s: every request failed or none produced a token); rerun the point in those legs",
+							id, side.engine, strings.Join(side.ap.none, ", "))
+					}
+				}
+			default:
+				r := *om / *bm
+				if pt.Ratio = round4(r); pt.Ratio == nil {
+					undefinedPoints++
+					undefined("%s: no THROUGHPUT ratio: %s / %s = %s / %s tokens/s is %s, not a finite ratio > 0 at 4 decimals; check how these values were written, rerun the point",
+						id, ours.Engine, baseline.Engine, fmtG(*om), fmtG(*bm), fmtG(r))
+					break
+				}
 				logSum += math.Log(r)
-			} else {
-				computable = false
 			}
 		}
 		points = append(points, pt)
 	}
-	if common == 0 || !computable {
-		return points, nil
+	switch {
+	case common == 0:
+		undefined("no THROUGHPUT ratio: no point both %s and %s have (%s has %s; %s has %s); run one set of points in both arms",
+			ours.Engine, baseline.Engine, ours.Engine, labels(oursBy), baseline.Engine, labels(baseBy))
+		return points, nil, why
+	case undefinedPoints > 0:
+		undefined("no THROUGHPUT ratio: the geometric mean needs a ratio at every point both arms have, and %d of %d have none (each named above)",
+			undefinedPoints, common)
+		return points, nil, why
 	}
-	return points, round4(math.Exp(logSum / float64(common)))
+	g := round4(math.Exp(logSum / float64(common)))
+	if g == nil {
+		undefined("no THROUGHPUT ratio: the geometric mean over %d points, exp(%s), is not a finite ratio > 0 at 4 decimals; check how the throughputs were written",
+			common, fmtG(logSum/float64(common)))
+	}
+	return points, g, why
 }
 
-func throughputByPoint(a Arm) map[int][]float64 {
-	by := map[int][]float64{}
-	for _, l := range a.Legs {
-		for _, p := range l.Points {
-			by[p.MaxConcurrency] = append(by[p.MaxConcurrency], p.OutputThroughput)
-		}
+// diffPct is |a − b| / b × 100, or nil when b is 0 and a is not.
+func diffPct(a, b float64) *float64 {
+	if a == b {
+		z := 0.0
+		return &z
 	}
-	return by
+	if b == 0 {
+		return nil
+	}
+	d := math.Abs(a-b) / b * 100
+	if math.IsInf(d, 0) || math.IsNaN(d) {
+		return nil
+	}
+	return round4(d)
+}
+
+// outputMismatch is bench.output_mismatch for each point where both arms
+// have output tokens and they differ by more than MaxOutputDiffPct. The
+// comparison is |ours − baseline| × 100 ≤ MaxOutputDiffPct × baseline,
+// exact for token counts: no division, no drift at the boundary.
+func outputMismatch(oursEngine, baseEngine string, points []Point) []clocks.Reason {
+	var out []clocks.Reason
+	for _, pt := range points {
+		if pt.OursOutputTokens == nil || pt.BaselineOutputTokens == nil {
+			continue
+		}
+		o, b := *pt.OursOutputTokens, *pt.BaselineOutputTokens
+		if math.Abs(o-b)*100 <= MaxOutputDiffPct*b {
+			continue
+		}
+		diff := "infinite (baseline 0)"
+		if pt.OutputDiffPct != nil {
+			diff = fmt.Sprintf("%.2f%%", *pt.OutputDiffPct)
+		}
+		out = append(out, clocks.Reason{Code: CodeOutputMismatch, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
+			"%s: total_output_tokens differ by %s > %.1f%%: %s %s, %s %s (median over legs): one engine stops generating early or late (EOS, max_tokens); rerun both arms with --ignore-eos, or find which engine ignores the request's stop",
+			pt.ID, diff, MaxOutputDiffPct, oursEngine, fmtG(o), baseEngine, fmtG(b))})
+	}
+	return out
+}
+
+// memoryRatio is ours / baseline peak GPU memory, or nil with a
+// ratio.undefined reason.
+func memoryRatio(oursEngine, baseEngine string, o, b *float64) (*float64, []clocks.Reason) {
+	var missing []string
+	if o == nil {
+		missing = append(missing, oursEngine)
+	}
+	if b == nil {
+		missing = append(missing, baseEngine)
+	}
+	if len(missing) > 0 {
+		return nil, []clocks.Reason{{Code: CodeUndefined, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
+			"no MEMORY ratio: no valid memory record in any leg of %s; record memory with the legs and rerun",
+			strings.Join(missing, " or "))}}
+	}
+	r := *o / *b
+	v := round4(r)
+	if v == nil {
+		return nil, []clocks.Reason{{Code: CodeUndefined, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
+			"no MEMORY ratio: %s / %s = %s / %s MiB is %s, not a finite ratio > 0 at 4 decimals; check how the memory records were written",
+			oursEngine, baseEngine, fmtG(*o), fmtG(*b), fmtG(r))}}
+	}
+	return v, nil
+}
+
+// fmtG prints a number in its shortest exact form, in exponent form when
+// it is very large or very small.
+func fmtG(x float64) string {
+	a := math.Abs(x)
+	if a != 0 && (a >= 1e15 || a < 1e-6) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+func labels(by map[PointID]*armPoint) string {
+	ids := make([]PointID, 0, len(by))
+	for id := range by {
+		ids = append(ids, id)
+	}
+	return pointSet(ids)
+}
+
+// pointSet prints points as a sorted set of labels: "{1/inf, 2/inf}".
+func pointSet(ids []PointID) string {
+	SortPoints(ids)
+	ls := make([]string, len(ids))
+	for i, id := range ids {
+		ls[i] = id.Label()
+	}
+	return "{" + strings.Join(ls, ", ") + "}"
 }
 
 func medianMemory(a Arm) *float64 {
@@ -294,11 +524,11 @@ func pointMismatch(ours, baseline Arm) []clocks.Reason {
 			if len(l.Points) == 0 || clocks.HasCode(l.Reasons, CodeBenchInvalid) {
 				continue
 			}
-			ps := make([]string, len(l.Points))
+			ids := make([]PointID, len(l.Points))
 			for i, p := range l.Points {
-				ps[i] = fmt.Sprint(p.MaxConcurrency)
+				ids[i] = p.ID
 			}
-			key := "{" + strings.Join(ps, ", ") + "}"
+			key := pointSet(ids)
 			if _, ok := groups[key]; !ok {
 				order = append(order, key)
 			}
@@ -313,66 +543,72 @@ func pointMismatch(ours, baseline Arm) []clocks.Reason {
 		parts[i] = fmt.Sprintf("%s in %s", k, strings.Join(groups[k], ", "))
 	}
 	return []clocks.Reason{{Code: CodePointMismatch, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
-		"want one set of max_concurrency points across every leg of %s and %s, found %d: %s",
+		"want one set of points (max_concurrency/request_rate) across every leg of %s and %s, found %d: %s; run the missing points in every leg of both arms",
 		ours.Engine, baseline.Engine, len(groups), strings.Join(parts, "; "))}}
 }
 
 // workloadMismatch checks that both arms ran one workload: one model_id
-// over every point of every leg, and at each point one num_prompts,
-// total_input_tokens and total_output_tokens.
+// over every point of every leg that names one (when both arms name one;
+// SGLang's files name none), and at each point one num_prompts and
+// total_input_tokens. total_output_tokens is not workload: it is what the
+// engine generated (outputMismatch).
 func workloadMismatch(ours, baseline Arm) []clocks.Reason {
 	var out []clocks.Reason
 	ids := map[string][]string{}
 	var idOrder []string
-	type load struct{ prompts, in, out int }
-	byPoint := map[int]map[load][]string{}
-	loadOrder := map[int][]load{}
+	armHasID := map[string]bool{}
+	type load struct{ prompts, in int }
+	byPoint := map[PointID]map[load][]string{}
+	loadOrder := map[PointID][]load{}
 	for _, a := range []Arm{ours, baseline} {
 		for _, l := range a.Legs {
 			label := legLabel(a.Engine, l)
 			for _, p := range l.Points {
-				q := fmt.Sprintf("%q", p.ModelID)
-				if _, ok := ids[q]; !ok {
-					idOrder = append(idOrder, q)
+				if p.ModelID != "" {
+					armHasID[a.Engine] = true
+					q := fmt.Sprintf("%q", p.ModelID)
+					if _, ok := ids[q]; !ok {
+						idOrder = append(idOrder, q)
+					}
+					if !contains(ids[q], label) {
+						ids[q] = append(ids[q], label)
+					}
 				}
-				if !contains(ids[q], label) {
-					ids[q] = append(ids[q], label)
+				w := load{p.NumPrompts, p.TotalInputTokens}
+				if byPoint[p.ID] == nil {
+					byPoint[p.ID] = map[load][]string{}
 				}
-				w := load{p.NumPrompts, p.TotalInputTokens, p.TotalOutputTokens}
-				if byPoint[p.MaxConcurrency] == nil {
-					byPoint[p.MaxConcurrency] = map[load][]string{}
+				if _, ok := byPoint[p.ID][w]; !ok {
+					loadOrder[p.ID] = append(loadOrder[p.ID], w)
 				}
-				if _, ok := byPoint[p.MaxConcurrency][w]; !ok {
-					loadOrder[p.MaxConcurrency] = append(loadOrder[p.MaxConcurrency], w)
-				}
-				byPoint[p.MaxConcurrency][w] = append(byPoint[p.MaxConcurrency][w], label)
+				byPoint[p.ID][w] = append(byPoint[p.ID][w], label)
 			}
 		}
 	}
-	if len(ids) > 1 {
+	if len(ids) > 1 && armHasID[ours.Engine] && armHasID[baseline.Engine] {
 		parts := make([]string, len(idOrder))
 		for i, q := range idOrder {
 			parts[i] = fmt.Sprintf("%s in %s", q, strings.Join(ids[q], ", "))
 		}
 		out = append(out, clocks.Reason{Code: CodeWorkloadMismatch, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
-			"want one model_id across %s and %s, found %d: %s",
+			"want one model_id across %s and %s, found %d: %s; rerun the legs of one model with one --model",
 			ours.Engine, baseline.Engine, len(ids), strings.Join(parts, "; "))})
 	}
-	points := make([]int, 0, len(byPoint))
+	points := make([]PointID, 0, len(byPoint))
 	for p := range byPoint {
 		points = append(points, p)
 	}
-	sort.Ints(points)
+	SortPoints(points)
 	for _, p := range points {
 		if len(byPoint[p]) < 2 {
 			continue
 		}
 		parts := make([]string, len(loadOrder[p]))
 		for i, w := range loadOrder[p] {
-			parts[i] = fmt.Sprintf("%d/%d/%d in %s", w.prompts, w.in, w.out, strings.Join(byPoint[p][w], ", "))
+			parts[i] = fmt.Sprintf("%d/%d in %s", w.prompts, w.in, strings.Join(byPoint[p][w], ", "))
 		}
 		out = append(out, clocks.Reason{Code: CodeWorkloadMismatch, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
-			"max_concurrency %d: want one num_prompts/total_input_tokens/total_output_tokens across %s and %s, found %s",
+			"%s: want one num_prompts/total_input_tokens across %s and %s, found %s; rerun with one dataset, --num-prompts and --seed in every leg (failed requests shrink total_input_tokens: fix them first)",
 			p, ours.Engine, baseline.Engine, strings.Join(parts, "; "))})
 	}
 	return out

@@ -63,7 +63,7 @@ func points(modelID string, tput ...float64) []BenchPoint {
 	out := make([]BenchPoint, len(tput))
 	for i, x := range tput {
 		c := 1 << i
-		out[i] = BenchPoint{MaxConcurrency: c, ModelID: modelID, NumPrompts: 6 * c, TotalInputTokens: 6144 * c,
+		out[i] = BenchPoint{ID: PointID{MaxConcurrency: c}, ModelID: modelID, NumPrompts: 6 * c, TotalInputTokens: 6144 * c,
 			TotalOutputTokens: 768 * c, OutputThroughput: x}
 	}
 	return out
@@ -201,7 +201,12 @@ func TestMedian(t *testing.T) {
 	for _, c := range []struct {
 		xs   []float64
 		want float64
-	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}, {[]float64{10, 20}, 15}} {
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}, {[]float64{10, 20}, 15},
+		// Two values near the float64 maximum: (a + b) / 2 would overflow.
+		{[]float64{math.MaxFloat64, math.MaxFloat64}, math.MaxFloat64},
+		{[]float64{math.MaxFloat64, math.MaxFloat64 / 2}, math.MaxFloat64 * 0.75},
+		// Two of the smallest subnormal: a/2 + b/2 would round to 0.
+		{[]float64{5e-324, 5e-324}, 5e-324}} {
 		if got := Median(c.xs); got == nil || *got != c.want {
 			t.Errorf("Median(%v) = %v, want %v", c.xs, got, c.want)
 		}
@@ -221,7 +226,7 @@ func TestThroughputGeometricMean(t *testing.T) {
 		{Clock: &clocks.Leg{Name: "r2"}, Points: points("m", 100, 150)},
 		{Clock: &clocks.Leg{Name: "r3"}, Points: points("m", 100, 200)},
 	}}
-	pts, v := throughputPoints(ours, baseline)
+	pts, v, _ := throughputPoints(ours, baseline)
 	// Point 1: median(110, 130) = 120 over 100; point 2: 210 over median 200.
 	want := math.Round(math.Sqrt(1.2*1.05)*1e4) / 1e4
 	if v == nil || *v != want {
@@ -250,16 +255,16 @@ func TestPointMismatch(t *testing.T) {
 		{Clock: &clocks.Leg{Name: "r2"}},
 	}}
 	rs := pointMismatch(ours, baseline)
-	want := "want one set of max_concurrency points across every leg of fastengine and vllm, found 2: " +
-		"{1, 2, 4} in fastengine r1, fastengine r2; {1, 2} in vllm r1"
+	want := "want one set of points (max_concurrency/request_rate) across every leg of fastengine and vllm, found 2: " +
+		"{1/inf, 2/inf, 4/inf} in fastengine r1, fastengine r2; {1/inf, 2/inf} in vllm r1; run the missing points in every leg of both arms"
 	if len(rs) != 1 || rs[0].Code != CodePointMismatch || rs[0].Message != want {
 		t.Errorf("reasons %+v\nwant %q", rs, want)
 	}
-	pts, v := throughputPoints(ours, baseline)
-	if v == nil || *v != 1.2 {
+	pts, v, why := throughputPoints(ours, baseline)
+	if v == nil || *v != 1.2 || len(why) != 0 {
 		t.Errorf("headline %v, want 1.2 over the two common points", v)
 	}
-	if len(pts) != 3 || pts[2].MaxConcurrency != 4 || pts[2].Baseline != nil || pts[2].Ratio != nil || *pts[2].Ours != 48 {
+	if len(pts) != 3 || pts[2].ID.MaxConcurrency != 4 || pts[2].Baseline != nil || pts[2].Ratio != nil || *pts[2].Ours != 48 {
 		t.Errorf("point 4: %s", show(pts))
 	}
 	if got := pointMismatch(ours, Arm{Engine: "vllm", Legs: ours.Legs}); got != nil {
@@ -279,7 +284,7 @@ func TestPointMismatchLeavesOutRefusedBench(t *testing.T) {
 	}
 	refused.Reasons = nil
 	got := pointMismatch(Arm{Engine: "fastengine", Legs: []*Leg{refused}}, baseline)
-	if len(got) != 1 || got[0].Code != CodePointMismatch || !strings.Contains(got[0].Message, "{1} in fastengine r1; {1, 2} in vllm r1") {
+	if len(got) != 1 || got[0].Code != CodePointMismatch || !strings.Contains(got[0].Message, "{1/inf} in fastengine r1; {1/inf, 2/inf} in vllm r1") {
 		t.Errorf("reasons %+v", got)
 	}
 }
@@ -287,12 +292,14 @@ func TestPointMismatchLeavesOutRefusedBench(t *testing.T) {
 func TestWorkloadMismatch(t *testing.T) {
 	ours := Arm{Engine: "fastengine", Legs: []*Leg{{Clock: &clocks.Leg{Name: "r1"}, Points: points("meta-llama/Llama-3.1-8B-Instruct", 12, 24)}}}
 	other := points("meta-llama/Llama-3.1-8B", 10, 20)
-	other[1].TotalOutputTokens = 1500
+	other[1].TotalInputTokens = 12000
+	other[0].TotalOutputTokens = 700 // generated, not workload: never a workload mismatch
 	baseline := Arm{Engine: "vllm", Legs: []*Leg{{Clock: &clocks.Leg{Name: "r1"}, Points: other}}}
 	rs := workloadMismatch(ours, baseline)
 	want := []string{
-		`want one model_id across fastengine and vllm, found 2: "meta-llama/Llama-3.1-8B-Instruct" in fastengine r1; "meta-llama/Llama-3.1-8B" in vllm r1`,
-		"max_concurrency 2: want one num_prompts/total_input_tokens/total_output_tokens across fastengine and vllm, found 12/12288/1536 in fastengine r1; 12/12288/1500 in vllm r1",
+		`want one model_id across fastengine and vllm, found 2: "meta-llama/Llama-3.1-8B-Instruct" in fastengine r1; "meta-llama/Llama-3.1-8B" in vllm r1; rerun the legs of one model with one --model`,
+		"max_concurrency 2, request_rate inf: want one num_prompts/total_input_tokens across fastengine and vllm, found 12/12288 in fastengine r1; 12/12000 in vllm r1; " +
+			"rerun with one dataset, --num-prompts and --seed in every leg (failed requests shrink total_input_tokens: fix them first)",
 	}
 	if !slices.Equal(codes(rs), []string{CodeWorkloadMismatch, CodeWorkloadMismatch}) || !slices.Equal(messagesOf(rs), want) {
 		t.Errorf("reasons %q\nwant %q", messagesOf(rs), want)
@@ -306,7 +313,7 @@ func TestWorkloadMismatch(t *testing.T) {
 		edit(&same[0])
 		rs := workloadMismatch(Arm{Engine: "a", Legs: []*Leg{{Clock: &clocks.Leg{Name: "r1"}, Points: points("m", 1, 2)}}},
 			Arm{Engine: "b", Legs: []*Leg{{Clock: &clocks.Leg{Name: "r1"}, Points: same}}})
-		if len(rs) != 1 || !strings.HasPrefix(rs[0].Message, "max_concurrency 1: ") {
+		if len(rs) != 1 || !strings.HasPrefix(rs[0].Message, "max_concurrency 1, request_rate inf: ") {
 			t.Errorf("reasons %+v", rs)
 		}
 	}
@@ -356,11 +363,23 @@ func TestValuesThatCannotBeComputedAreNull(t *testing.T) {
 	if c.Throughput.Value != nil || c.Throughput.Points[0].Ratio != nil || c.Throughput.BindingEligible {
 		t.Errorf("throughput value %v, points %s, binding %v", c.Throughput.Value, show(c.Throughput.Points), c.Throughput.BindingEligible)
 	}
+	// Each null says why.
+	wantT := []string{
+		"max_concurrency 1, request_rate inf: no THROUGHPUT ratio: vllm has no throughput there (output_throughput 0 in r1: every request failed or none produced a token); rerun the point in those legs",
+		"no THROUGHPUT ratio: the geometric mean needs a ratio at every point both arms have, and 1 of 1 have none (each named above)",
+	}
+	if got := messagesOf(undefinedOf(c.Throughput.Reasons)); !slices.Equal(got, wantT) {
+		t.Errorf("THROUGHPUT ratio.undefined %q\nwant %q", got, wantT)
+	}
+	wantM := []string{"no MEMORY ratio: no valid memory record in any leg of vllm; record memory with the legs and rerun"}
+	if got := messagesOf(undefinedOf(c.Memory.Reasons)); !slices.Equal(got, wantM) {
+		t.Errorf("MEMORY ratio.undefined %q, want %q", got, wantM)
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"memory":{"value":null`, `"ratio":null`, `"throughput":{"value":null`} {
+	for _, want := range []string{`"memory":{"value":null`, `"ratio":null`, `"throughput":{"value":null`, `"baseline":null`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON lacks %s:\n%s", want, b)
 		}

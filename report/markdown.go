@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -14,6 +15,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/summarize"
 )
 
@@ -41,8 +43,10 @@ func (d *Document) Markdown(w io.Writer) error {
 	p("- Baseline engine: %s. Cross-boot override: %s.\n", text(d.Baseline), override)
 	c := d.Contract
 	p("- Contract: within-window spread ≤ %.1f%%; cross-arm median offset ≤ %.1f%%; busy samples ≥ %d; busy fraction ≥ %d%%; "+
-		"benign throttle mask %s; transfer coefficient %.4f (sizes the estimated effect, never a gate term).\n\n",
-		c.MaxSpreadPct, c.MaxOffsetPct, c.MinBusySamples, c.MinBusyFractionPct, c.BenignThrottleMask, c.TransferCoefficient)
+		"benign throttle mask %s; transfer coefficient %.4f (sizes the estimated effect, never a gate term); "+
+		"total_output_tokens within %.1f%% between the arms at a point (THROUGHPUT).\n\n",
+		c.MaxSpreadPct, c.MaxOffsetPct, c.MinBusySamples, c.MinBusyFractionPct, c.BenignThrottleMask, c.TransferCoefficient,
+		ratio.MaxOutputDiffPct)
 	if len(d.Comparisons) == 0 {
 		p("No comparison: no model has both the baseline arm and another arm.\n\n")
 	}
@@ -52,7 +56,7 @@ func (d *Document) Markdown(w io.Writer) error {
 		for _, r := range cmp.Ratios {
 			value := "n/a"
 			if r.Value != nil {
-				value = fmt.Sprintf("%.4f", *r.Value)
+				value = fixed(*r.Value, 4)
 			}
 			p("### %s %s/%s %s: %s\n\n", r.Family, text(cmp.Ours), text(cmp.Baseline), value, Verdict(r.Established))
 			p("%s\n\n", text(Observed(cmp.Clock)))
@@ -61,7 +65,8 @@ func (d *Document) Markdown(w io.Writer) error {
 			}
 			switch r.Family {
 			case FamilyThroughput:
-				p("Output throughput, median over each arm's legs, in tokens/s; the ratio is their geometric mean over the points both arms have.\n\n")
+				p("Output throughput, median over each arm's legs, in tokens/s, at each point (max_concurrency none: no bound; request_rate inf: all at once); " +
+					"the ratio is their geometric mean over the points both arms have. Output tokens: median total_output_tokens over the legs with throughput, and their difference.\n\n")
 				if err := pointsTable(&b, cmp); err != nil {
 					return err
 				}
@@ -146,14 +151,21 @@ func newTable(w io.Writer, align []tw.Align) *tablewriter.Table {
 }
 
 func pointsTable(w io.Writer, c Comparison) error {
-	t := newTable(w, []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight})
-	t.Header("max_concurrency", cell(c.Ours), cell(c.Baseline), "ratio")
+	align := make([]tw.Align, 8)
+	for i := range align {
+		align[i] = tw.AlignRight
+	}
+	t := newTable(w, align)
+	t.Header("max_concurrency", "request_rate", cell(c.Ours), cell(c.Baseline), "ratio",
+		cell(c.Ours)+" output tokens", cell(c.Baseline)+" output tokens", "output Δ %")
 	for _, pt := range c.Points {
 		ratio := "n/a"
 		if pt.Ratio != nil {
-			ratio = fmt.Sprintf("%.4f", *pt.Ratio)
+			ratio = fixed(*pt.Ratio, 4)
 		}
-		if err := t.Append(strconv.Itoa(pt.MaxConcurrency), fixed2(pt.Ours), fixed2(pt.Baseline), ratio); err != nil {
+		mc, rr, _ := strings.Cut(pt.ID.Label(), "/")
+		if err := t.Append(mc, rr, fixed2(pt.Ours), fixed2(pt.Baseline), ratio,
+			optNum(pt.OursOutputTokens), optNum(pt.BaselineOutputTokens), optFixed2(pt.OutputDiffPct)); err != nil {
 			return err
 		}
 	}
@@ -161,7 +173,7 @@ func pointsTable(w io.Writer, c Comparison) error {
 }
 
 func legTable(w io.Writer, legs []Leg, withModel bool) error {
-	header := []string{"engine", "run", "binding", "boot", "median MHz", "spread %", "busy", "idle", "throttle", "peak GPU MiB", "points", "reasons"}
+	header := []string{"engine", "run", "binding", "boot", "median MHz", "spread %", "busy", "idle", "throttle", "peak GPU MiB", "points (max_concurrency/request_rate)", "reasons"}
 	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight,
 		tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft}
 	if withModel {
@@ -182,7 +194,7 @@ func legTable(w io.Writer, legs []Leg, withModel bool) error {
 		}
 		row := []string{cell(l.Engine), l.Name, binding, dash(shortBoot(l.BootID)), optNum(l.MedianMHz),
 			optFixed2(l.SpreadPct), optInt(l.BusySamples), optInt(l.IdleSamples), dash(throttle(l.Throttle)),
-			optNum(l.PeakGPUMemoryMiB), dash(intList(l.Points)), dash(strings.Join(l.Codes, ", "))}
+			optNum(l.PeakGPUMemoryMiB), dash(pointList(l.Points)), dash(strings.Join(l.Codes, ", "))}
 		if withModel {
 			row = append([]string{cell(l.Model)}, row...)
 		}
@@ -215,10 +227,10 @@ func throttle(list []string) string {
 	return strings.Join(out, ", ")
 }
 
-func intList(xs []int) string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = strconv.Itoa(x)
+func pointList(ids []ratio.PointID) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.Label()
 	}
 	return strings.Join(out, " ")
 }
@@ -262,7 +274,21 @@ func fixed2(x *float64) string {
 	if x == nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.2f", *x)
+	return fixed(*x, 2)
+}
+
+// fixed prints x with d decimals or, where d decimals would show a
+// non-zero value as 0 or print hundreds of digits, in exponent form: its
+// shortest exact form when that is short (5e-324), else 4 significant
+// digits. A value is never shown as 0 unless it is 0.
+func fixed(x float64, d int) string {
+	if a := math.Abs(x); a != 0 && (a >= 1e15 || a < 0.5*math.Pow10(-d)) {
+		if s := strconv.FormatFloat(x, 'g', -1, 64); len(s) <= 10 {
+			return s
+		}
+		return strconv.FormatFloat(x, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(x, 'f', d, 64)
 }
 
 // cell is text for a table cell: one line, Markdown and pipes escaped.

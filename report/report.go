@@ -10,6 +10,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/clockgate/clockgate/clocks"
@@ -100,8 +101,8 @@ type Leg struct {
 	Throttle []string
 	// PeakGPUMemoryMiB is the memory record's peak, in MiB.
 	PeakGPUMemoryMiB *float64
-	// Points are the leg's valid max_concurrency points, increasing.
-	Points []int
+	// Points are the leg's valid points, increasing.
+	Points []ratio.PointID
 	// Trace is the leg's clock over time, reduced for a picture; nil
 	// unless the leg is trusted and the summary was read with traces.
 	Trace *clocks.Trace
@@ -164,7 +165,7 @@ func legRow(l *summarize.Leg) Leg {
 		r.PeakGPUMemoryMiB = &m
 	}
 	for _, p := range l.Points {
-		r.Points = append(r.Points, p.MaxConcurrency)
+		r.Points = append(r.Points, p.ID)
 	}
 	return r
 }
@@ -209,5 +210,11 @@ func Caveat(r clocks.Reason) string {
 	return fmt.Sprintf("CAVEAT: %s (OVERRIDDEN): %s", r.Code, r.Message)
 }
 
-// num prints a number in its shortest exact form.
-func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+// num prints a number in its shortest exact form; in exponent form when it
+// is very large or very small.
+func num(x float64) string {
+	if a := math.Abs(x); a != 0 && (a >= 1e15 || a < 1e-6) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}

@@ -5,22 +5,45 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/strictjson"
 )
 
-// Point is one bench point of a leg: the keys a ratio reads, and the whole
-// object verbatim for all-runs.json.
+// Point is one bench point of a leg: the keys a ratio reads, and the
+// object as kept for all-runs.json.
 type Point struct {
 	ratio.BenchPoint
 	// Where names the object: the file relative to TREE, and ":line" when
 	// the file holds several objects.
 	Where string
-	// Raw is the object with every key as written.
+	// Format is the writer the object's keys say it came from: FormatVLLM,
+	// FormatVLLMLegacy or FormatSGLang.
+	Format string
+	// Raw is the object as kept: every scalar as written (Python's NaN,
+	// Infinity and -Infinity as those strings), an array as
+	// {"array_len": N}, an object as {"object_len": N}, a string longer
+	// than 64 KiB as {"string_len": N}.
 	Raw map[string]any
 }
+
+// The bench formats clockgate reads, as named in all-runs.json.
+const (
+	// FormatVLLM is vllm bench serve --save-result (and
+	// benchmarks/benchmark_serving.py) since it writes "failed".
+	FormatVLLM = "vllm"
+	// FormatVLLMLegacy is the same before "failed" existed (vLLM before
+	// 0.7): no failed key, often no max_concurrency, per-request arrays in
+	// every file.
+	FormatVLLMLegacy = "vllm-legacy"
+	// FormatSGLang is python -m sglang.bench_serving --output-file: one
+	// object per line, no model_id, num_prompts or failed.
+	FormatSGLang = "sglang"
+)
 
 // Memory is a leg's memory record.
 type Memory struct {
@@ -32,86 +55,297 @@ type Memory struct {
 	Raw map[string]any
 }
 
-// benchIntKeys are the integer keys a bench point must carry, each ≥ 0.
-var benchIntKeys = []string{"num_prompts", "completed", "total_input_tokens", "total_output_tokens"}
-
 // benchReported are the numeric keys a bench point may carry; when present
-// each must be a number ≥ 0.
+// each must be a finite number ≥ 0.
 var benchReported = []string{"duration", "total_token_throughput", "request_throughput",
 	"mean_tpot_ms", "median_tpot_ms", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "p99_tpot_ms"}
 
-// chunk is one top-level object of a bench file: its byte range and the
-// line it starts on.
-type chunk struct {
-	start, end, line int
+// resultMarkers are the keys of which a bench result has at least one; a
+// JSON value under bench/ with none of them is not a result.
+var resultMarkers = []string{"output_throughput", "completed", "total_output_tokens"}
+
+// Hints that end a message: what to do.
+const (
+	hintRestore = "restore the file from where the benchmark wrote it, or rerun the point"
+	hintRerun   = "rerun the point with vllm bench serve --save-result (or python -m sglang.bench_serving --output-file)"
+	hintFailed  = "read the server log, fix the cause, rerun the point"
+)
+
+// benchFile is what one bench file holds.
+type benchFile struct {
+	// points are its valid points, in file order.
+	points []Point
+	// invalid and failed are its bench.invalid and bench.failed_requests
+	// messages.
+	invalid, failed []string
+	// notResult, when set, is the warning for a file that holds no bench
+	// result (a sidecar, a summary): it is not used.
+	notResult string
+	// formats are the formats of its result objects.
+	formats []string
 }
 
-// splitObjects finds the top-level objects of a file that holds one JSON
-// object or several separated by newlines (what --append-result writes). It
-// only finds boundaries; each object is then parsed strictly.
-func splitObjects(data []byte) ([]chunk, error) {
-	var out []chunk
-	line := 1
-	i := 0
-	for {
-		for i < len(data) && isSpace(data[i]) {
-			if data[i] == '\n' {
-				line++
-			}
-			i++
-		}
-		if i == len(data) {
-			break
-		}
-		if data[i] != '{' {
-			return nil, fmt.Errorf("%d: want a JSON object, found %q", line, data[i])
-		}
-		c := chunk{start: i, line: line}
-		depth, inStr, esc := 0, false, false
-	scan:
-		for ; i < len(data); i++ {
-			b := data[i]
-			switch {
-			case b == '\n':
-				line++
-			case inStr:
-				switch {
-				case esc:
-					esc = false
-				case b == '\\':
-					esc = true
-				case b == '"':
-					inStr = false
-				}
-			case b == '"':
-				inStr = true
-			case b == '{' || b == '[':
-				depth++
-			case b == '}' || b == ']':
-				depth--
-				if depth == 0 {
-					i++
-					break scan
-				}
-			}
-		}
-		c.end = i
-		out = append(out, c)
-		// The next object, if any, must start on a new line.
-		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r') {
-			i++
-		}
-		if i < len(data) && data[i] != '\n' {
-			return nil, fmt.Errorf("%d: want a newline after an object, found %q", line, data[i])
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("1: empty file: want one bench result object per point")
-	}
-	return out, nil
+// parseBench reads the bench file data; rel is its path relative to TREE.
+func parseBench(rel string, data []byte) benchFile {
+	return readBench(rel, bytes.NewReader(data))
 }
 
-func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+// readBench streams one bench file from r; rel is its path relative to
+// TREE. Each result object that is malformed is one bench.invalid message;
+// a result that shows failed requests adds a bench.failed_requests message
+// and is still a point. A file that holds no result at all (its top level
+// not an object, or objects with none of the result keys) is a warning.
+func readBench(rel string, r io.Reader) benchFile {
+	var out benchFile
+	values, err := newBenchReader(r).readAll()
+	if err != nil {
+		var se *syntaxError
+		if errors.As(err, &se) {
+			out.invalid = []string{fmt.Sprintf("%s:%d: %s; %s", rel, se.line, se.msg, hintRestore)}
+		} else {
+			out.invalid = []string{fmt.Sprintf("%s: %v", rel, err)}
+		}
+		return out
+	}
+	var results, others []*benchValue
+	for _, v := range values {
+		if v.kind == kObject && hasMarker(v) {
+			results = append(results, v)
+		} else {
+			others = append(others, v)
+		}
+	}
+	if len(results) == 0 {
+		what := "its top level is " + kindName(values[0].kind)
+		if values[0].kind == kObject {
+			what = "an object with none of " + strings.Join(resultMarkers, ", ")
+		}
+		out.notResult = fmt.Sprintf("%s: not a bench result (%s: a sidecar or a summary, such as vLLM's *.pytorch.json or a vllm bench sweep summary.json); ignored",
+			rel, what)
+		return out
+	}
+	multi := len(values) > 1
+	for _, v := range others {
+		out.invalid = append(out.invalid, fmt.Sprintf("%s:%d: want a bench result object (with one of %s) like the file's other values, found %s; %s",
+			rel, v.line, strings.Join(resultMarkers, ", "), kindName(v.kind), hintRestore))
+	}
+	seen := map[string]bool{}
+	for _, v := range results {
+		where := rel
+		if multi {
+			where = fmt.Sprintf("%s:%d", rel, v.line)
+		}
+		p, bad, failed := benchPoint(v)
+		if !seen[p.Format] {
+			seen[p.Format] = true
+			out.formats = append(out.formats, p.Format)
+		}
+		if failed != "" {
+			out.failed = append(out.failed, fmt.Sprintf("%s: %s", where, failed))
+		}
+		if len(bad) > 0 {
+			out.invalid = append(out.invalid, fmt.Sprintf("%s: %s; %s", where, strings.Join(bad, "; "), hintRerun))
+			continue
+		}
+		p.Where = where
+		out.points = append(out.points, p)
+	}
+	return out
+}
+
+func hasMarker(v *benchValue) bool {
+	for _, k := range resultMarkers {
+		if _, ok := v.fields[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func kindName(k kind) string {
+	switch k {
+	case kNull:
+		return "null"
+	case kBool:
+		return "a boolean"
+	case kNumber, kPython:
+		return "a number"
+	case kString:
+		return "a string"
+	case kArray:
+		return "an array"
+	}
+	return "an object"
+}
+
+// benchPoint reads the keys a ratio needs from one result object. It
+// returns every defect found, each naming its key, what was expected and
+// what was found; and, when the request counts are readable, why the point
+// shows failed requests ("" when it does not), whatever else is wrong.
+func benchPoint(v *benchValue) (Point, []string, string) {
+	var p Point
+	var bad []string
+	fs := v.fields
+	switch {
+	case fs["total_output_tokens_retokenized"] != nil:
+		p.Format = FormatSGLang
+	case fs["failed"] != nil:
+		p.Format = FormatVLLM
+	default:
+		p.Format = FormatVLLMLegacy
+	}
+	intKey := func(key string, min int64, required bool) (int, bool) {
+		f := fs[key]
+		if f == nil {
+			if required {
+				bad = append(bad, fmt.Sprintf("%s: want an integer ≥ %d, found nothing (key missing)", key, min))
+			}
+			return 0, false
+		}
+		n, err := strconv.ParseInt(f.text, 10, 64)
+		if f.kind != kNumber || err != nil || n < min || n > 1<<40 {
+			bad = append(bad, fmt.Sprintf("%s: want an integer ≥ %d, found %s", key, min, f.describe()))
+			return 0, false
+		}
+		return int(n), true
+	}
+	numKey := func(key string, required bool) float64 {
+		f := fs[key]
+		if f == nil {
+			if required {
+				bad = append(bad, fmt.Sprintf("%s: want a finite number ≥ 0, found nothing (key missing)", key))
+			}
+			return 0
+		}
+		x, err := strconv.ParseFloat(f.text, 64)
+		if f.kind != kNumber || err != nil && !errors.Is(err, strconv.ErrRange) || !(x >= 0) || math.IsInf(x, 0) {
+			bad = append(bad, fmt.Sprintf("%s: want a finite number ≥ 0, found %s", key, f.describe()))
+			return 0
+		}
+		return x
+	}
+
+	// The identity. A file written before --max-concurrency existed has
+	// no max_concurrency: its requests were not bounded.
+	if f := fs["max_concurrency"]; f != nil && f.kind != kNull {
+		if n, ok := intKey("max_concurrency", 1, true); ok {
+			p.ID.MaxConcurrency = n
+		} else {
+			bad[len(bad)-1] = fmt.Sprintf("max_concurrency: want an integer ≥ 1 or null (no bound), found %s", f.describe())
+		}
+	}
+	switch f := fs["request_rate"]; {
+	case f == nil:
+		bad = append(bad, `request_rate: want a number > 0, "inf" or Infinity, found nothing (key missing)`)
+	case f.kind == kString && (f.text == "inf" || f.text == "Infinity"), f.kind == kPython && f.text == "Infinity":
+		p.ID.RequestRate = 0 // unbounded
+	default:
+		x, err := strconv.ParseFloat(f.text, 64)
+		if f.kind != kNumber || err != nil || !(x > 0) || math.IsInf(x, 0) {
+			bad = append(bad, fmt.Sprintf(`request_rate: want a number > 0, "inf" or Infinity, found %s`, f.describe()))
+		} else {
+			p.ID.RequestRate = x
+		}
+	}
+
+	switch f := fs["model_id"]; {
+	case f == nil && p.Format == FormatSGLang:
+		// SGLang names no model; the model directory is the identity.
+	case f == nil:
+		bad = append(bad, "model_id: want a string, found nothing (key missing)")
+	case f.kind != kString || f.text == "":
+		bad = append(bad, fmt.Sprintf("model_id: want a non-empty string, found %s", f.describe()))
+	default:
+		p.ModelID = f.text
+	}
+
+	// The requests sent, and those that failed. SGLang writes neither:
+	// with --output-details its errors array has one entry per request
+	// sent, empty for a success; without, only completed is known.
+	sentWhat, failedWhat := "num_prompts", ""
+	failed := 0
+	errs := fs["errors"]
+	hasErrs := errs != nil && errs.kind == kArray
+	countsOK := true
+	sglangSent := fs["num_prompts"] == nil && p.Format == FormatSGLang
+	if !sglangSent {
+		p.NumPrompts, countsOK = intKey("num_prompts", 0, true)
+	}
+	completed, ok := intKey("completed", 0, true)
+	countsOK = countsOK && ok
+	p.TotalInputTokens, _ = intKey("total_input_tokens", 0, true)
+	p.TotalOutputTokens, _ = intKey("total_output_tokens", 0, true)
+	switch {
+	case !sglangSent:
+	case hasErrs:
+		p.NumPrompts, sentWhat = int(errs.n), "requests sent (the errors array: SGLang writes no num_prompts)"
+	default:
+		p.NumPrompts, sentWhat = completed, "requests (SGLang writes no num_prompts; completed stands for it)"
+	}
+	switch {
+	case fs["failed"] != nil:
+		n, ok := intKey("failed", 0, false)
+		failed, countsOK = n, countsOK && ok
+		failedWhat = fmt.Sprintf("failed %d", n)
+	case p.Format == FormatSGLang && hasErrs:
+		failed = int(errs.nonEmpty)
+		failedWhat = fmt.Sprintf("%d non-empty errors", failed)
+	case p.Format == FormatSGLang:
+		failedWhat = "failed unknown (no errors array)"
+	default:
+		failedWhat = "no failed key (legacy file)"
+	}
+
+	p.OutputThroughput = numKey("output_throughput", true)
+	for _, k := range benchReported {
+		numKey(k, false)
+	}
+	// Every other top-level number must be a float64 too (the reader
+	// checked it); Python's NaN and Infinity are accepted there.
+	if len(bad) == 0 && p.OutputThroughput == 0 && completed > 0 && p.TotalOutputTokens > 0 {
+		bad = append(bad, fmt.Sprintf("output_throughput: want > 0 tokens/s for %d completed requests and %d output tokens, found 0",
+			completed, p.TotalOutputTokens))
+	}
+
+	var why string
+	if countsOK && (completed < p.NumPrompts || failed > 0) {
+		why = fmt.Sprintf("%s: want every request completed and failed 0, found completed %d of %s %d, %s; %s",
+			p.ID, completed, sentWhat, p.NumPrompts, failedWhat, hintFailed)
+	}
+	if len(bad) > 0 {
+		return p, bad, why
+	}
+	p.Raw = keep(v)
+	return p, nil, why
+}
+
+// keep is a result object as all-runs.json keeps it.
+func keep(v *benchValue) map[string]any {
+	out := make(map[string]any, len(v.fields))
+	for k, f := range v.fields {
+		switch f.kind {
+		case kNull:
+			out[k] = nil
+		case kBool:
+			out[k] = f.b
+		case kNumber:
+			out[k] = json.Number(f.text)
+		case kString:
+			if f.strLen > 0 {
+				out[k] = map[string]any{"string_len": f.strLen}
+			} else {
+				out[k] = f.text
+			}
+		case kPython:
+			out[k] = f.text
+		case kArray:
+			out[k] = map[string]any{"array_len": f.n}
+		case kObject:
+			out[k] = map[string]any{"object_len": f.n}
+		}
+	}
+	return out
+}
 
 // lineOf returns the 1-based line of byte offset off in data.
 func lineOf(data []byte, off int) int {
@@ -119,128 +353,6 @@ func lineOf(data []byte, off int) int {
 		off = len(data)
 	}
 	return 1 + bytes.Count(data[:off], []byte("\n"))
-}
-
-// parseBench reads the points of one bench file. rel is its path relative
-// to TREE. Each object that is malformed is one bench.invalid message; a
-// well-formed object that shows failed requests adds a
-// bench.failed_requests message and is still a point.
-func parseBench(rel string, data []byte) (points []Point, invalid, failedReqs []string) {
-	chunks, err := splitObjects(data)
-	if err != nil {
-		return nil, []string{fmt.Sprintf("%s:%v", rel, err)}, nil
-	}
-	multi := len(chunks) > 1
-	for _, c := range chunks {
-		where := rel
-		if multi {
-			where = fmt.Sprintf("%s:%d", rel, c.line)
-		}
-		v, err := strictjson.ParseObject(data[c.start:c.end])
-		if err != nil {
-			var se *strictjson.Error
-			if errors.As(err, &se) {
-				invalid = append(invalid, fmt.Sprintf("%s:%d: %s", rel, lineOf(data, c.start+se.Offset), se.Msg))
-			} else {
-				invalid = append(invalid, fmt.Sprintf("%s:%d: %v", rel, c.line, err))
-			}
-			continue
-		}
-		p, bad := benchPoint(v)
-		if len(bad) > 0 {
-			invalid = append(invalid, fmt.Sprintf("%s: %s", where, strings.Join(bad, "; ")))
-			continue
-		}
-		p.Where = where
-		if msg := failedRequests(v, p); msg != "" {
-			failedReqs = append(failedReqs, fmt.Sprintf("%s: %s", where, msg))
-		}
-		points = append(points, p)
-	}
-	return points, invalid, failedReqs
-}
-
-// benchPoint reads the keys a ratio needs from one object. It returns every
-// defect found, each naming its key, what was expected and what was found.
-func benchPoint(v *strictjson.Value) (Point, []string) {
-	var bad []string
-	intKey := func(key string, min int64, required bool) int {
-		f, ok := v.Fields[key]
-		if !ok {
-			if required {
-				bad = append(bad, fmt.Sprintf("%s: want an integer ≥ %d, found nothing (key missing)", key, min))
-			}
-			return 0
-		}
-		n, isInt := f.Int()
-		if !isInt || n < min || n > 1<<40 {
-			bad = append(bad, fmt.Sprintf("%s: want an integer ≥ %d, found %s", key, min, f.Describe()))
-			return 0
-		}
-		return int(n)
-	}
-	numKey := func(key string, required bool) float64 {
-		f, ok := v.Fields[key]
-		if !ok {
-			if required {
-				bad = append(bad, fmt.Sprintf("%s: want a finite number ≥ 0, found nothing (key missing)", key))
-			}
-			return 0
-		}
-		if f.Kind != strictjson.Number || f.Num < 0 {
-			bad = append(bad, fmt.Sprintf("%s: want a finite number ≥ 0, found %s", key, f.Describe()))
-			return 0
-		}
-		return f.Num
-	}
-	var p Point
-	// max_concurrency is the point's identity; a point run without a
-	// concurrency bound (null) or at 0 has none.
-	p.MaxConcurrency = intKey("max_concurrency", 1, true)
-	if f, ok := v.Fields["model_id"]; !ok {
-		bad = append(bad, "model_id: want a string, found nothing (key missing)")
-	} else if f.Kind != strictjson.String || f.Str == "" {
-		bad = append(bad, fmt.Sprintf("model_id: want a non-empty string, found %s", f.Describe()))
-	} else {
-		p.ModelID = f.Str
-	}
-	p.NumPrompts = intKey("num_prompts", 0, true)
-	completed := intKey("completed", 0, true)
-	p.TotalInputTokens = intKey("total_input_tokens", 0, true)
-	p.TotalOutputTokens = intKey("total_output_tokens", 0, true)
-	intKey("failed", 0, false)
-	p.OutputThroughput = numKey("output_throughput", true)
-	for _, k := range benchReported {
-		numKey(k, false)
-	}
-	if len(bad) == 0 && p.OutputThroughput == 0 && completed > 0 && p.TotalOutputTokens > 0 {
-		bad = append(bad, fmt.Sprintf("output_throughput: want > 0 tokens/s for %d completed requests and %d output tokens, found 0",
-			completed, p.TotalOutputTokens))
-	}
-	if len(bad) > 0 {
-		return Point{}, bad
-	}
-	p.Raw = rawObject(v)
-	return p, nil
-}
-
-// failedRequests says why a valid point shows failed requests, or "".
-func failedRequests(v *strictjson.Value, p Point) string {
-	completed, _ := v.Fields["completed"].Int()
-	var failed int64
-	f, hasFailed := v.Fields["failed"]
-	if hasFailed {
-		failed, _ = f.Int()
-	}
-	if completed >= int64(p.NumPrompts) && failed == 0 {
-		return ""
-	}
-	failedText := "no failed key (legacy file)"
-	if hasFailed {
-		failedText = fmt.Sprintf("failed %d", failed)
-	}
-	return fmt.Sprintf("max_concurrency %d: want every request completed and failed 0, found completed %d of num_prompts %d, %s",
-		p.MaxConcurrency, completed, p.NumPrompts, failedText)
 }
 
 // parseMemory reads the memory record at rel. The message, when not empty,

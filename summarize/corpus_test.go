@@ -69,27 +69,30 @@ type corpusCase struct {
 // committed lists the files in testdata/corpus with their code and
 // fragment. The code is corpusCodes[kind] unless given.
 var committed = []struct{ kind, file, code, fragment string }{
-	{"bench", "array.json", "", ":1: want a JSON object, found '['"},
-	{"bench", "bom.json", "", ":1: want a JSON object, found 'ï'"},
+	{"bench", "array.json", "warning", "c8.json: not a bench result (its top level is an array"},
+	{"bench", "bom.json", "", ":1: byte order mark is not allowed"},
+	{"bench", "deep-nesting.json", "", ":1: nesting deeper than 64"},
 	{"bench", "duplicate-key.json", "", `:1: duplicate key "output_throughput"`},
+	{"bench", "duplicate-nested-key.json", "", `:1: duplicate key "tp"`},
 	{"bench", "empty.json", "", ":1: empty file: want one bench result object per point"},
-	{"bench", "failed-requests.json", summarize.CodeFailedRequests, "max_concurrency 8: want every request completed and failed 0, found completed 24 of num_prompts 24, failed 1"},
+	{"bench", "failed-requests.json", summarize.CodeFailedRequests, "max_concurrency 8, request_rate inf: want every request completed and failed 0, found completed 24 of num_prompts 24, failed 1"},
 	{"bench", "fractional-count.json", "", "num_prompts: want an integer ≥ 0, found number 24.0"},
-	{"bench", "infinity.json", "", ":1: unexpected 'I': NaN and Infinity are not JSON numbers"},
-	{"bench", "integer-as-string.json", "", `max_concurrency: want an integer ≥ 1, found string "8"`},
+	{"bench", "infinity.json", "", "output_throughput: want a finite number ≥ 0, found Infinity"},
+	{"bench", "integer-as-string.json", "", `max_concurrency: want an integer ≥ 1 or null (no bound), found string "8"`},
 	{"bench", "missing-key.json", "", "total_output_tokens: want an integer ≥ 0, found nothing (key missing)"},
-	{"bench", "nan.json", "", ":1: unexpected 'N': NaN and Infinity are not JSON numbers"},
-	{"bench", "negative-infinity.json", "", ":1: -Infinity is not a JSON number"},
+	{"bench", "nan.json", "", "output_throughput: want a finite number ≥ 0, found NaN"},
+	{"bench", "negative-infinity.json", "", "output_throughput: want a finite number ≥ 0, found -Infinity"},
 	{"bench", "negative-throughput.json", "", "output_throughput: want a finite number ≥ 0, found number -69.95875980428646"},
 	{"bench", "non-utf8.json", "", ":1: invalid UTF-8"},
 	{"bench", "number-as-string.json", "", `output_throughput: want a finite number ≥ 0, found string "69.95875980428646"`},
 	{"bench", "overflow.json", "", ":1: number 1e999 is not finite in float64"},
+	{"bench", "request-rate-zero.json", "", `request_rate: want a number > 0, "inf" or Infinity, found number 0`},
 	{"bench", "trailing-garbage.json", "", ":1: want a newline after an object, found 'x'"},
 	{"bench", "truncated.json", "", ":1: unexpected end of input in an object"},
 	{"bench", "two-objects-one-line.json", "", ":1: want a newline after an object, found '{'"},
 	{"bench", "whitespace-only.json", "", ":1: empty file: want one bench result object per point"},
-	{"bench", "wrong-nesting.json", "", "max_concurrency: want an integer ≥ 1, found nothing (key missing); model_id: want a string, found nothing (key missing)"},
-	{"bench", "zero-concurrency.json", "", "max_concurrency: want an integer ≥ 1, found number 0"},
+	{"bench", "wrong-nesting.json", "warning", "c8.json: not a bench result (an object with none of output_throughput, completed, total_output_tokens"},
+	{"bench", "zero-concurrency.json", "", "max_concurrency: want an integer ≥ 1 or null (no bound), found number 0"},
 
 	{"memory", "array.json", "", ":1: want an object, found array"},
 	{"memory", "bom.json", "", ":1: byte order mark is not allowed"},
@@ -162,14 +165,18 @@ func generated() []corpusCase {
 		missing := map[string]string{"bench": summarize.CodeBenchMissing, "memory": summarize.CodeMemoryMissing,
 			"record": clocks.CodeMissing, "stream": clocks.CodeStreamMissing}[kind]
 		missingMsg := map[string]string{
-			"bench":  "no bench points: no <point>.json file in bench/" + corpusLeg + "/",
+			"bench":  "no bench points: no <point>.json or .jsonl file in bench/" + corpusLeg + "/",
 			"memory": "no memory record at memory/" + corpusLeg + ".summary.json",
 			"record": "no clock record at clocks/" + corpusLeg + ".summary.json",
 			"stream": "no readable clock stream beside the record: ",
 		}[kind]
 		hugeCode, hugeMsg, hugeRead := code, "larger than 16 MiB; refused unread", int64(clocks.MaxJSONBytes+4<<20)
-		if kind == "stream" {
+		switch kind {
+		case "stream":
 			hugeMsg, hugeRead = ".jsonl:1: longer than 65536 bytes; refused unread", 4<<20
+		case "bench":
+			// Bench files are streamed up to 1 GiB: the first NUL ends it.
+			hugeMsg, hugeRead = ":1: control character 0x0 in a string", 4<<20
 		}
 		out = append(out,
 			corpusCase{kind: kind, name: "removed", code: missing, fragment: missingMsg,
@@ -222,7 +229,18 @@ func generated() []corpusCase {
 				}},
 		)
 	}
-	return out
+	return append(out, corpusCase{kind: "bench", name: "over-cap", code: summarize.CodeBenchInvalid, maxRead: 1 << 20,
+		fragment: fmt.Sprintf("c8.json: %d bytes, larger than 1024 MiB (the bench file cap); refused unread", summarize.MaxBenchBytes+1),
+		make: func(t *testing.T, path string, _ []byte) {
+			// A sparse file one byte over the cap: refused before a byte
+			// of it is read.
+			f, err := os.Create(path)
+			must(t, err)
+			_, err = f.WriteString("{")
+			must(t, err)
+			must(t, f.Truncate(summarize.MaxBenchBytes+1))
+			must(t, f.Close())
+		}})
 }
 
 // reorderKeys writes each JSON object of data (one per line, or one
@@ -419,6 +437,10 @@ func TestCorpus(t *testing.T) {
 				}
 			}
 
+			if c.code == "warning" {
+				checkWarned(t, s, c.fragment)
+				return
+			}
 			if c.code == "" {
 				if got := outputsOf(t, s); !bytes.Equal(got, cleanOut) {
 					l := legByKey(s, corpusLeg)
@@ -428,6 +450,23 @@ func TestCorpus(t *testing.T) {
 			}
 			checkRefused(t, s, c.code, c.fragment)
 		})
+	}
+}
+
+// checkWarned asserts a file that holds no bench result is a warning
+// holding fragment and never a reason: corpusLeg carries none, and only
+// misses the point the file held (bench.point_mismatch at the ratio).
+func checkWarned(t *testing.T, s *summarize.Summary, fragment string) {
+	t.Helper()
+	l := legByKey(s, corpusLeg)
+	if l == nil || len(l.Reasons) > 0 {
+		t.Fatalf("leg %s: %+v; want no reason", corpusLeg, l)
+	}
+	if !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, fragment) }) {
+		t.Errorf("warnings %q lack %q", s.Warnings, fragment)
+	}
+	if len(s.Comparisons) != 1 || !slices.Contains(clocks.Codes(s.Comparisons[0].Throughput.Reasons), "bench.point_mismatch") || s.GatePass {
+		t.Errorf("want the ratio refused for the missing point alone; gate_pass %v", s.GatePass)
 	}
 }
 

@@ -39,7 +39,13 @@ func variants(sc treegen.Scenario) []variant {
 // outputs summarizes one scenario and renders every output file.
 func outputs(t *testing.T, scenario string, allow bool) (*summarize.Summary, map[string][]byte) {
 	t.Helper()
-	s, err := summarize.Summarize(filepath.Join(treesDir, scenario), summarize.Options{Baseline: "vllm", AllowCrossBoot: allow})
+	baseline := "vllm"
+	for _, sc := range treegen.Scenarios() {
+		if sc.Name == scenario {
+			baseline = sc.BaselineEngine()
+		}
+	}
+	s, err := summarize.Summarize(filepath.Join(treesDir, scenario), summarize.Options{Baseline: baseline, AllowCrossBoot: allow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 type summaryDoc struct {
 	AllowCrossBoot bool                `json:"allow_cross_boot"`
 	Contract       clocks.Contract     `json:"contract"`
+	BenchContract  BenchContract       `json:"bench_contract"`
 	GatePass       bool                `json:"gate_pass"`
 	Comparisons    []*ratio.Comparison `json:"comparisons"`
 	Warnings       []string            `json:"warnings"`
@@ -19,6 +20,7 @@ type summaryDoc struct {
 type allRunsDoc struct {
 	AllowCrossBoot bool            `json:"allow_cross_boot"`
 	Contract       clocks.Contract `json:"contract"`
+	BenchContract  BenchContract   `json:"bench_contract"`
 	Legs           []legRow        `json:"legs"`
 	Comparisons    []blockRow      `json:"comparisons"`
 }
@@ -33,8 +35,24 @@ type legRow struct {
 	Clock *clocks.Record `json:"clock"`
 	// Memory is the memory record verbatim; null when missing or invalid.
 	Memory map[string]any `json:"memory"`
-	// Bench holds each valid point's object verbatim, by max_concurrency.
+	// BenchFormats are the formats the leg's bench results were read as.
+	BenchFormats []string `json:"bench_formats"`
+	// Bench holds each valid point's object as kept (Point.Raw), in point
+	// order.
 	Bench []map[string]any `json:"bench"`
+}
+
+// BenchContract is the bench evidence's constants in force.
+type BenchContract struct {
+	// MaxBenchFileMiB is MaxBenchBytes, in MiB.
+	MaxBenchFileMiB int `json:"max_bench_file_mib"`
+	// MaxOutputDiffPct is ratio.MaxOutputDiffPct, in percent.
+	MaxOutputDiffPct float64 `json:"max_output_diff_pct"`
+}
+
+// BenchInForce is the bench contract in force.
+func BenchInForce() BenchContract {
+	return BenchContract{MaxBenchFileMiB: MaxBenchBytes >> 20, MaxOutputDiffPct: ratio.MaxOutputDiffPct}
 }
 
 type blockRow struct {
@@ -51,6 +69,7 @@ func (s *Summary) SummaryJSON() ([]byte, error) {
 	return strictjson.Canonical(summaryDoc{
 		AllowCrossBoot: s.AllowCrossBoot,
 		Contract:       s.Contract,
+		BenchContract:  BenchInForce(),
 		GatePass:       s.GatePass,
 		Comparisons:    nonNil(s.Comparisons),
 		Warnings:       nonNil(s.Warnings),
@@ -60,11 +79,12 @@ func (s *Summary) SummaryJSON() ([]byte, error) {
 // AllRunsJSON encodes all-runs.json: one row per leg and every
 // comparison's clock block. The same summary always gives the same bytes.
 func (s *Summary) AllRunsJSON() ([]byte, error) {
-	doc := allRunsDoc{AllowCrossBoot: s.AllowCrossBoot, Contract: s.Contract,
+	doc := allRunsDoc{AllowCrossBoot: s.AllowCrossBoot, Contract: s.Contract, BenchContract: BenchInForce(),
 		Legs: []legRow{}, Comparisons: []blockRow{}}
 	for _, l := range s.Legs {
 		row := legRow{Model: l.Model, Engine: l.Engine, Run: l.Run, BindingEligible: l.BindingEligible(),
-			Reasons: nonNil(l.Reasons), Clock: l.Clock.Record, Bench: []map[string]any{}}
+			Reasons: nonNil(l.Reasons), Clock: l.Clock.Record, BenchFormats: nonNil(l.BenchFormats),
+			Bench: []map[string]any{}}
 		if l.Memory != nil {
 			row.Memory = l.Memory.Raw
 		}

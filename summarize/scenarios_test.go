@@ -16,9 +16,11 @@ const llama = "llama-3.1-8b-instruct"
 // wantRatio is what one comparison must say. codes are the ratio's reason
 // codes in order, the same for both families.
 type wantRatio struct {
-	model, ours            string
-	throughput, memory     bool
-	codes                  []string
+	model, ours        string
+	throughput, memory bool
+	codes              []string
+	// memCodes are MEMORY's codes where they differ from THROUGHPUT's.
+	memCodes               []string
 	caveats                []string
 	nullThroughput, nullMe bool
 }
@@ -35,6 +37,8 @@ type wantScenario struct {
 	fragments []string
 	// warnings must each appear in some warning; no other warning stands.
 	warnings []string
+	// baseline is the baseline engine; "" is vllm.
+	baseline string
 }
 
 func repeat(code string, n int) []string {
@@ -136,9 +140,9 @@ var scenarioWants = map[string]wantScenario{
 		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: []string{clocks.CodeLegIneligible, clocks.CodeLegIneligible,
 			"bench.workload_mismatch", "bench.workload_mismatch"}}},
 		fragments: []string{
-			"bench/" + llama + "/fastengine/r1/c4.json: max_concurrency 4: want every request completed and failed 0, found completed 11 of num_prompts 12, failed 1",
-			"bench/" + llama + "/vllm/r2/c8.json: max_concurrency 8: want every request completed and failed 0, found completed 23 of num_prompts 24, no failed key (legacy file)",
-			"max_concurrency 8: want one num_prompts/total_input_tokens/total_output_tokens across fastengine and vllm, found 24/24576/3072 in fastengine r1, fastengine r2, vllm r1; 24/23552/2944 in vllm r2",
+			"bench/" + llama + "/fastengine/r1/c4.json: max_concurrency 4, request_rate inf: want every request completed and failed 0, found completed 11 of num_prompts 12, failed 1",
+			"bench/" + llama + "/vllm/r2/c8.json: max_concurrency 8, request_rate inf: want every request completed and failed 0, found completed 23 of num_prompts 24, no failed key (legacy file)",
+			"max_concurrency 8, request_rate inf: want one num_prompts/total_input_tokens across fastengine and vllm, found 24/24576 in fastengine r1, fastengine r2, vllm r1; 24/23552 in vllm r2",
 		},
 	},
 	"memory-missing": {
@@ -148,7 +152,7 @@ var scenarioWants = map[string]wantScenario{
 	},
 	"point-mismatch": {
 		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: []string{"bench.point_mismatch"}}},
-		fragments:   []string{"{1, 2, 4, 8, 16} in fastengine r1, fastengine r2; {1, 2, 4, 8} in vllm r1, vllm r2"},
+		fragments:   []string{"{1/inf, 2/inf, 4/inf, 8/inf, 16/inf} in fastengine r1, fastengine r2; {1/inf, 2/inf, 4/inf, 8/inf} in vllm r1, vllm r2"},
 	},
 	"three-engines": {
 		comparisons: []wantRatio{
@@ -162,11 +166,132 @@ var scenarioWants = map[string]wantScenario{
 		gatePass:    true,
 		warnings: []string{
 			"NOTES.txt: not bench/, memory/ or clocks/; ignored",
-			"bench/" + llama + "/fastengine/r1/server.log: not a bench point",
+			"bench/" + llama + "/fastengine/r1/server.log: not a bench result file",
 			"bench/" + llama + "/vllm/r01: not a leg: want r<N>, N a positive decimal integer without leading zeros",
 			"clocks/" + llama + "/vllm/.r2.summary.json.tmp-1375: not a leg's file",
 			"model mistral-7b-instruct: no baseline arm vllm (found fastengine); not compared",
 		},
+	},
+}
+
+const (
+	undefined  = "ratio.undefined"
+	ineligible = clocks.CodeLegIneligible
+	opt        = "opt-125m"
+)
+
+// newScenarioWants are the scenarios of bench evidence as users have it.
+var newScenarioWants = map[string]wantScenario{
+	"rate-sweep": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+	},
+	"sglang-vs-vllm": {
+		comparisons: []wantRatio{{model: llama, ours: "sglang", throughput: true, memory: true}},
+		gatePass:    true,
+	},
+	"mixed-vllm-releases": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+	},
+	"sidecars": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+		warnings: []string{
+			"bench/" + llama + "/fastengine/r1/meta.json: not a bench result (an object with none of output_throughput, completed, total_output_tokens",
+			"bench/" + llama + "/vllm/r1/c8.pytorch.json: not a bench result (its top level is an array",
+			"bench/" + llama + "/vllm/r1/summary.json: not a bench result (its top level is an array",
+			"bench/" + llama + "/vllm/r2/c8.pytorch.json: not a bench result (its top level is an array",
+		},
+	},
+	"all-failed-point": {
+		legs: map[string][]string{
+			llama + "/fastengine/r1": {summarize.CodeFailedRequests},
+			llama + "/fastengine/r2": {summarize.CodeFailedRequests, summarize.CodeBenchInvalid},
+		},
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", nullThroughput: true,
+			codes:    []string{ineligible, ineligible, "bench.workload_mismatch", undefined, undefined},
+			memCodes: []string{ineligible, ineligible, "bench.workload_mismatch"}}},
+		fragments: []string{
+			"bench/" + llama + "/fastengine/r2/c2.json: output_throughput: want a finite number ≥ 0, found NaN",
+			"bench/" + llama + "/fastengine/r2/c8.json: max_concurrency 8, request_rate inf: want every request completed and failed 0, found completed 0 of num_prompts 24, failed 24",
+			"max_concurrency 8, request_rate inf: no THROUGHPUT ratio: fastengine has no throughput there (output_throughput 0 in r1, r2: every request failed or none produced a token)",
+		},
+	},
+	"extreme-numbers": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", nullThroughput: true, nullMe: true,
+			codes: []string{undefined, undefined}, memCodes: []string{undefined}}},
+		fragments: []string{
+			"max_concurrency 2, request_rate inf: no THROUGHPUT ratio: fastengine / vllm = 5e-324 / ",
+			"no MEMORY ratio: fastengine / vllm = 1.7976931348623157e+308 / 5e-324 MiB is +Inf, not a finite ratio > 0 at 4 decimals",
+		},
+	},
+	"output-mismatch": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", memory: true,
+			codes: []string{"bench.output_mismatch"}, memCodes: []string{}}},
+		fragments: []string{"max_concurrency 8, request_rate inf: total_output_tokens differ by 8.01% > 5.0%: fastengine 2826, vllm 3072 (median over legs)"},
+	},
+	"real-vllm-0.25": {
+		legs: map[string][]string{
+			opt + "/vllm/r1":         {clocks.CodeMissing, summarize.CodeMemoryMissing},
+			opt + "/vllm/r2":         {clocks.CodeMissing, summarize.CodeMemoryMissing},
+			opt + "/vllm-seqs4/r1":   {clocks.CodeMissing, summarize.CodeMemoryMissing},
+			opt + "/vllm-seqs4/r2":   {clocks.CodeMissing, summarize.CodeMemoryMissing},
+			opt + "/vllm-native/r1":  {clocks.CodeMissing, summarize.CodeMemoryMissing},
+			opt + "/vllm-crashed/r1": {summarize.CodeFailedRequests, clocks.CodeMissing, summarize.CodeMemoryMissing},
+		},
+		comparisons: []wantRatio{
+			{model: opt, ours: "vllm-crashed", nullThroughput: true, nullMe: true,
+				codes: []string{ineligible, ineligible, ineligible, "bench.point_mismatch", undefined}},
+			{model: opt, ours: "vllm-native", nullMe: true,
+				codes: repeat(ineligible, 3), memCodes: append(repeat(ineligible, 3), undefined)},
+			{model: opt, ours: "vllm-seqs4", nullMe: true,
+				codes: repeat(ineligible, 4), memCodes: append(repeat(ineligible, 4), undefined)},
+		},
+		fragments: []string{
+			"vllm-crashed/r1/bench_serve_all_requests_failed_v0.25.1.json: max_concurrency none, request_rate inf: want every request completed and failed 0, found completed 0 of num_prompts 8, failed 8",
+			"no clock record at clocks/" + opt + "/vllm/r1.summary.json",
+		},
+		warnings: []string{
+			"bench/" + opt + "/vllm/r1/summary.json: not a bench result (its top level is an array",
+			"bench/" + opt + "/vllm-seqs4/r1/summary.json: not a bench result (its top level is an array",
+		},
+	},
+	"real-vllm-0.5": {
+		legs: map[string][]string{
+			"mistral-7b-instruct-v0.3/vllm/r1":     {clocks.CodeMissing, summarize.CodeMemoryMissing},
+			"mistral-7b-instruct-v0.3/vllm-tp2/r1": {clocks.CodeMissing, summarize.CodeMemoryMissing},
+			"llama-3-8b-instruct/vllm/r1":          {summarize.CodeBenchMissing, clocks.CodeMissing, summarize.CodeMemoryMissing},
+			"llama-3-8b-instruct/vllm/r2":          {summarize.CodeBenchMissing, clocks.CodeMissing, summarize.CodeMemoryMissing},
+		},
+		comparisons: []wantRatio{{model: "mistral-7b-instruct-v0.3", ours: "vllm-tp2", nullMe: true,
+			codes: repeat(ineligible, 2), memCodes: append(repeat(ineligible, 2), undefined)}},
+		fragments: []string{"no bench points: the 1 file(s) in bench/llama-3-8b-instruct/vllm/r1/ hold no bench result"},
+		warnings: []string{
+			"bench/llama-3-8b-instruct/vllm/r1/serving_llama8B_tp1_1.json: not a bench result (an object with none of",
+			"bench/llama-3-8b-instruct/vllm/r2/serving_llama8B_tp1_2.json: not a bench result (an object with none of",
+			"model llama-3-8b-instruct: only the baseline arm vllm; nothing to compare",
+		},
+	},
+	"real-sglang": {
+		baseline: "sglang",
+		legs: map[string][]string{
+			"llama-3.3-70b-instruct/sglang/r1":         {clocks.CodeMissing, summarize.CodeMemoryMissing},
+			"llama-3.3-70b-instruct/sglang-offline/r1": {summarize.CodeBenchInvalid, clocks.CodeMissing, summarize.CodeMemoryMissing},
+			"llama-3.3-70b-instruct/sglang-rerun/r1":   {summarize.CodeBenchInvalid, clocks.CodeMissing, summarize.CodeMemoryMissing},
+			"deepseek-v3/sglang/r1":                    {clocks.CodeMissing, summarize.CodeMemoryMissing},
+		},
+		comparisons: []wantRatio{
+			{model: "llama-3.3-70b-instruct", ours: "sglang-offline", nullThroughput: true, nullMe: true,
+				codes: []string{ineligible, ineligible, undefined}},
+			{model: "llama-3.3-70b-instruct", ours: "sglang-rerun", nullMe: true,
+				codes: repeat(ineligible, 2), memCodes: []string{ineligible, ineligible, undefined}},
+		},
+		fragments: []string{
+			"max_concurrency none, request_rate 4: want one object per point in a leg, found 2: bench/llama-3.3-70b-instruct/sglang-rerun/r1/llama_3_3_70b_online_output.jsonl:3, bench/llama-3.3-70b-instruct/sglang-rerun/r1/llama_3_3_70b_online_output.jsonl:6; none used",
+			"max_concurrency none, request_rate inf: want one object per point in a leg, found 7:",
+		},
+		warnings: []string{"model deepseek-v3: only the baseline arm sglang; nothing to compare"},
 	},
 }
 
@@ -183,16 +308,24 @@ func TestScenarioVerdicts(t *testing.T) {
 			seen[key] = true
 			want, ok := scenarioWants[key]
 			if !ok {
+				want, ok = newScenarioWants[key]
+			}
+			if !ok {
 				t.Errorf("%s: no expected verdicts; add them to scenarioWants", key)
 				continue
 			}
 			t.Run(key, func(t *testing.T) {
-				s, err := summarize.Summarize(treesDir+"/"+sc.Name, summarize.Options{Baseline: "vllm", AllowCrossBoot: v.allow})
+				s, err := summarize.Summarize(treesDir+"/"+sc.Name, summarize.Options{Baseline: sc.BaselineEngine(), AllowCrossBoot: v.allow})
 				if err != nil {
 					t.Fatal(err)
 				}
 				checkScenario(t, s, want)
 			})
+		}
+	}
+	for k := range newScenarioWants {
+		if !seen[k] {
+			t.Errorf("newScenarioWants[%q] names no scenario", k)
 		}
 	}
 	for k := range scenarioWants {
@@ -224,8 +357,12 @@ func checkScenario(t *testing.T, s *summarize.Summary, want wantScenario) {
 	for i, c := range s.Comparisons {
 		w := want.comparisons[i]
 		name := c.Model + " " + c.Ours + "/" + c.Baseline
-		if c.Model != w.model || c.Ours != w.ours || c.Baseline != "vllm" {
-			t.Errorf("comparison %d is %s, want %s %s/vllm", i, name, w.model, w.ours)
+		base := want.baseline
+		if base == "" {
+			base = "vllm"
+		}
+		if c.Model != w.model || c.Ours != w.ours || c.Baseline != base {
+			t.Errorf("comparison %d is %s, want %s %s/%s", i, name, w.model, w.ours, base)
 		}
 		// Each family's verdict is asserted on its own: one family's
 		// verdict can never stand in for the other's.
@@ -235,14 +372,21 @@ func checkScenario(t *testing.T, s *summarize.Summary, want wantScenario) {
 		if c.Memory.BindingEligible != w.memory {
 			t.Errorf("%s: MEMORY binding_eligible %v, want %v", name, c.Memory.BindingEligible, w.memory)
 		}
-		for fam, rs := range map[string][]clocks.Reason{"THROUGHPUT": c.Throughput.Reasons, "MEMORY": c.Memory.Reasons} {
-			got := make([]string, len(rs))
-			for j, r := range rs {
+		memCodes := w.codes
+		if w.memCodes != nil {
+			memCodes = w.memCodes
+		}
+		for fam, f := range map[string]struct {
+			rs   []clocks.Reason
+			want []string
+		}{"THROUGHPUT": {c.Throughput.Reasons, w.codes}, "MEMORY": {c.Memory.Reasons, memCodes}} {
+			got := make([]string, len(f.rs))
+			for j, r := range f.rs {
 				got[j] = r.Code
 				messages = append(messages, r.Message)
 			}
-			if !slices.Equal(got, nonNilStrings(w.codes)) {
-				t.Errorf("%s: %s reason codes %v, want %v", name, fam, got, w.codes)
+			if !slices.Equal(got, nonNilStrings(f.want)) {
+				t.Errorf("%s: %s reason codes %v, want %v", name, fam, got, f.want)
 			}
 		}
 		var caveats []string
@@ -261,9 +405,14 @@ func checkScenario(t *testing.T, s *summarize.Summary, want wantScenario) {
 		if c.Throughput.Clock != c.Memory.Clock {
 			t.Errorf("%s: the two families carry different clock blocks", name)
 		}
-		if c.Throughput.Value == nil || c.Memory.Value == nil {
-			t.Errorf("%s: a ratio value is null (throughput %v, memory %v); every scenario's values can be computed",
-				name, c.Throughput.Value, c.Memory.Value)
+		// A null value is expected where the scenario says so, and never
+		// stands without a ratio.undefined saying why.
+		if (c.Throughput.Value == nil) != w.nullThroughput || (c.Memory.Value == nil) != w.nullMe {
+			t.Errorf("%s: throughput value %v, memory %v; want null %v, %v", name, c.Throughput.Value, c.Memory.Value, w.nullThroughput, w.nullMe)
+		}
+		if c.Throughput.Value == nil && !slices.Contains(clocks.Codes(c.Throughput.Reasons), undefined) ||
+			c.Memory.Value == nil && !slices.Contains(clocks.Codes(c.Memory.Reasons), undefined) {
+			t.Errorf("%s: a null value without ratio.undefined", name)
 		}
 	}
 	if s.GatePass != want.gatePass {

@@ -5,7 +5,7 @@
 // The tree:
 //
 //	TREE/
-//	  bench/<model>/<engine>/r<N>/<point>.json     throughput, one file per concurrency point
+//	  bench/<model>/<engine>/r<N>/<point>.json     throughput: vLLM or SGLang results, one or more points per file
 //	  memory/<model>/<engine>/r<N>.summary.json    memory record
 //	  clocks/<model>/<engine>/r<N>.samples.jsonl   clock stream, one sample per line
 //	  clocks/<model>/<engine>/r<N>.summary.json    clock record
@@ -21,7 +21,6 @@ import (
 	"os"
 	"path"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,8 +77,13 @@ type Leg struct {
 	// then memory.
 	Reasons []clocks.Reason
 	// Points are the leg's valid bench points in increasing
-	// max_concurrency, one per point.
+	// max_concurrency, then request_rate; one per point.
 	Points []Point
+	// BenchFormats are the formats of the leg's bench results, sorted:
+	// FormatVLLM, FormatVLLMLegacy, FormatSGLang.
+	BenchFormats []string
+	// benchWarnings name the leg's bench files that are not results.
+	benchWarnings []string
 	// Memory is the leg's memory record; nil when missing or invalid.
 	Memory *Memory
 }
@@ -132,6 +136,9 @@ func Summarize(root string, opts Options) (*Summary, error) {
 		Contract: clocks.InForce(), Legs: []*Leg{}, Comparisons: []*ratio.Comparison{}}
 	s.Legs = w.loadAll(w.sortedLegs(), opts)
 	s.Warnings = append([]string{}, w.warnings...)
+	for _, l := range s.Legs {
+		s.Warnings = append(s.Warnings, l.benchWarnings...)
+	}
 	if err := s.compare(); err != nil {
 		return nil, err
 	}
@@ -325,64 +332,4 @@ func (w *walker) loadClock(files clocks.LegFiles, lf *legFiles) *clocks.Leg {
 		return cl
 	}
 	return clocks.LoadLeg(files)
-}
-
-// loadBench reads a leg's bench points into l and returns its bench reasons.
-func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
-	var out []clocks.Reason
-	add := func(code, msg string) { out = append(out, clocks.Reason{Code: code, Message: msg}) }
-	dir := path.Join(subtreeBench, base)
-	switch {
-	case lf.benchDir == "":
-		add(CodeBenchMissing, fmt.Sprintf("no bench points: %s/ does not exist", dir))
-		return out
-	case len(lf.benchFiles) == 0 && len(lf.benchRefused) == 0:
-		add(CodeBenchMissing, fmt.Sprintf("no bench points: no <point>.json file in %s/", dir))
-		return out
-	}
-	for _, msg := range lf.benchRefused {
-		add(CodeBenchInvalid, msg)
-	}
-	var points []Point
-	var failed []string
-	for _, rel := range lf.benchFiles {
-		data, err := clocks.ReadJSONFile(w.abs(rel))
-		if err != nil {
-			add(CodeBenchInvalid, fmt.Sprintf("%s: %v", rel, unwrapPath(err)))
-			continue
-		}
-		ps, invalid, fr := parseBench(rel, data)
-		for _, msg := range invalid {
-			add(CodeBenchInvalid, msg)
-		}
-		points = append(points, ps...)
-		failed = append(failed, fr...)
-	}
-	// Two objects for one point: neither is used.
-	by := map[int][]Point{}
-	for _, p := range points {
-		by[p.MaxConcurrency] = append(by[p.MaxConcurrency], p)
-	}
-	keys := make([]int, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	for _, k := range keys {
-		ps := by[k]
-		if len(ps) > 1 {
-			where := make([]string, len(ps))
-			for i, p := range ps {
-				where[i] = p.Where
-			}
-			add(CodeBenchInvalid, fmt.Sprintf("max_concurrency %d: want one object per point in a leg, found %d: %s; none used",
-				k, len(ps), strings.Join(where, ", ")))
-			continue
-		}
-		l.Points = append(l.Points, ps[0])
-	}
-	for _, msg := range failed {
-		add(CodeFailedRequests, msg)
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,6 +60,15 @@ type walker struct {
 
 // ErrNotDir says TREE is not a directory.
 var ErrNotDir = errors.New("not a directory")
+
+// ErrNotTree says TREE holds none of bench/, memory/ and clocks/.
+var ErrNotTree = errors.New("not an evidence tree")
+
+// OutputFiles are the files summarize --out writes. A directory inside
+// TREE that holds nothing else (an --out DIR inside TREE) is not evidence:
+// the walk skips it without a warning, so a second run gives the same
+// bytes as the first.
+var OutputFiles = []string{"summary.json", "all-runs.json", "report.md", "report.html"}
 
 // errOutside says a symbolic link resolves outside TREE, or cannot be
 // resolved at all.
@@ -210,17 +220,23 @@ func walk(root string) (*walker, error) {
 	if err != nil {
 		return nil, err
 	}
+	found := false
 	for _, e := range top {
 		switch {
 		case e.refused && (e.name == subtreeBench || e.name == subtreeMemory || e.name == subtreeClocks):
 			return nil, fmt.Errorf("%s: %w", e.rel, errOutside)
 		case e.name == subtreeBench && e.dir:
+			found = true
 			err = w.walkBench()
 		case e.name == subtreeMemory && e.dir:
+			found = true
 			err = w.walkFlat(subtreeMemory)
 		case e.name == subtreeClocks && e.dir:
+			found = true
 			w.hasClock = true
 			err = w.walkFlat(subtreeClocks)
+		case e.dir && w.outputsOnly(e.rel, 0):
+			// summarize's own outputs (--out inside TREE): not evidence.
 		default:
 			w.warn("%s: not bench/, memory/ or clocks/; ignored", e.rel)
 		}
@@ -228,7 +244,44 @@ func walk(root string) (*walker, error) {
 			return nil, err
 		}
 	}
+	if !found {
+		names := make([]string, 0, len(top))
+		for _, e := range top {
+			names = append(names, e.name)
+		}
+		held := "nothing"
+		if len(names) > 0 {
+			if len(names) > 6 {
+				names = append(names[:6], "…")
+			}
+			held = strings.Join(names, ", ")
+		}
+		return nil, fmt.Errorf("%w: want bench/, memory/ or clocks/ directly under it, found none (it holds %s); give the directory that holds them",
+			ErrNotTree, held)
+	}
 	return w, nil
+}
+
+// outputsOnly reports whether the directory at rel holds summarize's
+// outputs and nothing else (directories of the same kind included).
+func (w *walker) outputsOnly(rel string, depth int) bool {
+	es, err := w.list(rel)
+	if err != nil || len(es) == 0 || depth > 8 {
+		return false
+	}
+	for _, e := range es {
+		switch {
+		case e.refused:
+			return false
+		case e.dir:
+			if !w.outputsOnly(e.rel, depth+1) {
+				return false
+			}
+		case !e.regular || !slices.Contains(OutputFiles, e.name):
+			return false
+		}
+	}
+	return true
 }
 
 // modelEngines calls fn for each <subtree>/<model>/<engine> directory.
@@ -281,8 +334,8 @@ func (w *walker) walkBench() error {
 			}
 			for _, f := range files {
 				switch {
-				case !strings.HasSuffix(f.name, ".json"):
-					w.warn("%s: not a bench point (<point>.json); ignored", f.rel)
+				case !strings.HasSuffix(f.name, ".json") && !strings.HasSuffix(f.name, ".jsonl"):
+					w.warn("%s: not a bench result file (<point>.json, or .jsonl as SGLang writes); ignored", f.rel)
 				case f.refused:
 					lf.benchRefused = append(lf.benchRefused, fmt.Sprintf("%s: %v", f.rel, errOutside))
 				default:

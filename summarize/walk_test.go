@@ -111,10 +111,10 @@ func TestLegsAreTheUnion(t *testing.T) {
 			t.Errorf("%s: codes %v, want %v", key, got, want)
 		}
 	}
-	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r2"), summarize.CodeBenchMissing); got != "no bench points: bench/"+llama+"/vllm/r2/ does not exist" {
+	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r2"), summarize.CodeBenchMissing); got != "no bench points: bench/"+llama+"/vllm/r2/ does not exist; put the leg's result files there, or rerun the leg" {
 		t.Errorf("bench.missing: %q", got)
 	}
-	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r4"), summarize.CodeBenchMissing); got != "no bench points: no <point>.json file in bench/"+llama+"/vllm/r4/" {
+	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r4"), summarize.CodeBenchMissing); got != "no bench points: no <point>.json or .jsonl file in bench/"+llama+"/vllm/r4/; put the leg's result files there, or rerun the leg" {
 		t.Errorf("bench.missing: %q", got)
 	}
 	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r3"), summarize.CodeMemoryMissing); got != "no memory record at memory/"+llama+"/vllm/r3.summary.json" {
@@ -142,13 +142,13 @@ func TestDuplicatePointInLeg(t *testing.T) {
 	must(t, os.Remove(filepath.Join(dir, "c4.json")))
 	s := run(t, root)
 	l := legOf(t, s, base)
-	want := "max_concurrency 8: want one object per point in a leg, found 2: bench/" + llama + "/vllm/r1/c8.json, bench/" + llama + "/vllm/r1/more.json:2; none used"
-	if got := reasonOf(t, l, summarize.CodeBenchInvalid); got != want {
-		t.Errorf("bench.invalid %q\nwant %q", got, want)
+	want := "max_concurrency 8, request_rate inf: want one object per point in a leg, found 2: bench/" + llama + "/vllm/r1/c8.json, bench/" + llama + "/vllm/r1/more.json:2; none used"
+	if got := reasonOf(t, l, summarize.CodeBenchInvalid); !strings.HasPrefix(got, want) {
+		t.Errorf("bench.invalid %q\nwant %q…", got, want)
 	}
 	var pts []int
 	for _, p := range l.Points {
-		pts = append(pts, p.MaxConcurrency)
+		pts = append(pts, p.ID.MaxConcurrency)
 	}
 	if !slices.Equal(pts, []int{1, 2, 4}) {
 		t.Errorf("points %v, want [1 2 4]: the doubled point is not used, the appended one is", pts)
@@ -369,7 +369,9 @@ func TestStaircaseOffsetIsZero(t *testing.T) {
 
 // TestEmptyListsAreNotNull: lists are [] in every output, never null.
 func TestEmptyListsAreNotNull(t *testing.T) {
-	s := run(t, t.TempDir())
+	root := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(root, "bench"), 0o755))
+	s := run(t, root)
 	sum, err := s.SummaryJSON()
 	must(t, err)
 	all, err := s.AllRunsJSON()
@@ -416,5 +418,61 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNotAnEvidenceTree: a TREE with none of bench/, memory/ and clocks/
+// is an error naming what it holds (the wrong directory was given), never
+// an empty report.
+func TestNotAnEvidenceTree(t *testing.T) {
+	for name, make := range map[string]func(root string){
+		"empty":             func(string) {},
+		"the bench subtree": func(root string) { must(t, os.MkdirAll(filepath.Join(root, llama, "vllm", "r1"), 0o755)) },
+		"bench as a file":   func(root string) { must(t, os.WriteFile(filepath.Join(root, "bench"), nil, 0o644)) },
+	} {
+		root := t.TempDir()
+		make(root)
+		_, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"})
+		if !errors.Is(err, summarize.ErrNotTree) || !strings.Contains(err.Error(), "not an evidence tree: want bench/, memory/ or clocks/ directly under it, found none") {
+			t.Errorf("%s: err %v", name, err)
+		}
+	}
+	// Any one of the three makes a tree.
+	for _, sub := range []string{"bench", "memory", "clocks"} {
+		root := t.TempDir()
+		must(t, os.Mkdir(filepath.Join(root, sub), 0o755))
+		if _, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"}); err != nil {
+			t.Errorf("%s/ alone: %v", sub, err)
+		}
+	}
+}
+
+// TestOutputDirInsideTreeIsSkipped: a directory inside TREE holding only
+// summarize's outputs is skipped without a warning, so summarizing again
+// after --out TREE/summary gives the same bytes; one file more and it is a
+// warning again.
+func TestOutputDirInsideTreeIsSkipped(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	first := run(t, root)
+	sum, err := first.SummaryJSON()
+	must(t, err)
+	for _, dir := range []string{"summary", filepath.Join("nested", "deeper", "out")} {
+		must(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
+		for _, name := range summarize.OutputFiles {
+			must(t, os.WriteFile(filepath.Join(root, dir, name), sum, 0o644))
+		}
+	}
+	again := run(t, root)
+	if len(again.Warnings) != len(first.Warnings) {
+		t.Fatalf("warnings %q after writing outputs inside TREE; want %q", again.Warnings, first.Warnings)
+	}
+	sum2, err := again.SummaryJSON()
+	must(t, err)
+	if string(sum2) != string(sum) {
+		t.Error("summary.json changed after writing outputs inside TREE")
+	}
+	must(t, os.WriteFile(filepath.Join(root, "summary", "notes.txt"), []byte("mine"), 0o644))
+	if s := run(t, root); !slices.Contains(s.Warnings, "summary: not bench/, memory/ or clocks/; ignored") {
+		t.Errorf("a directory with a foreign file is not a warning: %q", s.Warnings)
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 // summarizeOutputs are the files summarize --out writes, and the only names
 // it overwrites.
-var summarizeOutputs = []string{"summary.json", "all-runs.json", "report.md", "report.html"}
+var summarizeOutputs = summarize.OutputFiles
 
 type summarizeOptions struct {
 	IO             *IO
@@ -40,29 +40,36 @@ func NewCmdSummarize(s *IO) *cobra.Command {
 		Short: "Judge a whole evidence tree and write its ratios, each with a clock block",
 		Long: `summarize walks an evidence tree
 
-  TREE/bench/<model>/<engine>/r<N>/<point>.json    vllm bench serve --save-result
+  TREE/bench/<model>/<engine>/r<N>/<point>.json    vllm bench serve --save-result (every
+                                                   release), or sglang.bench_serving's .jsonl
   TREE/memory/<model>/<engine>/r<N>.summary.json   memory record
   TREE/clocks/<model>/<engine>/r<N>.samples.jsonl  clock stream
   TREE/clocks/<model>/<engine>/r<N>.summary.json   clock record
 
 judges every leg against the clock contract, merges each (model, engine) into
 an arm, and compares every engine with the baseline engine: a THROUGHPUT ratio
-(geometric mean over concurrency points of median output throughput) and a
+(geometric mean over the points, each a max_concurrency and request_rate, of
+median output throughput) and a
 MEMORY ratio (median peak GPU memory), each with its clock block. A ratio is
 ESTABLISHED only when it is binding-eligible: no reason stands and its clock
 state is established. Evidence missing from a leg is a reason on the leg; files
-the walk does not recognise are warnings. Nothing in TREE is modified.
+the walk does not recognise, and JSON that is not a bench result (sidecars,
+sweep summaries), are warnings. Nothing in TREE is modified. A TREE with none
+of bench/, memory/ and clocks/ is not an evidence tree (exit 2).
 
 It prints report.md, or summary.json with --json. With --out it also writes
 summary.json, all-runs.json, report.md and report.html (the report with a
 clock-over-time picture per arm) into DIR as one transaction: DIR holds the
 old outputs or the new ones, never a mix, also when interrupted. DIR is
-created if needed and must hold no file but those four.
+created if needed and must hold no file but those four. DIR may lie inside
+TREE (the walk skips a directory of summarize's outputs, so a rerun gives the
+same bytes), but not inside its bench/, memory/ or clocks/ (exit 2).
 
 Exit status: 0 done (also when ratios are NOT ESTABLISHED, unless --strict);
 1 --strict and the gate did not pass (no ratio, or some ratio NOT
 ESTABLISHED); 2 a usage error, or a TREE that cannot be read.`,
 		Example: `  clockgate summarize evidence/2026-08-12
+  clockgate summarize evidence/2026-08-12 --out evidence/2026-08-12.summary
   clockgate summarize evidence/2026-08-12 --out evidence/2026-08-12/summary
   clockgate summarize --baseline sglang --strict evidence/2026-08-12 > report.md
   clockgate summarize --allow-cross-boot --json evidence/2026-08-12 | jq '.comparisons[].throughput.clock.caveats'`,
@@ -104,6 +111,9 @@ func runSummarize(opts *summarizeOptions) error {
 		return usageErr("%s: TREE is not a directory", opts.Tree)
 	}
 	if opts.Out != "" {
+		if err := checkOutPlace(opts.Tree, opts.Out); err != nil {
+			return err
+		}
 		if err := checkOutDir(opts.Out); err != nil {
 			return err
 		}
@@ -187,6 +197,58 @@ func checkOutDir(dir string) error {
 		}
 	}
 	return nil
+}
+
+// checkOutPlace refuses an --out DIR inside TREE's bench/, memory/ or
+// clocks/: there it would be read as evidence (a leg, a model) on the next
+// run. Elsewhere inside TREE it is allowed: the walk skips a directory that
+// holds only summarize's outputs, so a rerun gives the same bytes.
+func checkOutPlace(tree, out string) error {
+	t, err := realPath(tree)
+	if err != nil {
+		return usageErr("%s: %v", tree, pathErrText(err))
+	}
+	o, err := realPath(out)
+	if err != nil {
+		return usageErr("--out %s: %v", out, pathErrText(err))
+	}
+	rel, err := filepath.Rel(t, o)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil // outside TREE
+	}
+	first, _, _ := strings.Cut(rel, string(filepath.Separator))
+	switch first {
+	case "bench", "memory", "clocks":
+		return usageErr("--out %s: inside %s/ of TREE %s, where the next run would read it as evidence; want a directory outside bench/, memory/ and clocks/ (beside TREE, or e.g. %s)",
+			out, first, tree, filepath.Join(tree, "summary"))
+	}
+	return nil
+}
+
+// realPath is path made absolute with every symbolic link resolved, for
+// the part of it that exists; the rest is appended as written.
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	p := abs
+	for {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs, nil
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
 }
 
 // pathErrText is an error without the path it names, which the caller

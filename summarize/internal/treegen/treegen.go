@@ -34,12 +34,22 @@ type Scenario struct {
 	// Override says the tree's golden outputs also exist summarized with
 	// --allow-cross-boot, under golden/<name>/with-override.
 	Override bool
+	// Baseline is the baseline engine it is summarized with; "" is vllm.
+	Baseline string
 
 	build func(t *tree)
 }
 
 // Scenarios lists every scenario, in a fixed order.
 func Scenarios() []Scenario { return scenarios }
+
+// BaselineEngine is the baseline engine the scenario is summarized with.
+func (s Scenario) BaselineEngine() string {
+	if s.Baseline == "" {
+		return "vllm"
+	}
+	return s.Baseline
+}
 
 // Files returns every generated file, keyed by its slash-separated path
 // relative to the trees directory: each scenario's tree, and the trees'
@@ -158,6 +168,7 @@ var (
 	vllm       = engine{"vllm", 1.0, 1.0}
 	fastengine = engine{"fastengine", 0.931, 0.9312}
 	turboserve = engine{"turboserve", 0.962, 0.9875}
+	sglang     = engine{"sglang", 0.948, 0.9621}
 )
 
 // point is one concurrency point of the grid.
@@ -204,6 +215,41 @@ type leg struct {
 	legacyBench  bool        // benchmarks/benchmark_serving.py format, no failed key
 	appendResult bool        // every point in one --append-result file
 	failedAt     map[int]int // max_concurrency → requests that did not complete
+
+	// The writers of newer scenarios (formats.go).
+	style string // "" the writer above; else styleVLLM, styleVLLMPretty, styleVLLM06, styleSGLang
+	// rates are each point's request_rate (0: "inf"), for a rate sweep,
+	// whose points have conc 0 (max_concurrency null); effConc is then
+	// each point's concurrency for the generator's arithmetic.
+	rates   []float64
+	effConc []int
+	// outTokens overrides total_output_tokens at a point (by index).
+	outTokens map[int]int
+	// allFailed are the points (by index) whose every request failed.
+	allFailed map[int]bool
+	// tput overrides output_throughput at a point (by index), as written.
+	tput map[int]string
+	// extra are raw "key": value members added to every object.
+	extra string
+	// rateLiteral, when set, is request_rate as written for "inf".
+	rateLiteral string
+	// memRaw overrides peak_gpu_memory_mib, as written.
+	memRaw string
+	// burstiness overrides burstiness, as written.
+	burstiness string
+	// sidecars adds the files a benchmark writes beside its results.
+	sidecars bool
+}
+
+// conc is point i's concurrency for the generator's arithmetic.
+func (l *leg) conc(i int) int {
+	if c := l.points[i].conc; c > 0 {
+		return c
+	}
+	if l.effConc != nil {
+		return l.effConc[i]
+	}
+	return 1
 }
 
 // scenarios lists every tree.
@@ -366,6 +412,129 @@ var scenarios = []Scenario{
 			t.put("clocks/"+llama.dir+"/vllm/.r2.summary.json.tmp-1375", []byte("{\"boot_id\": \"13dc"))
 			t.put("bench/"+llama.dir+"/fastengine/r1/server.log", []byte("INFO:     Started server process [41872]\n"))
 		}},
+	{Name: "rate-sweep",
+		About: "a request-rate sweep as vLLM writes it without --max-concurrency: max_concurrency null, request_rate 1, 4, 16 and \"inf\", " +
+			"fastengine and vllm, 2 runs each on one boot; both ratios ESTABLISHED over the four (none, rate) points",
+		build: func(t *tree) {
+			for _, e := range []engine{fastengine, vllm} {
+				t.arm(llama, e, 2, gb10, boot13, func(l *leg) {
+					l.style = styleVLLM
+					l.points = []point{{0, 24}, {0, 24}, {0, 24}, {0, 24}}
+					l.rates = []float64{1, 4, 16, 0}
+					l.effConc = []int{1, 3, 8, 12}
+				})
+			}
+		}},
+	{Name: "sglang-vs-vllm",
+		About: "sglang's legs written by python -m sglang.bench_serving (one .jsonl per leg, request_rate Infinity, no model_id, num_prompts or failed) " +
+			"against vllm's written by vllm bench serve; output tokens differ by up to 1.86% (no --ignore-eos): reported, within 5.0%; both ratios ESTABLISHED",
+		build: func(t *tree) {
+			t.arm(llama, sglang, 2, gb10, boot13, func(l *leg) {
+				l.style = styleSGLang
+				l.outTokens = map[int]int{2: 1544, 3: 3015}
+			})
+			t.arm(llama, vllm, 2, gb10, boot13, func(l *leg) { l.style = styleVLLM })
+		}},
+	{Name: "mixed-vllm-releases",
+		About: "vllm r1 written by vLLM 0.6's benchmark_serving.py (no failed key, per-request arrays in every file), vllm r2 by vllm bench sweep " +
+			"(indent=4), fastengine by vllm bench serve 0.25: one workload, both ratios ESTABLISHED; all-runs.json names each leg's format and keeps each array as its length",
+		build: func(t *tree) {
+			t.arm(llama, fastengine, 2, gb10, boot13, func(l *leg) { l.style = styleVLLM })
+			t.arm(llama, vllm, 2, gb10, boot13, func(l *leg) {
+				l.style = styleVLLMPretty
+				if l.run == 1 {
+					l.style = styleVLLM06
+				}
+			})
+		}},
+	{Name: "sidecars",
+		About: "a clean comparison whose bench folders also hold what benchmarks write beside their results: vLLM's c8.pytorch.json " +
+			"(SAVE_TO_PYTORCH_BENCHMARK_FORMAT), a vllm bench sweep summary.json and a metadata object: each a warning, none a reason; the gate passes",
+		build: func(t *tree) {
+			t.arm(llama, fastengine, 2, gb10, boot13, func(l *leg) { l.style = styleVLLM; l.sidecars = l.run == 1 })
+			t.arm(llama, vllm, 2, gb10, boot13, func(l *leg) { l.style = styleVLLMPretty; l.sidecars = true })
+		}},
+	{Name: "all-failed-point",
+		About: "every request of fastengine's concurrency-8 point failed in both runs (completed 0, output_throughput 0.0, as vLLM writes it): " +
+			"that point has no throughput, its ratio and the headline are null with ratio.undefined, never 0; fastengine r2's c2.json also " +
+			"has output_throughput NaN: bench.invalid there hides none of the leg's bench.failed_requests",
+		build: func(t *tree) {
+			t.arm(llama, fastengine, 2, gb10, boot13, func(l *leg) {
+				l.style = styleVLLM
+				l.allFailed = map[int]bool{3: true}
+				if l.run == 2 {
+					l.tput = map[int]string{1: "NaN"}
+				}
+			})
+			t.arm(llama, vllm, 2, gb10, boot13, func(l *leg) { l.style = styleVLLM })
+		}},
+	{Name: "extreme-numbers",
+		About: "finite numbers at float64's edges: fastengine's output_throughput 1e+305 at concurrency 1, 5e-324 at 2, 1.7976931348623157e+308 at 8 " +
+			"(vllm's too), peak GPU memory 1.7976931348623157e+308 against vllm's 5e-324, burstiness Infinity and std_e2el_ms NaN in unread keys, " +
+			"vllm r2's request_rate Infinity: no crash, a huge ratio is a value, the ones that underflow or overflow are null with ratio.undefined",
+		build: func(t *tree) {
+			t.arm(llama, fastengine, 2, gb10, boot13, func(l *leg) {
+				l.style = styleVLLM
+				l.tput = map[int]string{0: "1e+305", 1: "5e-324", 3: "1.7976931348623157e+308"}
+				l.burstiness = "Infinity"
+				l.extra = "std_e2el_ms=NaN"
+				l.memRaw = "1.7976931348623157e+308"
+			})
+			t.arm(llama, vllm, 2, gb10, boot13, func(l *leg) {
+				l.style = styleVLLM
+				l.tput = map[int]string{3: "1.7976931348623157e+308"}
+				if l.run == 2 {
+					l.rateLiteral = "Infinity"
+				}
+				l.memRaw = "5e-324"
+			})
+		}},
+	{Name: "output-mismatch",
+		About: "fastengine stops early at concurrency 8: 2826 output tokens against vllm's 3072 (8.01% > 5.0%): bench.output_mismatch voids THROUGHPUT, " +
+			"MEMORY stays ESTABLISHED; at concurrency 4, 1463 against 1540 is exactly 5.00% and passes",
+		build: func(t *tree) {
+			t.arm(llama, fastengine, 2, gb10, boot13, func(l *leg) { l.style = styleVLLM; l.outTokens = map[int]int{2: 1463, 3: 2826} })
+			t.arm(llama, vllm, 2, gb10, boot13, func(l *leg) { l.style = styleVLLM; l.outTokens = map[int]int{2: 1540} })
+		}},
+	{Name: "real-vllm-0.25",
+		About: "real files of vLLM 0.25.1 (testdata/bench-real/vllm-0.25): a vllm bench sweep of opt-125m at max_num_seqs 8 (vllm) and 4 (vllm-seqs4), " +
+			"one run per leg with its summary.json beside the first (a warning); a run whose every request failed (vllm-crashed) and a sorted-key " +
+			"pretty file (vllm-native); no memory, no clocks: every leg memory.missing and clock.missing",
+		build: func(t *tree) {
+			const m = "opt-125m"
+			s8 := "vllm-0.25/sweep/SERVE--max_num_seqs=8-BENCH--max_concurrency=2-num_prompts=8/"
+			s4 := "vllm-0.25/sweep/SERVE--max_num_seqs=4-BENCH--max_concurrency=2-num_prompts=8/"
+			t.real("bench/"+m+"/vllm/r1/run=0.json", s8+"run=0.json")
+			t.real("bench/"+m+"/vllm/r1/summary.json", s8+"summary.json")
+			t.real("bench/"+m+"/vllm/r2/run=1.json", s8+"run=1.json")
+			t.real("bench/"+m+"/vllm-seqs4/r1/run=0.json", s4+"run=0.json")
+			t.real("bench/"+m+"/vllm-seqs4/r1/summary.json", s4+"summary.json")
+			t.real("bench/"+m+"/vllm-seqs4/r2/run=1.json", s4+"run=1.json")
+			t.real("bench/"+m+"/vllm-crashed/r1/bench_serve_all_requests_failed_v0.25.1.json", "vllm-0.25/bench_serve_all_requests_failed_v0.25.1.json")
+			t.real("bench/"+m+"/vllm-native/r1/bench_serve_v0.25.1.json", "vllm-0.25/bench_serve_v0.25.1.json")
+		}},
+	{Name: "real-vllm-0.5",
+		About: "real files of vLLM 0.5.4's benchmark_serving.py (testdata/bench-real/vllm-0.5): Mistral-7B on one A100 (vllm) and two (vllm-tp2), " +
+			"10 ShareGPT prompts, no --ignore-eos: 2440 against 2498 output tokens (2.32%, reported); each file holds the per-request arrays; and two " +
+			"trimmed vLLM nightly files with no result key (warnings): no memory, no clocks",
+		build: func(t *tree) {
+			t.real("bench/mistral-7b-instruct-v0.3/vllm/r1/Mistral-7B-Instruct-v0.3_tp1_len2000.json", "vllm-0.5/1xA100-80GB-SXM/Mistral-7B-Instruct-v0.3_tp1_len2000.json")
+			t.real("bench/mistral-7b-instruct-v0.3/vllm-tp2/r1/Mistral-7B-Instruct-v0.3_tp2_len2000.json", "vllm-0.5/2xA100-80GB-SXM/Mistral-7B-Instruct-v0.3_tp2_len2000.json")
+			t.real("bench/llama-3-8b-instruct/vllm/r1/serving_llama8B_tp1_1.json", "vllm-nightly-trimmed/serving_llama8B_tp1_1.json")
+			t.real("bench/llama-3-8b-instruct/vllm/r2/serving_llama8B_tp1_2.json", "vllm-nightly-trimmed/serving_llama8B_tp1_2.json")
+		}},
+	{Name: "real-sglang", Baseline: "sglang",
+		About: "real python -m sglang.bench_serving files (testdata/bench-real/sglang), summarized with --baseline sglang: one request-rate sweep " +
+			"(1, 2, 4, 8, 16 req/s, max_concurrency null) of Llama-3.3-70B committed twice (sglang, and sglang-rerun whose file also appends " +
+			"sharegpt runs at 4 and 8 req/s: two objects for one point); an offline file of seven runs at request_rate Infinity (one point, seven " +
+			"objects); and a DeepSeek run: no memory, no clocks",
+		build: func(t *tree) {
+			const m = "llama-3.3-70b-instruct"
+			t.real("bench/"+m+"/sglang/r1/llama_3_3_70b_output_online.jsonl", "sglang/llama_3_3_70b_output_online.jsonl")
+			t.real("bench/"+m+"/sglang-rerun/r1/llama_3_3_70b_online_output.jsonl", "sglang/outputs/llama_3_3_70b_online_output.jsonl")
+			t.real("bench/"+m+"/sglang-offline/r1/llama_3_3_70b_offline_output.jsonl", "sglang/outputs/llama_3_3_70b_offline_output.jsonl")
+			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
+		}},
 }
 
 // day is a time on 2026-08-12 plus d−12 days, UTC.
@@ -400,7 +569,7 @@ func (t *tree) leg(m model, e engine, run int, g gpu, boot string, fix func(*leg
 
 func engineSlot(name string) int {
 	switch name {
-	case "fastengine":
+	case "fastengine", "sglang":
 		return 0
 	case "turboserve":
 		return 1
@@ -438,8 +607,9 @@ func (l *leg) clockSpeed() float64 {
 func derivedBusy(l *leg, speed float64) []int {
 	out := make([]int, len(l.points))
 	for i, p := range l.points {
-		steps := float64(p.prompts) / float64(p.conc) * float64(l.model.outputLen)
-		s := steps*l.stepMS(p.conc, speed*l.clockSpeed())/1000 + float64(p.prompts)*0.118
+		c := l.conc(i)
+		steps := float64(p.prompts) / float64(c) * float64(l.model.outputLen)
+		s := steps*l.stepMS(c, speed*l.clockSpeed())/1000 + float64(p.prompts)*0.118
 		out[i] = int(math.Round(s))
 	}
 	return out
@@ -477,9 +647,15 @@ func (t *tree) render(l leg) map[string][]byte {
 		if l.busy[i] <= 1 {
 			dur = float64(p.prompts)*float64(l.model.outputLen)/float64(p.conc)*l.stepMS(p.conc, 1)/1000 + 0.7
 		}
+		if l.style != "" {
+			objs = append(objs, l.result(rng, i, dur, bounds[i]))
+			continue
+		}
 		objs = append(objs, l.benchJSON(rng, p, dur, bounds[i]))
 	}
-	if l.appendResult {
+	if l.style != "" {
+		l.writeResults(out, base, objs)
+	} else if l.appendResult {
 		out["bench/"+base+"/results.json"] = []byte(strings.Join(bytesToStrings(objs), "\n"))
 	} else {
 		for i, p := range l.points {
@@ -492,8 +668,12 @@ func (t *tree) render(l leg) map[string][]byte {
 		mem = math.Round(mem*4) / 4
 		rss := 5120.5 + float64(rng.IntN(400))*0.25
 		n := int(windowS) + 96 // the memory sampler also covers server start
+		peak := pyFloat(mem)
+		if l.memRaw != "" {
+			peak = l.memRaw
+		}
 		out["memory/"+base+".summary.json"] = []byte(fmt.Sprintf(
-			`{"peak_gpu_memory_mib": %s, "peak_host_rss_mib": %s, "n": %d}`, pyFloat(mem), pyFloat(rss), n))
+			`{"peak_gpu_memory_mib": %s, "peak_host_rss_mib": %s, "n": %d}`, peak, pyFloat(rss), n))
 	}
 
 	if !l.noClocks {

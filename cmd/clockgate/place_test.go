@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOutAndTreePlaces: a TREE that is not an evidence tree, and an --out
+// DIR inside one of TREE's evidence subtrees, are usage errors (exit 2)
+// that write nothing; an --out DIR elsewhere inside TREE is summarized
+// around, so a rerun gives the same bytes.
+func TestOutAndTreePlaces(t *testing.T) {
+	tree := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(tree, os.DirFS("../../testdata/trees/cross-boot")); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr strings.Builder
+		code := Main(append([]string{"summarize"}, args...), strings.NewReader(""), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+
+	for _, bad := range []string{filepath.Join(tree, "bench"), filepath.Join(tree, "bench", "llama-3.1-8b-instruct")} {
+		code, stdout, stderr := run(bad)
+		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, ": not an evidence tree: want bench/, memory/ or clocks/ directly under it, found none") {
+			t.Errorf("summarize %s: exit %d, stdout %q, stderr %q; want 2 and not an evidence tree", bad, code, stdout, stderr)
+		}
+	}
+
+	for _, sub := range []string{"bench", "memory", "clocks"} {
+		out := filepath.Join(tree, sub, "m", "e", "r9")
+		code, _, stderr := run("--out", out, tree)
+		want := "--out " + out + ": inside " + sub + "/ of TREE " + tree + ", where the next run would read it as evidence"
+		if code != ExitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("--out %s: exit %d, stderr %q; want 2 and %q", out, code, stderr, want)
+		}
+		if _, err := os.Stat(filepath.Join(tree, sub, "m")); err == nil {
+			t.Errorf("--out %s wrote into the evidence", out)
+		}
+	}
+	// Through a symbolic link to TREE too.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(tree, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run("--out", filepath.Join(link, "clocks", "x"), tree); code != ExitUsage || !strings.Contains(stderr, "inside clocks/") {
+		t.Errorf("--out through a link: exit %d, %q", code, stderr)
+	}
+
+	out := filepath.Join(tree, "summary")
+	code, first, stderr := run("--out", out, tree)
+	if code != ExitOK {
+		t.Fatalf("--out inside TREE: exit %d, %s", code, stderr)
+	}
+	files := map[string][]byte{}
+	for _, n := range summarizeOutputs {
+		b, err := os.ReadFile(filepath.Join(out, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[n] = b
+	}
+	code, second, stderr := run("--out", out, tree)
+	if code != ExitOK || second != first {
+		t.Fatalf("rerun: exit %d, %s; report changed: %v", code, stderr, second != first)
+	}
+	for _, n := range summarizeOutputs {
+		b, _ := os.ReadFile(filepath.Join(out, n))
+		if string(b) != string(files[n]) {
+			t.Errorf("%s differs on the second run", n)
+		}
+	}
+	if strings.Contains(second, "summary: not bench/") {
+		t.Error("the outputs directory is a warning")
+	}
+}
+
+// TestREADMEShowsTheHelpExamples: the README's summarize examples are the
+// ones --help prints, line for line.
+func TestREADMEShowsTheHelpExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := NewCmdSummarize(&IO{}).Example
+	for _, line := range strings.Split(ex, "\n") {
+		if !strings.Contains(string(readme), "\n"+line+"\n") {
+			t.Errorf("README.md lacks the help example %q", line)
+		}
+	}
+}

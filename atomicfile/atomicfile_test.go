@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -50,5 +51,40 @@ func TestWriteFileFailureLeavesNothing(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(dir, "no", "such", "dir"), []byte("x"), 0o644); err == nil {
 		t.Fatal("wrote into a missing directory")
+	}
+}
+
+// TestWriteFileBareNameBesideItself: a bare file name is written through
+// a temporary file in the current directory, never in $TMPDIR, which may
+// be another filesystem (tmpfs under /dev/shm) that rename(2) cannot
+// cross.
+func TestWriteFileBareNameBesideItself(t *testing.T) {
+	shm := "/dev/shm"
+	if st, err := os.Stat(shm); err != nil || !st.IsDir() {
+		t.Skipf("no %s to stand for another filesystem", shm)
+	}
+	dir := t.TempDir()
+	var a, b syscall.Stat_t
+	if syscall.Stat(dir, &a) != nil || syscall.Stat(shm, &b) != nil || a.Dev == b.Dev {
+		t.Skipf("%s and %s are one filesystem here; the test needs two", dir, shm)
+	}
+	tmp, err := os.MkdirTemp(shm, "atomicfile-test-")
+	if err != nil {
+		t.Skipf("cannot write under %s: %v", shm, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp)
+	t.Chdir(dir)
+	if err := WriteFile("r1.summary.json", []byte("{}\n"), 0o644); err != nil {
+		t.Fatalf("a bare name under TMPDIR=%s: %v", tmp, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "r1.summary.json")); err != nil || string(got) != "{}\n" {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	if es, _ := os.ReadDir(tmp); len(es) != 0 {
+		t.Errorf("left in TMPDIR: %v", es)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Errorf("%d entries beside the file, want it alone", len(es))
 	}
 }

@@ -363,3 +363,42 @@ func TestBlockJSONShape(t *testing.T) {
 		t.Errorf("engines %v", m)
 	}
 }
+
+// TestArmChecksOnEitherSide: every arm check that stands, or that the
+// override waived, reaches the block whichever side its arm is on; the
+// reason names the arm.
+func TestArmChecksOnEitherSide(t *testing.T) {
+	bad := func(allow bool) *Arm {
+		return arm(t, "bad", allow, flatWindow(bootF6, 2470), flatWindow(bootF6, 2190), flatWindow(boot2F, 2300))
+	}
+	good := func(allow bool) *Arm { return arm(t, "good", allow, flatWindow(bootF6, 2300)) }
+	for _, badIsOurs := range []bool{true, false} {
+		for _, allow := range []bool{false, true} {
+			o, b := bad(allow), good(allow)
+			if !badIsOurs {
+				o, b = b, o
+			}
+			blk := Compare(o, b, allow)
+			wantReason(t, blk.Reasons, CodeStaircase, "arm bad merged spread")
+			var arms, caveats []string
+			for _, r := range blk.Reasons {
+				if r.Scope == ScopeArm {
+					arms = append(arms, r.Code+" "+r.Engine)
+				}
+			}
+			for _, r := range blk.Caveats {
+				caveats = append(caveats, r.Code+" "+r.Engine)
+			}
+			want, wantCaveats := "clock.straddled_boot bad clock.staircase bad", ""
+			if allow {
+				want, wantCaveats = "clock.staircase bad", "clock.straddled_boot bad clock.cross_boot "
+			}
+			if strings.Join(arms, " ") != want || strings.Join(caveats, " ") != wantCaveats {
+				t.Errorf("bad arm ours=%v, allow=%v: arm reasons %q, caveats %q; want %q, %q", badIsOurs, allow, arms, caveats, want, wantCaveats)
+			}
+			if blk.Established || blk.CrossBootOverride != allow {
+				t.Errorf("bad arm ours=%v, allow=%v: established %v, override %v", badIsOurs, allow, blk.Established, blk.CrossBootOverride)
+			}
+		}
+	}
+}

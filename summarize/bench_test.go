@@ -500,3 +500,16 @@ func TestKeyLengths(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapesInStrings: an escaped quote, backslash or brace inside a
+// string ends nothing: a string whose text looks like the end of an
+// object and the start of another is read as the string it is.
+func TestEscapesInStrings(t *testing.T) {
+	for _, label := range []string{`a\"}`, `a\\`, `x\"}\n{\"model_id\": \"other\"`, `\u007d`} {
+		data := pointWith("label", `"`+label+`"`) + "\n" + strings.Replace(pointWith("max_concurrency", "2"), "m/M", "m/M", 1)
+		points, invalid, _ := pb("bench/m/e/r1/c.json", []byte(data))
+		if len(invalid) > 0 || len(points) != 2 || points[0].ModelID != "m/M" || points[1].ID.MaxConcurrency != 2 {
+			t.Errorf("label %s: %d points, invalid %q", label, len(points), invalid)
+		}
+	}
+}

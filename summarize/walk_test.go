@@ -476,3 +476,40 @@ func TestOutputDirInsideTreeIsSkipped(t *testing.T) {
 		t.Errorf("a directory with a foreign file is not a warning: %q", s.Warnings)
 	}
 }
+
+// TestSiblingWithTheTreesNameIsOutside: a link into /x/tree2 leaves the
+// tree /x/tree, though its path begins with the tree's.
+func TestSiblingWithTheTreesNameIsOutside(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	sibling := root + "2"
+	must(t, os.MkdirAll(sibling, 0o755))
+	secret := filepath.Join(sibling, "secret.json")
+	must(t, os.WriteFile(secret, []byte(`{"peak_gpu_memory_mib": 1.0, "n": 1}`), 0o644))
+	p := filepath.Join(root, "memory", llama, "vllm", "r1.summary.json")
+	must(t, os.Remove(p))
+	must(t, os.Symlink(secret, p))
+	b := legOf(t, run(t, root), base)
+	if got := reasonOf(t, b, summarize.CodeMemoryInvalid); !strings.Contains(got, "leaves the tree") || b.Memory != nil {
+		t.Errorf("memory.invalid %q, memory %+v: %s is outside %s", got, b.Memory, sibling, root)
+	}
+}
+
+// TestBadArmAsBaseline: an arm check that fails fails the ratio whichever
+// side the arm is on: the staircase as ours, and as the baseline.
+func TestBadArmAsBaseline(t *testing.T) {
+	for _, c := range []struct{ baseline, staircased string }{{"vllm", "fastengine"}, {"fastengine", "fastengine"}} {
+		s, err := summarize.Summarize(treesDir+"/staircase", summarize.Options{Baseline: c.baseline})
+		must(t, err)
+		if len(s.Comparisons) != 1 {
+			t.Fatalf("baseline %s: %d comparisons", c.baseline, len(s.Comparisons))
+		}
+		cmp := s.Comparisons[0]
+		var found bool
+		for _, r := range cmp.Throughput.Clock.Reasons {
+			found = found || r.Code == clocks.CodeStaircase && r.Engine == c.staircased && strings.HasPrefix(r.Message, "arm "+c.staircased+" merged spread 12.17% > 5.0%")
+		}
+		if !found || cmp.Throughput.BindingEligible || cmp.Memory.BindingEligible || cmp.Throughput.Clock.Established {
+			t.Errorf("baseline %s: the staircased arm %s did not refuse the ratio: %+v", c.baseline, c.staircased, cmp.Throughput.Clock.Reasons)
+		}
+	}
+}

@@ -424,3 +424,101 @@ func TestOutputsFileSizeLimit(t *testing.T) {
 		t.Errorf("left behind: %q", left)
 	}
 }
+
+// TestOutputsDirMode: a DIR summarize creates is 0755, readable as any
+// directory (the staging directory is made 0700); one that exists keeps
+// its mode.
+func TestOutputsDirMode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if code, stderr := summarizeOut(dir, oldTree); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	st, err := os.Stat(dir)
+	if err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("a new DIR has mode %v (%v), want 0755", st.Mode().Perm(), err)
+	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := summarizeOut(dir, newTree); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o750 {
+		t.Fatalf("a DIR of mode 0750 has mode %v after a rewrite, want it kept", st.Mode().Perm())
+	}
+}
+
+// TestOutputsCleanupLeavesAForeignFile: a file that appears among the old
+// outputs after the exchange, while they are removed, is not removed with
+// them: the new outputs stay in place and the error names what is left.
+func TestOutputsCleanupLeavesAForeignFile(t *testing.T) {
+	_, newSet, _ := outputSets(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	if code, stderr := summarizeOut(dir, oldTree); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var foreign string
+	setStep(t, func(s string) error {
+		if s == "cleanup" {
+			left := leftovers(t, dir)
+			if len(left) != 1 {
+				return fmt.Errorf("want the old outputs beside DIR, found %q", left)
+			}
+			foreign = filepath.Join(left[0], "notes.txt")
+			return os.WriteFile(foreign, []byte("mine"), 0o644)
+		}
+		return nil
+	})
+	code, stderr := summarizeOut(dir, newTree)
+	if code != ExitUsage || !strings.Contains(stderr, "the new outputs are in place, but the previous ones are left in") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if got := snapshot(t, dir); !sameFiles(got, newSet) {
+		t.Errorf("DIR does not hold the new outputs")
+	}
+	if b, err := os.ReadFile(foreign); err != nil || string(b) != "mine" {
+		t.Errorf("the foreign file %s: %q, %v; want it kept", foreign, b, err)
+	}
+	for _, n := range summarizeOutputs {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(foreign), n)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("old output %s not removed: %v", n, err)
+		}
+	}
+}
+
+// TestRenameBoth: the fallback for systems without an atomic exchange
+// swaps two directories, and restores the second when the swap fails.
+func TestRenameBoth(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "who"), []byte(filepath.Base(d)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := renameBoth(a, b); err != nil {
+		t.Fatal(err)
+	}
+	for d, want := range map[string]string{a: "b", b: "a"} {
+		if got, err := os.ReadFile(filepath.Join(d, "who")); err != nil || string(got) != want {
+			t.Errorf("%s holds %q (%v), want %s's", d, got, err, want)
+		}
+	}
+	if es, _ := os.ReadDir(base); len(es) != 2 {
+		t.Errorf("%d entries left, want a and b", len(es))
+	}
+	// The first rename of the swap cannot happen when a is missing: b
+	// must be where it was, whole.
+	if err := renameBoth(filepath.Join(base, "missing"), b); err == nil {
+		t.Fatal("swapping with a missing directory succeeded")
+	}
+	if got, err := os.ReadFile(filepath.Join(b, "who")); err != nil || string(got) != "a" {
+		t.Errorf("after a failed swap b holds %q (%v)", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "missing.old")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed swap left missing.old behind")
+	}
+}

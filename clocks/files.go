@@ -1,6 +1,7 @@
 package clocks
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -55,19 +56,28 @@ func kindOf(m fs.FileMode) string {
 }
 
 // ReadJSONFile reads a regular file of at most MaxJSONBytes. Its errors
-// are *fs.PathError naming path; a larger file is ErrTooLarge.
+// are *fs.PathError naming path; a larger file is ErrTooLarge, refused
+// before a byte of it is read. What it allocates is about the file's size.
 func ReadJSONFile(path string) ([]byte, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxJSONBytes+1))
+	st, err := f.Stat()
 	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if len(data) > MaxJSONBytes {
+	if st.Size() > MaxJSONBytes {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: ErrTooLarge}
 	}
-	return data, nil
+	// The file may grow while it is read: the limit still holds.
+	buf := bytes.NewBuffer(make([]byte, 0, st.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxJSONBytes+1)); err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if buf.Len() > MaxJSONBytes {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: ErrTooLarge}
+	}
+	return buf.Bytes(), nil
 }

@@ -69,15 +69,15 @@ func NewNVML(lib nvml.Interface, gpu int, logf func(string, ...any)) (*NVML, err
 	ext := lib.Extensions()
 	switch {
 	case ext.LookupSymbol(symEventReasons) == nil:
-		n.throttle = clocks.FieldEventReasons
+		n.throttle = FieldEventReasons
 	case ext.LookupSymbol(symThrottleReasons) == nil:
-		n.throttle = clocks.FieldThrottleReasons
+		n.throttle = FieldThrottleReasons
 		logf("NVML: %s not in this driver; reading %s", symEventReasons, symThrottleReasons)
 	default:
 		return nil, fmt.Errorf("NVML: the driver has neither %s nor %s", symEventReasons, symThrottleReasons)
 	}
 	if err := ext.LookupSymbol(symAppClock); err != nil {
-		return nil, fmt.Errorf("NVML: the driver has no %s, so %s cannot be read: %v", symAppClock, clocks.FieldClocksApplicationsGraphics, err)
+		return nil, fmt.Errorf("NVML: the driver has no %s, so %s cannot be read: %v", symAppClock, FieldClocksApplicationsGraphics, err)
 	}
 	dev, ret := lib.DeviceGetHandleByIndex(gpu)
 	if ret != nvml.SUCCESS {
@@ -87,17 +87,17 @@ func NewNVML(lib nvml.Interface, gpu int, logf func(string, ...any)) (*NVML, err
 	if _, ret := dev.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
 		n.temp = true
 	} else {
-		logf("NVML: optional field %s dropped: nvmlDeviceGetTemperature: %v", clocks.FieldTemperatureGPU, ret)
+		logf("NVML: optional field %s dropped: nvmlDeviceGetTemperature: %v", FieldTemperatureGPU, ret)
 	}
 	if _, ret := dev.GetPowerUsage(); ret == nvml.SUCCESS {
 		n.power = true
 	} else {
-		logf("NVML: optional field %s dropped: nvmlDeviceGetPowerUsage: %v", clocks.FieldPowerDraw, ret)
+		logf("NVML: optional field %s dropped: nvmlDeviceGetPowerUsage: %v", FieldPowerDraw, ret)
 	}
 	if v, ret := dev.GetClockInfo(nvml.CLOCK_MEM); ret == nvml.SUCCESS && v > 0 {
 		n.mem = true
 	} else {
-		logf("NVML: optional field %s dropped: nvmlDeviceGetClockInfo(MEM): %v (%d MHz)", clocks.FieldClocksMem, ret, v)
+		logf("NVML: optional field %s dropped: nvmlDeviceGetClockInfo(MEM): %v (%d MHz)", FieldClocksMem, ret, v)
 	}
 	if _, err := n.Read(context.Background(), time.Now(), "probe"); err != nil {
 		return nil, err
@@ -124,13 +124,13 @@ func (n *NVML) ThrottleField() string { return n.throttle }
 func (n *NVML) optional() []string {
 	var o []string
 	if n.temp {
-		o = append(o, clocks.FieldTemperatureGPU)
+		o = append(o, FieldTemperatureGPU)
 	}
 	if n.power {
-		o = append(o, clocks.FieldPowerDraw)
+		o = append(o, FieldPowerDraw)
 	}
 	if n.mem {
-		o = append(o, clocks.FieldClocksMem)
+		o = append(o, FieldClocksMem)
 	}
 	return o
 }
@@ -150,22 +150,22 @@ func (n *NVML) failf(field, format string, args ...any) error {
 // prints as "[Requested functionality has been deprecated]") records the
 // applications clock as null.
 func (n *NVML) Read(_ context.Context, t time.Time, bootID string) (*clocks.Sample, error) {
-	r := &clocks.Reading{Fields: append(clocks.QueryFields(n.throttle), n.optional()...), Index: n.gpu, ThrottleField: n.throttle}
+	r := &Reading{Fields: append(QueryFields(n.throttle), n.optional()...), Index: n.gpu, ThrottleField: n.throttle}
 	var ret nvml.Return
 	if r.UUID, ret = n.dev.GetUUID(); ret != nvml.SUCCESS {
-		return nil, n.fail(clocks.FieldUUID, "nvmlDeviceGetUUID", ret)
+		return nil, n.fail(FieldUUID, "nvmlDeviceGetUUID", ret)
 	}
 	if r.Name, ret = n.dev.GetName(); ret != nvml.SUCCESS {
-		return nil, n.fail(clocks.FieldName, "nvmlDeviceGetName", ret)
+		return nil, n.fail(FieldName, "nvmlDeviceGetName", ret)
 	}
 	if r.DriverVersion, ret = n.lib.SystemGetDriverVersion(); ret != nvml.SUCCESS {
-		return nil, n.fail(clocks.FieldDriverVersion, "nvmlSystemGetDriverVersion", ret)
+		return nil, n.fail(FieldDriverVersion, "nvmlSystemGetDriverVersion", ret)
 	}
 	var err error
-	if r.SMClockMHz, err = n.clockMHz(clocks.FieldClocksSM, "nvmlDeviceGetClockInfo(SM)", n.dev.GetClockInfo, nvml.CLOCK_SM); err != nil {
+	if r.SMClockMHz, err = n.clockMHz(FieldClocksSM, "nvmlDeviceGetClockInfo(SM)", n.dev.GetClockInfo, nvml.CLOCK_SM); err != nil {
 		return nil, err
 	}
-	if r.ClocksMaxSMMHz, err = n.clockMHz(clocks.FieldClocksMaxSM, "nvmlDeviceGetMaxClockInfo(SM)", n.dev.GetMaxClockInfo, nvml.CLOCK_SM); err != nil {
+	if r.ClocksMaxSMMHz, err = n.clockMHz(FieldClocksMaxSM, "nvmlDeviceGetMaxClockInfo(SM)", n.dev.GetMaxClockInfo, nvml.CLOCK_SM); err != nil {
 		return nil, err
 	}
 	switch v, ret := n.dev.GetApplicationsClock(nvml.CLOCK_GRAPHICS); ret {
@@ -173,22 +173,22 @@ func (n *NVML) Read(_ context.Context, t time.Time, bootID string) (*clocks.Samp
 		r.ClocksApplicationsGraphicsMHz = nil
 	case nvml.SUCCESS:
 		if v == 0 {
-			return nil, n.failf(clocks.FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS) gave 0 MHz")
+			return nil, n.failf(FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS) gave 0 MHz")
 		}
 		mhz := int(v)
 		r.ClocksApplicationsGraphicsMHz = &mhz
 	default:
-		return nil, n.fail(clocks.FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS)", ret)
+		return nil, n.fail(FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS)", ret)
 	}
 	var bits uint64
-	if n.throttle == clocks.FieldEventReasons {
+	if n.throttle == FieldEventReasons {
 		bits, ret = n.dev.GetCurrentClocksEventReasons()
 	} else {
 		bits, ret = n.dev.GetCurrentClocksThrottleReasons()
 	}
 	if ret != nvml.SUCCESS {
 		call := symEventReasons
-		if n.throttle == clocks.FieldThrottleReasons {
+		if n.throttle == FieldThrottleReasons {
 			call = symThrottleReasons
 		}
 		return nil, n.fail(n.throttle, call, ret)
@@ -196,34 +196,34 @@ func (n *NVML) Read(_ context.Context, t time.Time, bootID string) (*clocks.Samp
 	r.ThrottleReasonsActive = clocks.FormatThrottle(bits)
 	switch pm, ret := n.dev.GetPersistenceMode(); {
 	case ret != nvml.SUCCESS:
-		return nil, n.fail(clocks.FieldPersistenceMode, "nvmlDeviceGetPersistenceMode", ret)
+		return nil, n.fail(FieldPersistenceMode, "nvmlDeviceGetPersistenceMode", ret)
 	case pm == nvml.FEATURE_ENABLED:
 		r.PersistenceMode = "Enabled"
 	case pm == nvml.FEATURE_DISABLED:
 		r.PersistenceMode = "Disabled"
 	default:
-		return nil, n.failf(clocks.FieldPersistenceMode, "nvmlDeviceGetPersistenceMode gave unknown state %d", pm)
+		return nil, n.failf(FieldPersistenceMode, "nvmlDeviceGetPersistenceMode gave unknown state %d", pm)
 	}
 	switch ps, ret := n.dev.GetPerformanceState(); {
 	case ret != nvml.SUCCESS:
-		return nil, n.fail(clocks.FieldPState, "nvmlDeviceGetPerformanceState", ret)
+		return nil, n.fail(FieldPState, "nvmlDeviceGetPerformanceState", ret)
 	case ps < nvml.PSTATE_0 || ps > nvml.PSTATE_15:
-		return nil, n.failf(clocks.FieldPState, "nvmlDeviceGetPerformanceState gave unknown state %d", ps)
+		return nil, n.failf(FieldPState, "nvmlDeviceGetPerformanceState gave unknown state %d", ps)
 	default:
 		r.PState = fmt.Sprintf("P%d", ps)
 	}
 	switch u, ret := n.dev.GetUtilizationRates(); {
 	case ret != nvml.SUCCESS:
-		return nil, n.fail(clocks.FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates", ret)
+		return nil, n.fail(FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates", ret)
 	case u.Gpu > 100:
-		return nil, n.failf(clocks.FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates gave %d%%, more than 100", u.Gpu)
+		return nil, n.failf(FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates gave %d%%, more than 100", u.Gpu)
 	default:
 		r.UtilizationGPUPct = int(u.Gpu)
 	}
 	if n.temp {
 		v, ret := n.dev.GetTemperature(nvml.TEMPERATURE_GPU)
 		if ret != nvml.SUCCESS {
-			return nil, n.fail(clocks.FieldTemperatureGPU, "nvmlDeviceGetTemperature(GPU)", ret)
+			return nil, n.fail(FieldTemperatureGPU, "nvmlDeviceGetTemperature(GPU)", ret)
 		}
 		c := float64(v)
 		r.TemperatureGPUC = &c
@@ -231,13 +231,13 @@ func (n *NVML) Read(_ context.Context, t time.Time, bootID string) (*clocks.Samp
 	if n.power {
 		v, ret := n.dev.GetPowerUsage()
 		if ret != nvml.SUCCESS {
-			return nil, n.fail(clocks.FieldPowerDraw, "nvmlDeviceGetPowerUsage", ret)
+			return nil, n.fail(FieldPowerDraw, "nvmlDeviceGetPowerUsage", ret)
 		}
 		w := float64(v) / 1000 // NVML reports mW
 		r.PowerDrawW = &w
 	}
 	if n.mem {
-		mhz, err := n.clockMHz(clocks.FieldClocksMem, "nvmlDeviceGetClockInfo(MEM)", n.dev.GetClockInfo, nvml.CLOCK_MEM)
+		mhz, err := n.clockMHz(FieldClocksMem, "nvmlDeviceGetClockInfo(MEM)", n.dev.GetClockInfo, nvml.CLOCK_MEM)
 		if err != nil {
 			return nil, err
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
-	"github.com/clockgate/clockgate/clocks"
 )
 
 // mockGPU is a synthetic H100 behind go-nvml's mock; its fields say what
@@ -146,7 +145,7 @@ func TestSamplerNVMLReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.ThrottleField() != clocks.FieldEventReasons {
+	if n.ThrottleField() != FieldEventReasons {
 		t.Errorf("throttle field %s", n.ThrottleField())
 	}
 	smp, err := n.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot)
@@ -183,7 +182,7 @@ func TestSamplerNVMLOldDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if smp.ThrottleField != clocks.FieldThrottleReasons || smp.ThrottleReasonsActive != "0x0000000000000004" ||
+	if smp.ThrottleField != FieldThrottleReasons || smp.ThrottleReasonsActive != "0x0000000000000004" ||
 		smp.ClocksApplicationsGraphicsMHz == nil || *smp.ClocksApplicationsGraphicsMHz != 1755 {
 		t.Errorf("sample %s", smp.AppendJSON(nil))
 	}

@@ -85,10 +85,10 @@ func (f *fakeBackend) Read(ctx context.Context, t time.Time, bootID string) (*cl
 		util = f.util[(n-1)%len(f.util)]
 	}
 	s := &clocks.Sample{
-		T: t.UTC().Format(clocks.SampleTimeLayout), BootID: bootID, GPUUUID: "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37",
+		T: t.UTC().Format(SampleTimeLayout), BootID: bootID, GPUUUID: "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37",
 		GPUName: "NVIDIA H100 80GB HBM3", DriverVersion: "590.44.01", SMClockMHz: sm, ClocksMaxSMMHz: 1980,
 		ThrottleReasonsActive: "0x0000000000000000", PersistenceMode: "Enabled", PState: "P0",
-		UtilizationGPUPct: util, ThrottleField: clocks.FieldEventReasons,
+		UtilizationGPUPct: util, ThrottleField: FieldEventReasons,
 	}
 	if util == 0 {
 		s.ThrottleReasonsActive = "0x0000000000000001"

@@ -41,7 +41,7 @@ type SMI struct {
 }
 
 // NewSMI finds nvidia-smi and probes, once, what the driver can answer: each
-// optional field (clocks.OptionalQueryFields) is kept only if the driver
+// optional field (OptionalQueryFields) is kept only if the driver
 // gives a number for it; then the whole query is tried with the throttle
 // bit set spelled clocks_event_reasons.active and, if the driver rejects
 // that field, clocks_throttle_reasons.active. The probe's answer must parse
@@ -67,8 +67,8 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 		s.timeout = DefaultQueryTimeout
 	}
 	var optional []string
-	for _, f := range clocks.OptionalQueryFields() {
-		fields := []string{clocks.FieldIndex, f}
+	for _, f := range OptionalQueryFields() {
+		fields := []string{FieldIndex, f}
 		out, err := s.query(ctx, fields)
 		if err == nil {
 			_, err = s.parse(fields, out)
@@ -83,8 +83,8 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 		}
 		optional = append(optional, f)
 	}
-	for _, spelling := range []string{clocks.FieldEventReasons, clocks.FieldThrottleReasons} {
-		fields := append(clocks.QueryFields(spelling), optional...)
+	for _, spelling := range []string{FieldEventReasons, FieldThrottleReasons} {
+		fields := append(QueryFields(spelling), optional...)
 		out, err := s.query(ctx, fields)
 		var qe *queryError
 		if errors.As(err, &qe) && qe.rejects(spelling) {
@@ -100,13 +100,13 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 		s.fields, s.throttle = fields, spelling
 		return s, nil
 	}
-	return nil, fmt.Errorf("nvidia-smi -i %d: the driver rejects both %s and %s", s.gpu, clocks.FieldEventReasons, clocks.FieldThrottleReasons)
+	return nil, fmt.Errorf("nvidia-smi -i %d: the driver rejects both %s and %s", s.gpu, FieldEventReasons, FieldThrottleReasons)
 }
 
 // Name says which GPU is read and with which fields.
 func (s *SMI) Name() string {
 	n := fmt.Sprintf("nvidia-smi (%s) GPU %d, throttle field %s", s.path, s.gpu, s.throttle)
-	if opt := s.fields[len(clocks.QueryFields(s.throttle)):]; len(opt) > 0 {
+	if opt := s.fields[len(QueryFields(s.throttle)):]; len(opt) > 0 {
 		n += ", optional " + strings.Join(opt, " ")
 	}
 	return n
@@ -189,7 +189,7 @@ func (s *SMI) query(ctx context.Context, fields []string) ([]byte, error) {
 }
 
 // parse reads the one line an -i query answers and checks it is this GPU's.
-func (s *SMI) parse(fields []string, out []byte) (*clocks.Reading, error) {
+func (s *SMI) parse(fields []string, out []byte) (*Reading, error) {
 	text := strings.TrimRight(string(out), "\r\n")
 	if strings.TrimSpace(text) == "" {
 		return nil, fmt.Errorf("nvidia-smi -i %d printed nothing", s.gpu)
@@ -198,7 +198,7 @@ func (s *SMI) parse(fields []string, out []byte) (*clocks.Reading, error) {
 	if len(lines) != 1 {
 		return nil, fmt.Errorf("nvidia-smi -i %d printed %d lines, want one", s.gpu, len(lines))
 	}
-	r, err := clocks.ParseCSVLine(fields, lines[0])
+	r, err := ParseCSVLine(fields, lines[0])
 	if err != nil {
 		return nil, fmt.Errorf("nvidia-smi -i %d: %v", s.gpu, err)
 	}

@@ -112,7 +112,7 @@ func TestSamplerSMINewDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ThrottleField() != clocks.FieldEventReasons {
+	if s.ThrottleField() != FieldEventReasons {
 		t.Errorf("throttle field %q", s.ThrottleField())
 	}
 	want := "index,uuid,name,driver_version,clocks.sm,clocks.max.sm,clocks.applications.graphics,clocks_event_reasons.active,persistence_mode,pstate,utilization.gpu,temperature.gpu,power.draw,clocks.mem"
@@ -142,14 +142,14 @@ func TestSamplerSMIOldDriverFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ThrottleField() != clocks.FieldThrottleReasons {
+	if s.ThrottleField() != FieldThrottleReasons {
 		t.Fatalf("throttle field %q", s.ThrottleField())
 	}
 	smp, err := s.Read(context.Background(), time.Now(), testBoot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if smp.ThrottleField != clocks.FieldThrottleReasons || smp.ClocksApplicationsGraphicsMHz == nil ||
+	if smp.ThrottleField != FieldThrottleReasons || smp.ClocksApplicationsGraphicsMHz == nil ||
 		*smp.ClocksApplicationsGraphicsMHz != 1755 || smp.DriverVersion != "550.54.15" {
 		t.Errorf("sample %s", smp.AppendJSON(nil))
 	}
@@ -254,7 +254,7 @@ func TestSamplerSMIRefusesMidRun(t *testing.T) {
 		{"kept optional N/A", smiStep{Values: map[string]string{"power.draw": "[N/A]"}}, `power.draw: nvidia-smi printed "[N/A]"`},
 		{"non-zero exit", smiStep{Exit: 3, Msg: "GPU is lost"}, `nvidia-smi -i 0 exited with status 3: "GPU is lost"`},
 		{"not a number", smiStep{Values: map[string]string{"utilization.gpu": "busy"}}, `utilization.gpu: nvidia-smi printed "busy": want a percentage`},
-		{"deprecated elsewhere", smiStep{Values: map[string]string{"clocks.max.sm": clocks.DeprecatedToken}}, `clocks.max.sm: nvidia-smi printed "[Requested functionality has been deprecated]": deprecated`},
+		{"deprecated elsewhere", smiStep{Values: map[string]string{"clocks.max.sm": DeprecatedToken}}, `clocks.max.sm: nvidia-smi printed "[Requested functionality has been deprecated]": deprecated`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -352,7 +352,7 @@ func TestSampleStopPaths(t *testing.T) {
 			}
 			rec := l.readRecord(clocks.StopSignal, 0.05)
 			_, samples := l.readStream()
-			if rec.Window.StopReason != "signal" || samples[0].ThrottleField != clocks.FieldEventReasons ||
+			if rec.Window.StopReason != "signal" || samples[0].ThrottleField != sampler.FieldEventReasons ||
 				samples[0].ClocksApplicationsGraphicsMHz != nil || rec.BootID != recBoot {
 				t.Errorf("record %+v, first sample %s", rec, samples[0].AppendJSON(nil))
 			}
@@ -431,7 +431,7 @@ func TestSampleStopPaths(t *testing.T) {
 		}
 		_, samples := l.readStream()
 		for _, s := range samples {
-			if s.GPUIndex != 1 || s.GPUUUID != "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31" || s.ThrottleField != clocks.FieldThrottleReasons {
+			if s.GPUIndex != 1 || s.GPUUUID != "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31" || s.ThrottleField != sampler.FieldThrottleReasons {
 				t.Fatalf("sample %s", s.AppendJSON(nil))
 			}
 		}

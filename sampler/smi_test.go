@@ -33,6 +33,7 @@ type smiConfig struct {
 	GPUs       int       `json:"gpus,omitempty"`
 	OptionalNA []string  `json:"optional_na,omitempty"`
 	Rejects    []string  `json:"rejects,omitempty"`
+	RejectMS   int       `json:"reject_sleep_ms,omitempty"`
 	IgnoreI    bool      `json:"ignore_i,omitempty"`
 	WrongIndex bool      `json:"wrong_index,omitempty"`
 	Plan       []smiStep `json:"plan,omitempty"`
@@ -446,7 +447,9 @@ func TestSamplerSMIHungQueryKillsItsGroup(t *testing.T) {
 	if err == nil || err.Error() != "nvidia-smi -i 0 did not answer within 300ms; its process group was killed" {
 		t.Fatalf("err = %v", err)
 	}
-	if el := time.Since(start); el > 2*time.Second {
+	// The group is killed at the timeout: nothing waits queryWaitDelay for
+	// the child that holds the call's output.
+	if el := time.Since(start); el > 300*time.Millisecond+queryWaitDelay/2 {
 		t.Errorf("the hung call held the reading %v", el)
 	}
 	pids := spawnedPIDs(t, path)
@@ -454,6 +457,27 @@ func TestSamplerSMIHungQueryKillsItsGroup(t *testing.T) {
 		t.Fatalf("pids %v", pids)
 	}
 	waitGone(t, pids)
+}
+
+// TestSamplerSMIStragglerKilled: a call that answers and exits, leaving a
+// child of its own behind (holding its output), is read, and the child is
+// killed with the call's process group.
+func TestSamplerSMIStragglerKilled(t *testing.T) {
+	t.Parallel()
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{}, {Spawn: true}}})
+	s, err := NewSMI(context.Background(), SMIOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := s.Read(context.Background(), time.Now(), testBoot)
+	if err != nil || smp.SMClockMHz != 1980 {
+		t.Fatalf("read %v, %v", smp, err)
+	}
+	pids := spawnedPIDs(t, path)
+	if len(pids) != 2 {
+		t.Fatalf("pids %v", pids)
+	}
+	waitGone(t, pids[1:])
 }
 
 // TestSamplerSMIStopKillsItsGroup: a stop during a reading kills the call's
@@ -502,15 +526,16 @@ func TestSamplerSMIHungAtStart(t *testing.T) {
 // timeout: an old driver that answers each call slowly cannot stretch it.
 func TestSamplerSMIProbeBoundedAsAWhole(t *testing.T) {
 	t.Parallel()
-	// The fake rejects the newer spelling at once; the retry (step 0)
-	// sleeps past what is left of the probe's budget.
-	path := installFakeSMI(t, smiConfig{Driver: "old", Plan: []smiStep{{SleepMS: 20000}}})
+	// The fake takes 350 ms to reject the newer spelling; the retry (step
+	// 0) hangs. With one budget for the probe the retry gets what is left
+	// (about 50 ms); with a budget per call it would run 400 ms more.
+	path := installFakeSMI(t, smiConfig{Driver: "old", RejectMS: 350, Plan: []smiStep{{SleepMS: 20000}}})
 	start := time.Now()
 	_, err := NewSMI(context.Background(), SMIOptions{Path: path, QueryTimeout: 400 * time.Millisecond})
-	if err == nil || !strings.Contains(err.Error(), "did not answer within") || !strings.Contains(err.Error(), "(the startup probe; nothing was sampled)") {
+	if err == nil || !regexp.MustCompile(`^nvidia-smi -i 0 did not answer within \d+ms; its process group was killed \(the startup probe; nothing was sampled\)$`).MatchString(err.Error()) {
 		t.Fatalf("err = %v", err)
 	}
-	if el := time.Since(start); el > 1200*time.Millisecond {
+	if el := time.Since(start); el > 650*time.Millisecond {
 		t.Errorf("the probe took %v for a 400ms budget", el)
 	}
 	if calls := smiCalls(t, path); len(calls) != 2 {

@@ -50,6 +50,8 @@ type config struct {
 	OptionalNA []string `json:"optional_na"`
 	// Rejects lists further fields the driver does not know.
 	Rejects []string `json:"rejects"`
+	// RejectSleepMS delays the answer to a query naming a rejected field.
+	RejectSleepMS int `json:"reject_sleep_ms"`
 	// IgnoreI answers for every GPU even when -i is given.
 	IgnoreI bool `json:"ignore_i"`
 	// WrongIndex answers -i N with index N+1.
@@ -125,6 +127,7 @@ func run(args []string) int {
 	}
 	for _, f := range fields {
 		if _, known := defaults(cfg, 0)[f]; !known || rejected[f] {
+			time.Sleep(min(time.Duration(cfg.RejectSleepMS)*time.Millisecond, maxSleep))
 			fmt.Printf("Field \"%s\" is not a valid field to query.\n\n", f)
 			return 2
 		}

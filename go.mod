@@ -3,7 +3,7 @@ module github.com/clockgate/clockgate
 go 1.26.8
 
 require (
-	github.com/NVIDIA/go-nvml v0.13.4-1
+	github.com/ebitengine/purego v0.11.3
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,36 @@ func TestWriteFileBareNameBesideItself(t *testing.T) {
 	}
 	if es, _ := os.ReadDir(dir); len(es) != 1 {
 		t.Errorf("%d entries beside the file, want it alone", len(es))
+	}
+}
+
+// TestWriteNewNeverReplaces: WriteNew writes a new file, and refuses, with
+// ErrExists and nothing left behind, a path that exists.
+func TestWriteNewNeverReplaces(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "r1.summary.json")
+	if err := WriteNew(p, []byte("first\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteNew(p, []byte("second\n"), 0o644)
+	if !errors.Is(err, ErrExists) || !strings.HasPrefix(err.Error(), p+": ") {
+		t.Fatalf("err = %v", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "first\n" {
+		t.Fatalf("the existing file changed: %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary files left: %v", entries)
+	}
+}
+
+// TestTempOverhead: the temporary name is at most TempOverhead bytes longer
+// than its target's, so a target of the longest name that leaves room is
+// written (on a file system with 255-byte names, NAME_MAX on Linux).
+func TestTempOverhead(t *testing.T) {
+	dir := t.TempDir()
+	name := strings.Repeat("a", 255-TempOverhead)
+	if err := WriteNew(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+		t.Fatalf("a %d-byte name: %v", len(name), err)
 	}
 }

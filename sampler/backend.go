@@ -10,9 +10,9 @@ import (
 // Backend kinds Open accepts.
 const (
 	// KindAuto prefers NVML and falls back to nvidia-smi when NVML is
-	// unavailable (no libnvidia-ml.so.1, or a build without cgo).
+	// unavailable (no libnvidia-ml.so.1, or a build with the nonvml tag).
 	KindAuto = "auto"
-	// KindNVML reads through NVML (github.com/NVIDIA/go-nvml).
+	// KindNVML reads through NVML, libnvidia-ml.so.1 loaded at run time.
 	KindNVML = "nvml"
 	// KindSMI runs nvidia-smi once per reading.
 	KindSMI = "nvidia-smi"
@@ -22,8 +22,8 @@ const (
 var Kinds = []string{KindAuto, KindNVML, KindSMI}
 
 // ErrNVMLUnavailable says NVML cannot be used here at all: the library is
-// not installed, or this binary was built without cgo. KindAuto falls back
-// to nvidia-smi on it and on nothing else.
+// not installed, or this binary was built without NVML (the nonvml tag).
+// KindAuto falls back to nvidia-smi on it and on nothing else.
 var ErrNVMLUnavailable = errors.New("NVML unavailable")
 
 // Options selects and configures a backend.
@@ -34,7 +34,7 @@ type Options struct {
 	GPU int
 	// SMIPath is the nvidia-smi executable; "" finds it on PATH.
 	SMIPath string
-	// QueryTimeout bounds one nvidia-smi call; zero means
+	// QueryTimeout bounds one reading and the startup probe; zero means
 	// DefaultQueryTimeout.
 	QueryTimeout time.Duration
 	// Logf, when not nil, receives status lines.
@@ -54,9 +54,9 @@ func Open(ctx context.Context, o Options) (Backend, error) {
 	case KindSMI:
 		return smi()
 	case KindNVML:
-		return openNVML(o.GPU, logf)
+		return openNVML(o.GPU, o.QueryTimeout, logf)
 	case KindAuto, "":
-		b, err := openNVML(o.GPU, logf)
+		b, err := openNVML(o.GPU, o.QueryTimeout, logf)
 		if errors.Is(err, ErrNVMLUnavailable) {
 			logf("%v; using nvidia-smi", err)
 			return smi()

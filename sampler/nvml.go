@@ -1,103 +1,203 @@
-//go:build cgo
-
 package sampler
 
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/clockgate/clockgate/clocks"
 )
 
-// The NVML entry points whose presence is checked before they are called:
-// go-nvml resolves symbols lazily, so calling one the installed driver lacks
-// would crash instead of failing.
+// nvmlReturn is an nvmlReturn_t, the status every NVML call returns.
+type nvmlReturn int32
+
+// The nvmlReturn_t values the sampler names (nvml.h).
+const (
+	nvmlSuccess                nvmlReturn = 0
+	nvmlErrorUninitialized     nvmlReturn = 1
+	nvmlErrorInvalidArgument   nvmlReturn = 2
+	nvmlErrorNotSupported      nvmlReturn = 3
+	nvmlErrorNoPermission      nvmlReturn = 4
+	nvmlErrorNotFound          nvmlReturn = 6
+	nvmlErrorInsufficientSize  nvmlReturn = 7
+	nvmlErrorDriverNotLoaded   nvmlReturn = 9
+	nvmlErrorTimeout           nvmlReturn = 10
+	nvmlErrorLibraryNotFound   nvmlReturn = 12
+	nvmlErrorFunctionNotFound  nvmlReturn = 13
+	nvmlErrorGPUIsLost         nvmlReturn = 15
+	nvmlErrorLibRMVersionMatch nvmlReturn = 18
+	nvmlErrorNoData            nvmlReturn = 21
+	nvmlErrorDeprecated        nvmlReturn = 26
+	nvmlErrorGPUNotFound       nvmlReturn = 28
+	nvmlErrorUnknown           nvmlReturn = 999
+)
+
+var nvmlReturnNames = map[nvmlReturn]string{
+	nvmlSuccess:                "SUCCESS",
+	nvmlErrorUninitialized:     "ERROR_UNINITIALIZED",
+	nvmlErrorInvalidArgument:   "ERROR_INVALID_ARGUMENT",
+	nvmlErrorNotSupported:      "ERROR_NOT_SUPPORTED",
+	nvmlErrorNoPermission:      "ERROR_NO_PERMISSION",
+	nvmlErrorNotFound:          "ERROR_NOT_FOUND",
+	nvmlErrorInsufficientSize:  "ERROR_INSUFFICIENT_SIZE",
+	nvmlErrorDriverNotLoaded:   "ERROR_DRIVER_NOT_LOADED",
+	nvmlErrorTimeout:           "ERROR_TIMEOUT",
+	nvmlErrorLibraryNotFound:   "ERROR_LIBRARY_NOT_FOUND",
+	nvmlErrorFunctionNotFound:  "ERROR_FUNCTION_NOT_FOUND",
+	nvmlErrorGPUIsLost:         "ERROR_GPU_IS_LOST",
+	nvmlErrorLibRMVersionMatch: "ERROR_LIB_RM_VERSION_MISMATCH",
+	nvmlErrorNoData:            "ERROR_NO_DATA",
+	nvmlErrorDeprecated:        "ERROR_DEPRECATED",
+	nvmlErrorGPUNotFound:       "ERROR_GPU_NOT_FOUND",
+	nvmlErrorUnknown:           "ERROR_UNKNOWN",
+}
+
+func (r nvmlReturn) String() string {
+	if n, ok := nvmlReturnNames[r]; ok {
+		return n
+	}
+	return fmt.Sprintf("nvmlReturn_t %d", int32(r))
+}
+
+// nvmlDevice is an nvmlDevice_t, an opaque handle.
+type nvmlDevice uintptr
+
+// nvmlClock is an nvmlClockType_t.
+type nvmlClock uint32
+
+const (
+	nvmlClockGraphics nvmlClock = 0
+	nvmlClockSM       nvmlClock = 1
+	nvmlClockMem      nvmlClock = 2
+)
+
+// Further NVML enum values the sampler reads (nvml.h).
+const (
+	nvmlTemperatureGPU  = 0  // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
+	nvmlFeatureDisabled = 0  // nvmlEnableState_t
+	nvmlFeatureEnabled  = 1  // nvmlEnableState_t
+	nvmlPState15        = 15 // nvmlPstates_t NVML_PSTATE_15; 32 is unknown
+	nvmlMIGEnabled      = 1  // NVML_DEVICE_MIG_ENABLE
+)
+
+// The NVML entry points whose presence is checked before they are called: a
+// driver older than the call lacks the symbol.
 const (
 	symEventReasons    = "nvmlDeviceGetCurrentClocksEventReasons"
 	symThrottleReasons = "nvmlDeviceGetCurrentClocksThrottleReasons"
 	symAppClock        = "nvmlDeviceGetApplicationsClock"
+	symMigMode         = "nvmlDeviceGetMigMode"
 )
+
+// nvmlLib is the part of NVML the sampler calls, one method per C entry
+// point, each returning what the call wrote and its status. It holds only
+// calls that read: nothing here can change GPU state. nvml_purego.go binds
+// it to libnvidia-ml.so.1; tests fake it. Every device call takes the
+// device's handle, so reading several GPUs is more handles, not another
+// interface.
+type nvmlLib interface {
+	// Has reports whether the library exports symbol.
+	Has(symbol string) bool
+	Init() nvmlReturn // nvmlInit_v2
+	Shutdown() nvmlReturn
+	SystemGetDriverVersion() (string, nvmlReturn)
+	DeviceGetHandleByIndex(index int) (nvmlDevice, nvmlReturn) // nvmlDeviceGetHandleByIndex_v2
+	DeviceGetUUID(nvmlDevice) (string, nvmlReturn)
+	DeviceGetName(nvmlDevice) (string, nvmlReturn)
+	DeviceGetClockInfo(nvmlDevice, nvmlClock) (uint32, nvmlReturn)
+	DeviceGetMaxClockInfo(nvmlDevice, nvmlClock) (uint32, nvmlReturn)
+	DeviceGetApplicationsClock(nvmlDevice, nvmlClock) (uint32, nvmlReturn)
+	DeviceGetCurrentClocksEventReasons(nvmlDevice) (uint64, nvmlReturn)
+	DeviceGetCurrentClocksThrottleReasons(nvmlDevice) (uint64, nvmlReturn)
+	DeviceGetPersistenceMode(nvmlDevice) (uint32, nvmlReturn)
+	DeviceGetPerformanceState(nvmlDevice) (uint32, nvmlReturn)
+	// DeviceGetUtilizationRates returns nvmlUtilization_t's gpu and memory.
+	DeviceGetUtilizationRates(nvmlDevice) (gpu, memory uint32, ret nvmlReturn)
+	DeviceGetTemperature(nvmlDevice, uint32) (uint32, nvmlReturn)
+	DeviceGetPowerUsage(nvmlDevice) (uint32, nvmlReturn)
+	DeviceGetMigMode(nvmlDevice) (current, pending uint32, ret nvmlReturn)
+}
 
 // NVML reads one GPU through NVML, the library nvidia-smi itself reads. Each
 // field is the NVML call nvidia-smi answers the same query field with.
 type NVML struct {
-	lib      nvml.Interface
-	dev      nvml.Device
+	lib      nvmlLib
+	dev      nvmlDevice
 	gpu      int
 	throttle string
+	timeout  time.Duration
 	// optional fields the device answered at open, in query order.
 	temp, power, mem bool
-	closed           bool
-}
 
-func openNVML(gpu int, logf func(string, ...any)) (Backend, error) {
-	n, err := NewNVML(nvml.New(), gpu, logf)
-	if err != nil {
-		return nil, err
-	}
-	return n, nil
+	mu     sync.Mutex
+	closed bool
+	// hung is set when a reading did not return within the timeout; busy
+	// counts readings still inside the driver. Either leaves the library
+	// alone at Close: nvmlShutdown under a running call is not safe.
+	hung bool
+	busy int
 }
 
 // NewNVML initializes lib, finds GPU gpu, picks the throttle call the driver
 // has (nvmlDeviceGetCurrentClocksEventReasons, else
 // nvmlDeviceGetCurrentClocksThrottleReasons), keeps each optional reading
-// the device answers, and takes one probe reading that must succeed.
-// ERROR_LIBRARY_NOT_FOUND from nvmlInit is ErrNVMLUnavailable.
-func NewNVML(lib nvml.Interface, gpu int, logf func(string, ...any)) (*NVML, error) {
+// the device answers, and takes one probe reading that must succeed within
+// timeout (zero: DefaultQueryTimeout), as must every reading after it.
+func NewNVML(lib nvmlLib, gpu int, timeout time.Duration, logf func(string, ...any)) (*NVML, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	if gpu < 0 {
 		return nil, fmt.Errorf("GPU index %d is negative", gpu)
 	}
-	if ret := lib.Init(); ret != nvml.SUCCESS {
-		if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
-			return nil, fmt.Errorf("%w: libnvidia-ml.so.1 not found (nvmlInit: ERROR_LIBRARY_NOT_FOUND)", ErrNVMLUnavailable)
-		}
-		return nil, fmt.Errorf("NVML: nvmlInit: %v", ret)
+	if timeout <= 0 {
+		timeout = DefaultQueryTimeout
 	}
-	n := &NVML{lib: lib, gpu: gpu}
+	if ret := lib.Init(); ret != nvmlSuccess {
+		return nil, fmt.Errorf("NVML: nvmlInit_v2: %v", ret)
+	}
+	n := &NVML{lib: lib, gpu: gpu, timeout: timeout}
 	ok := false
 	defer func() {
 		if !ok {
-			lib.Shutdown()
+			n.Close()
 		}
 	}()
-	ext := lib.Extensions()
 	switch {
-	case ext.LookupSymbol(symEventReasons) == nil:
-		n.throttle = clocks.FieldEventReasons
-	case ext.LookupSymbol(symThrottleReasons) == nil:
-		n.throttle = clocks.FieldThrottleReasons
+	case lib.Has(symEventReasons):
+		n.throttle = FieldEventReasons
+	case lib.Has(symThrottleReasons):
+		n.throttle = FieldThrottleReasons
 		logf("NVML: %s not in this driver; reading %s", symEventReasons, symThrottleReasons)
 	default:
-		return nil, fmt.Errorf("NVML: the driver has neither %s nor %s", symEventReasons, symThrottleReasons)
+		return nil, fmt.Errorf("NVML: the driver has neither %s nor %s, so %s cannot be read; %s",
+			symEventReasons, symThrottleReasons, FieldEventReasons, nvmlDriverAdvice)
 	}
-	if err := ext.LookupSymbol(symAppClock); err != nil {
-		return nil, fmt.Errorf("NVML: the driver has no %s, so %s cannot be read: %v", symAppClock, clocks.FieldClocksApplicationsGraphics, err)
+	if !lib.Has(symAppClock) {
+		return nil, fmt.Errorf("NVML: the driver has no %s, so %s cannot be read; %s",
+			symAppClock, FieldClocksApplicationsGraphics, nvmlDriverAdvice)
 	}
 	dev, ret := lib.DeviceGetHandleByIndex(gpu)
-	if ret != nvml.SUCCESS {
-		return nil, fmt.Errorf("NVML: nvmlDeviceGetHandleByIndex(%d): %v", gpu, ret)
+	if ret != nvmlSuccess {
+		return nil, fmt.Errorf("NVML: nvmlDeviceGetHandleByIndex_v2(%d): %v", gpu, ret)
 	}
 	n.dev = dev
-	if _, ret := dev.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
+	if _, ret := lib.DeviceGetTemperature(dev, nvmlTemperatureGPU); ret == nvmlSuccess {
 		n.temp = true
 	} else {
-		logf("NVML: optional field %s dropped: nvmlDeviceGetTemperature: %v", clocks.FieldTemperatureGPU, ret)
+		logf("NVML: optional field %s dropped: nvmlDeviceGetTemperature: %v", FieldTemperatureGPU, ret)
 	}
-	if _, ret := dev.GetPowerUsage(); ret == nvml.SUCCESS {
+	if _, ret := lib.DeviceGetPowerUsage(dev); ret == nvmlSuccess {
 		n.power = true
 	} else {
-		logf("NVML: optional field %s dropped: nvmlDeviceGetPowerUsage: %v", clocks.FieldPowerDraw, ret)
+		logf("NVML: optional field %s dropped: nvmlDeviceGetPowerUsage: %v", FieldPowerDraw, ret)
 	}
-	if v, ret := dev.GetClockInfo(nvml.CLOCK_MEM); ret == nvml.SUCCESS && v > 0 {
+	if v, ret := lib.DeviceGetClockInfo(dev, nvmlClockMem); ret == nvmlSuccess && v > 0 {
 		n.mem = true
 	} else {
-		logf("NVML: optional field %s dropped: nvmlDeviceGetClockInfo(MEM): %v (%d MHz)", clocks.FieldClocksMem, ret, v)
+		logf("NVML: optional field %s dropped: nvmlDeviceGetClockInfo(MEM): %v (%d MHz)", FieldClocksMem, ret, v)
 	}
 	if _, err := n.Read(context.Background(), time.Now(), "probe"); err != nil {
 		return nil, err
@@ -106,14 +206,15 @@ func NewNVML(lib nvml.Interface, gpu int, logf func(string, ...any)) (*NVML, err
 	return n, nil
 }
 
+// nvmlDriverAdvice says what to do about a driver that lacks a call every
+// sample needs.
+const nvmlDriverAdvice = "clockgate cannot record clock evidence through this driver: update the NVIDIA driver, or try --backend nvidia-smi"
+
 // Name says which GPU is read and how.
 func (n *NVML) Name() string {
 	s := fmt.Sprintf("NVML GPU %d, throttle field %s", n.gpu, n.throttle)
 	if opt := n.optional(); len(opt) > 0 {
-		s += ", optional"
-		for _, f := range opt {
-			s += " " + f
-		}
+		s += ", optional " + strings.Join(opt, " ")
 	}
 	return s
 }
@@ -124,21 +225,52 @@ func (n *NVML) ThrottleField() string { return n.throttle }
 func (n *NVML) optional() []string {
 	var o []string
 	if n.temp {
-		o = append(o, clocks.FieldTemperatureGPU)
+		o = append(o, FieldTemperatureGPU)
 	}
 	if n.power {
-		o = append(o, clocks.FieldPowerDraw)
+		o = append(o, FieldPowerDraw)
 	}
 	if n.mem {
-		o = append(o, clocks.FieldClocksMem)
+		o = append(o, FieldClocksMem)
 	}
 	return o
 }
 
-// fail names the GPU, the field and the NVML call that failed.
-func (n *NVML) fail(field, call string, ret nvml.Return) error {
-	return fmt.Errorf("NVML GPU %d: %s: %s returned %v", n.gpu, field, call, ret)
+// fail names the GPU, the field and the NVML call that failed, and, when
+// the driver cannot give a field every sample needs, what to do.
+func (n *NVML) fail(field, call string, ret nvmlReturn) error {
+	msg := fmt.Sprintf("NVML GPU %d: %s: %s returned %v", n.gpu, field, call, ret)
+	if ret == nvmlErrorNotSupported || ret == nvmlErrorNoPermission {
+		if why := n.unsupported(field, ret); why != "" {
+			msg += ": " + why
+		}
+	}
+	return fmt.Errorf("%s", msg)
 }
+
+// unsupported explains a required field the device will not give.
+func (n *NVML) unsupported(field string, ret nvmlReturn) string {
+	if ret == nvmlErrorNoPermission {
+		return "reading it needs privileges this process lacks; run clockgate as a user the driver lets read it"
+	}
+	if field == FieldUtilizationGPU {
+		mig := ""
+		if n.lib.Has(symMigMode) {
+			if cur, _, ret := n.lib.DeviceGetMigMode(n.dev); ret == nvmlSuccess && cur == nvmlMIGEnabled {
+				mig = fmt.Sprintf(" GPU %d is in MIG mode, where NVML gives no utilization.", n.gpu)
+			}
+		}
+		return "this GPU reports no utilization." + mig + " " + migAdvice
+	}
+	if isOptional(field) {
+		return ""
+	}
+	return fmt.Sprintf("the driver cannot give %s, which every sample needs; %s", field, nvmlDriverAdvice)
+}
+
+// migAdvice says what to do when utilization.gpu is not available, as on a
+// MIG-enabled GPU.
+const migAdvice = "clockgate needs utilization.gpu to tell busy samples from idle ones, so it cannot sample a MIG instance or a GPU in MIG mode: record the leg on a GPU with MIG disabled (nvidia-smi --query-gpu=index,mig.mode.current --format=csv shows which)"
 
 // failf names the GPU and the field with an explanation.
 func (n *NVML) failf(field, format string, args ...any) error {
@@ -148,96 +280,136 @@ func (n *NVML) failf(field, format string, args ...any) error {
 // Read takes one reading. Every call must succeed, except that
 // ERROR_DEPRECATED from nvmlDeviceGetApplicationsClock (what nvidia-smi
 // prints as "[Requested functionality has been deprecated]") records the
-// applications clock as null.
-func (n *NVML) Read(_ context.Context, t time.Time, bootID string) (*clocks.Sample, error) {
-	r := &clocks.Reading{Fields: append(clocks.QueryFields(n.throttle), n.optional()...), Index: n.gpu, ThrottleField: n.throttle}
-	var ret nvml.Return
-	if r.UUID, ret = n.dev.GetUUID(); ret != nvml.SUCCESS {
-		return nil, n.fail(clocks.FieldUUID, "nvmlDeviceGetUUID", ret)
+// applications clock as null. A reading that does not return within the
+// timeout is refused; the calls it made are left to the driver, and the
+// library is never shut down under them.
+func (n *NVML) Read(ctx context.Context, t time.Time, bootID string) (*clocks.Sample, error) {
+	n.mu.Lock()
+	if n.hung {
+		n.mu.Unlock()
+		return nil, fmt.Errorf("NVML GPU %d: an earlier reading never returned", n.gpu)
 	}
-	if r.Name, ret = n.dev.GetName(); ret != nvml.SUCCESS {
-		return nil, n.fail(clocks.FieldName, "nvmlDeviceGetName", ret)
+	n.mu.Unlock()
+	type result struct {
+		s   *clocks.Sample
+		err error
 	}
-	if r.DriverVersion, ret = n.lib.SystemGetDriverVersion(); ret != nvml.SUCCESS {
-		return nil, n.fail(clocks.FieldDriverVersion, "nvmlSystemGetDriverVersion", ret)
+	c := make(chan result, 1)
+	n.mu.Lock()
+	n.busy++
+	n.mu.Unlock()
+	go func() {
+		s, err := n.read(t, bootID)
+		n.mu.Lock()
+		n.busy--
+		n.mu.Unlock()
+		c <- result{s, err}
+	}()
+	timer := time.NewTimer(n.timeout)
+	defer timer.Stop()
+	select {
+	case r := <-c:
+		return r.s, r.err
+	case <-timer.C:
+		n.mu.Lock()
+		n.hung = true
+		n.mu.Unlock()
+		return nil, fmt.Errorf("NVML GPU %d did not answer within %v", n.gpu, n.timeout)
+	case <-ctx.Done():
+		// The stop cut this reading short; its calls finish on their own
+		// and Close leaves the library to them.
+		return nil, ctx.Err()
+	}
+}
+
+func (n *NVML) read(t time.Time, bootID string) (*clocks.Sample, error) {
+	r := &Reading{Fields: append(QueryFields(n.throttle), n.optional()...), Index: n.gpu, ThrottleField: n.throttle}
+	lib, dev := n.lib, n.dev
+	var ret nvmlReturn
+	if r.UUID, ret = lib.DeviceGetUUID(dev); ret != nvmlSuccess {
+		return nil, n.fail(FieldUUID, "nvmlDeviceGetUUID", ret)
+	}
+	if r.Name, ret = lib.DeviceGetName(dev); ret != nvmlSuccess {
+		return nil, n.fail(FieldName, "nvmlDeviceGetName", ret)
+	}
+	if r.DriverVersion, ret = lib.SystemGetDriverVersion(); ret != nvmlSuccess {
+		return nil, n.fail(FieldDriverVersion, "nvmlSystemGetDriverVersion", ret)
 	}
 	var err error
-	if r.SMClockMHz, err = n.clockMHz(clocks.FieldClocksSM, "nvmlDeviceGetClockInfo(SM)", n.dev.GetClockInfo, nvml.CLOCK_SM); err != nil {
+	if r.SMClockMHz, err = n.clockMHz(FieldClocksSM, "nvmlDeviceGetClockInfo(SM)", lib.DeviceGetClockInfo, nvmlClockSM); err != nil {
 		return nil, err
 	}
-	if r.ClocksMaxSMMHz, err = n.clockMHz(clocks.FieldClocksMaxSM, "nvmlDeviceGetMaxClockInfo(SM)", n.dev.GetMaxClockInfo, nvml.CLOCK_SM); err != nil {
+	if r.ClocksMaxSMMHz, err = n.clockMHz(FieldClocksMaxSM, "nvmlDeviceGetMaxClockInfo(SM)", lib.DeviceGetMaxClockInfo, nvmlClockSM); err != nil {
 		return nil, err
 	}
-	switch v, ret := n.dev.GetApplicationsClock(nvml.CLOCK_GRAPHICS); ret {
-	case nvml.ERROR_DEPRECATED:
+	switch v, ret := lib.DeviceGetApplicationsClock(dev, nvmlClockGraphics); ret {
+	case nvmlErrorDeprecated:
 		r.ClocksApplicationsGraphicsMHz = nil
-	case nvml.SUCCESS:
+	case nvmlSuccess:
 		if v == 0 {
-			return nil, n.failf(clocks.FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS) gave 0 MHz")
+			return nil, n.failf(FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS) gave 0 MHz")
 		}
 		mhz := int(v)
 		r.ClocksApplicationsGraphicsMHz = &mhz
 	default:
-		return nil, n.fail(clocks.FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS)", ret)
+		return nil, n.fail(FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS)", ret)
 	}
 	var bits uint64
-	if n.throttle == clocks.FieldEventReasons {
-		bits, ret = n.dev.GetCurrentClocksEventReasons()
+	call := symEventReasons
+	if n.throttle == FieldEventReasons {
+		bits, ret = lib.DeviceGetCurrentClocksEventReasons(dev)
 	} else {
-		bits, ret = n.dev.GetCurrentClocksThrottleReasons()
+		call = symThrottleReasons
+		bits, ret = lib.DeviceGetCurrentClocksThrottleReasons(dev)
 	}
-	if ret != nvml.SUCCESS {
-		call := symEventReasons
-		if n.throttle == clocks.FieldThrottleReasons {
-			call = symThrottleReasons
-		}
+	if ret != nvmlSuccess {
 		return nil, n.fail(n.throttle, call, ret)
 	}
 	r.ThrottleReasonsActive = clocks.FormatThrottle(bits)
-	switch pm, ret := n.dev.GetPersistenceMode(); {
-	case ret != nvml.SUCCESS:
-		return nil, n.fail(clocks.FieldPersistenceMode, "nvmlDeviceGetPersistenceMode", ret)
-	case pm == nvml.FEATURE_ENABLED:
+	switch pm, ret := lib.DeviceGetPersistenceMode(dev); {
+	case ret != nvmlSuccess:
+		return nil, n.fail(FieldPersistenceMode, "nvmlDeviceGetPersistenceMode", ret)
+	case pm == nvmlFeatureEnabled:
 		r.PersistenceMode = "Enabled"
-	case pm == nvml.FEATURE_DISABLED:
+	case pm == nvmlFeatureDisabled:
 		r.PersistenceMode = "Disabled"
 	default:
-		return nil, n.failf(clocks.FieldPersistenceMode, "nvmlDeviceGetPersistenceMode gave unknown state %d", pm)
+		return nil, n.failf(FieldPersistenceMode, "nvmlDeviceGetPersistenceMode gave unknown state %d", pm)
 	}
-	switch ps, ret := n.dev.GetPerformanceState(); {
-	case ret != nvml.SUCCESS:
-		return nil, n.fail(clocks.FieldPState, "nvmlDeviceGetPerformanceState", ret)
-	case ps < nvml.PSTATE_0 || ps > nvml.PSTATE_15:
-		return nil, n.failf(clocks.FieldPState, "nvmlDeviceGetPerformanceState gave unknown state %d", ps)
+	switch ps, ret := lib.DeviceGetPerformanceState(dev); {
+	case ret != nvmlSuccess:
+		return nil, n.fail(FieldPState, "nvmlDeviceGetPerformanceState", ret)
+	case ps > nvmlPState15:
+		return nil, n.failf(FieldPState, "nvmlDeviceGetPerformanceState gave unknown state %d", ps)
 	default:
 		r.PState = fmt.Sprintf("P%d", ps)
 	}
-	switch u, ret := n.dev.GetUtilizationRates(); {
-	case ret != nvml.SUCCESS:
-		return nil, n.fail(clocks.FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates", ret)
-	case u.Gpu > 100:
-		return nil, n.failf(clocks.FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates gave %d%%, more than 100", u.Gpu)
+	switch u, _, ret := lib.DeviceGetUtilizationRates(dev); {
+	case ret != nvmlSuccess:
+		return nil, n.fail(FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates", ret)
+	case u > 100:
+		return nil, n.failf(FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates gave %d%%, more than 100", u)
 	default:
-		r.UtilizationGPUPct = int(u.Gpu)
+		r.UtilizationGPUPct = int(u)
 	}
 	if n.temp {
-		v, ret := n.dev.GetTemperature(nvml.TEMPERATURE_GPU)
-		if ret != nvml.SUCCESS {
-			return nil, n.fail(clocks.FieldTemperatureGPU, "nvmlDeviceGetTemperature(GPU)", ret)
+		v, ret := lib.DeviceGetTemperature(dev, nvmlTemperatureGPU)
+		if ret != nvmlSuccess {
+			return nil, n.fail(FieldTemperatureGPU, "nvmlDeviceGetTemperature(GPU)", ret)
 		}
 		c := float64(v)
 		r.TemperatureGPUC = &c
 	}
 	if n.power {
-		v, ret := n.dev.GetPowerUsage()
-		if ret != nvml.SUCCESS {
-			return nil, n.fail(clocks.FieldPowerDraw, "nvmlDeviceGetPowerUsage", ret)
+		v, ret := lib.DeviceGetPowerUsage(dev)
+		if ret != nvmlSuccess {
+			return nil, n.fail(FieldPowerDraw, "nvmlDeviceGetPowerUsage", ret)
 		}
 		w := float64(v) / 1000 // NVML reports mW
 		r.PowerDrawW = &w
 	}
 	if n.mem {
-		mhz, err := n.clockMHz(clocks.FieldClocksMem, "nvmlDeviceGetClockInfo(MEM)", n.dev.GetClockInfo, nvml.CLOCK_MEM)
+		mhz, err := n.clockMHz(FieldClocksMem, "nvmlDeviceGetClockInfo(MEM)", lib.DeviceGetClockInfo, nvmlClockMem)
 		if err != nil {
 			return nil, err
 		}
@@ -251,9 +423,9 @@ func (n *NVML) Read(_ context.Context, t time.Time, bootID string) (*clocks.Samp
 }
 
 // clockMHz reads one clock and refuses a failed call or a zero clock.
-func (n *NVML) clockMHz(field, call string, get func(nvml.ClockType) (uint32, nvml.Return), ct nvml.ClockType) (int, error) {
-	v, ret := get(ct)
-	if ret != nvml.SUCCESS {
+func (n *NVML) clockMHz(field, call string, get func(nvmlDevice, nvmlClock) (uint32, nvmlReturn), ct nvmlClock) (int, error) {
+	v, ret := get(n.dev, ct)
+	if ret != nvmlSuccess {
 		return 0, n.fail(field, call, ret)
 	}
 	if v == 0 {
@@ -262,14 +434,30 @@ func (n *NVML) clockMHz(field, call string, get func(nvml.ClockType) (uint32, nv
 	return int(v), nil
 }
 
-// Close shuts NVML down.
+// Close shuts NVML down, unless a reading is still inside it (a hung one,
+// or one a stop cut short): the process is about to exit anyway.
 func (n *NVML) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.closed {
 		return nil
 	}
 	n.closed = true
-	if ret := n.lib.Shutdown(); ret != nvml.SUCCESS {
+	if n.hung || n.busy > 0 {
+		return nil
+	}
+	if ret := n.lib.Shutdown(); ret != nvmlSuccess {
 		return fmt.Errorf("NVML: nvmlShutdown: %v", ret)
 	}
 	return nil
+}
+
+// isOptional reports whether field is one of OptionalQueryFields.
+func isOptional(field string) bool {
+	for _, f := range OptionalQueryFields() {
+		if f == field {
+			return true
+		}
+	}
+	return false
 }

@@ -1,59 +1,152 @@
-//go:build cgo
-
 package sampler
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
-
-	"github.com/clockgate/clockgate/clocks"
 )
 
-// mockGPU is a synthetic H100 behind go-nvml's mock; its fields say what
-// each NVML call answers.
-type mockGPU struct {
+// fakeNVML is a synthetic H100 behind the nvmlLib interface; its fields say
+// what each NVML call answers. The interface has no call that changes GPU
+// state, so no test needs to watch for one.
+type fakeNVML struct {
 	mu      sync.Mutex
 	symbols map[string]bool
-	initRet nvml.Return
+	initRet nvmlReturn
 	sm      uint32
-	smRet   nvml.Return
+	smRet   nvmlReturn
 	app     uint32
-	appRet  nvml.Return
+	appRet  nvmlReturn
 	util    uint32
-	pm      nvml.EnableState
-	ps      nvml.Pstates
-	tempRet nvml.Return
-	powRet  nvml.Return
-	shut    int
+	utilRet nvmlReturn
+	mig     uint32
+	pm      uint32
+	ps      uint32
+	tempRet nvmlReturn
+	powRet  nvmlReturn
+	// hang makes every SM clock read wait until release is closed.
+	hang    bool
+	release chan struct{}
+
+	shut       int
+	eventCalls int
+	throtCalls int
 }
 
-func newMockGPU() *mockGPU {
-	return &mockGPU{
-		symbols: map[string]bool{symEventReasons: true, symThrottleReasons: true, symAppClock: true},
-		sm:      1980, app: 0, appRet: nvml.ERROR_DEPRECATED, util: 100,
-		pm: nvml.FEATURE_ENABLED, ps: nvml.PSTATE_0,
+func newFakeNVML() *fakeNVML {
+	return &fakeNVML{
+		symbols: map[string]bool{symEventReasons: true, symThrottleReasons: true, symAppClock: true, symMigMode: true},
+		sm:      1980, appRet: nvmlErrorDeprecated, util: 100, pm: nvmlFeatureEnabled,
+		release: make(chan struct{}),
 	}
 }
 
-func (g *mockGPU) set(f func(*mockGPU)) {
+func (g *fakeNVML) set(f func(*fakeNVML)) {
 	g.mu.Lock()
 	f(g)
 	g.mu.Unlock()
 }
 
-func (g *mockGPU) shutdowns() int {
+func (g *fakeNVML) get() *fakeNVML {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := &fakeNVML{sm: g.sm, smRet: g.smRet, app: g.app, appRet: g.appRet, util: g.util, utilRet: g.utilRet,
+		mig: g.mig, pm: g.pm, ps: g.ps, tempRet: g.tempRet, powRet: g.powRet, hang: g.hang}
+	return c
+}
+
+func (g *fakeNVML) shutdowns() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.shut
+}
+
+const fakeDev nvmlDevice = 0x5000
+
+func (g *fakeNVML) dev(d nvmlDevice) nvmlReturn {
+	if d != fakeDev {
+		return nvmlErrorInvalidArgument
+	}
+	return nvmlSuccess
+}
+
+func (g *fakeNVML) Has(s string) bool { return g.symbols[s] }
+func (g *fakeNVML) Init() nvmlReturn  { return g.initRet }
+func (g *fakeNVML) Shutdown() nvmlReturn {
+	g.set(func(g *fakeNVML) { g.shut++ })
+	return nvmlSuccess
+}
+func (g *fakeNVML) SystemGetDriverVersion() (string, nvmlReturn) { return "590.44.01", nvmlSuccess }
+func (g *fakeNVML) DeviceGetHandleByIndex(i int) (nvmlDevice, nvmlReturn) {
+	if i != 0 {
+		return 0, nvmlErrorInvalidArgument
+	}
+	return fakeDev, nvmlSuccess
+}
+func (g *fakeNVML) DeviceGetUUID(d nvmlDevice) (string, nvmlReturn) {
+	return "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37", g.dev(d)
+}
+func (g *fakeNVML) DeviceGetName(d nvmlDevice) (string, nvmlReturn) {
+	return "NVIDIA H100 80GB HBM3", g.dev(d)
+}
+func (g *fakeNVML) DeviceGetClockInfo(d nvmlDevice, ct nvmlClock) (uint32, nvmlReturn) {
+	s := g.get()
+	switch ct {
+	case nvmlClockSM:
+		if s.hang {
+			<-g.release
+		}
+		return s.sm, s.smRet
+	case nvmlClockMem:
+		return 2619, g.dev(d)
+	}
+	return 0, nvmlErrorInvalidArgument
+}
+func (g *fakeNVML) DeviceGetMaxClockInfo(d nvmlDevice, ct nvmlClock) (uint32, nvmlReturn) {
+	if ct != nvmlClockSM {
+		return 0, nvmlErrorInvalidArgument
+	}
+	return 1980, g.dev(d)
+}
+func (g *fakeNVML) DeviceGetApplicationsClock(d nvmlDevice, ct nvmlClock) (uint32, nvmlReturn) {
+	if ct != nvmlClockGraphics {
+		return 0, nvmlErrorInvalidArgument
+	}
+	s := g.get()
+	return s.app, s.appRet
+}
+func (g *fakeNVML) DeviceGetCurrentClocksEventReasons(d nvmlDevice) (uint64, nvmlReturn) {
+	g.set(func(g *fakeNVML) { g.eventCalls++ })
+	return 0, g.dev(d)
+}
+func (g *fakeNVML) DeviceGetCurrentClocksThrottleReasons(d nvmlDevice) (uint64, nvmlReturn) {
+	g.set(func(g *fakeNVML) { g.throtCalls++ })
+	return 0x4, g.dev(d)
+}
+func (g *fakeNVML) DeviceGetPersistenceMode(d nvmlDevice) (uint32, nvmlReturn) {
+	return g.get().pm, g.dev(d)
+}
+func (g *fakeNVML) DeviceGetPerformanceState(d nvmlDevice) (uint32, nvmlReturn) {
+	return g.get().ps, g.dev(d)
+}
+func (g *fakeNVML) DeviceGetUtilizationRates(d nvmlDevice) (uint32, uint32, nvmlReturn) {
+	s := g.get()
+	if s.utilRet != nvmlSuccess {
+		return 0, 0, s.utilRet
+	}
+	return s.util, 40, g.dev(d)
+}
+func (g *fakeNVML) DeviceGetTemperature(d nvmlDevice, sensor uint32) (uint32, nvmlReturn) {
+	return 45, g.get().tempRet
+}
+func (g *fakeNVML) DeviceGetPowerUsage(d nvmlDevice) (uint32, nvmlReturn) {
+	return 312450, g.get().powRet
+}
+func (g *fakeNVML) DeviceGetMigMode(d nvmlDevice) (uint32, uint32, nvmlReturn) {
+	return g.get().mig, g.get().mig, g.dev(d)
 }
 
 func readFileString(path string) (string, error) {
@@ -61,92 +154,13 @@ func readFileString(path string) (string, error) {
 	return string(b), err
 }
 
-func (g *mockGPU) get() mockGPU {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return mockGPU{sm: g.sm, smRet: g.smRet, app: g.app, appRet: g.appRet, util: g.util, pm: g.pm, ps: g.ps, tempRet: g.tempRet, powRet: g.powRet}
-}
-
-// lib returns the mock library and device. Calls that would change GPU
-// state fail the test; any other call the mock does not set panics.
-func (g *mockGPU) lib(t *testing.T) (*mock.Interface, *mock.Device) {
-	mutate := func(name string) { t.Errorf("the sampler called %s, which changes GPU state", name) }
-	dev := &mock.Device{
-		GetUUIDFunc: func() (string, nvml.Return) { return "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37", nvml.SUCCESS },
-		GetNameFunc: func() (string, nvml.Return) { return "NVIDIA H100 80GB HBM3", nvml.SUCCESS },
-		GetClockInfoFunc: func(ct nvml.ClockType) (uint32, nvml.Return) {
-			s := g.get()
-			switch ct {
-			case nvml.CLOCK_SM:
-				return s.sm, s.smRet
-			case nvml.CLOCK_MEM:
-				return 2619, nvml.SUCCESS
-			}
-			return 0, nvml.ERROR_INVALID_ARGUMENT
-		},
-		GetMaxClockInfoFunc: func(ct nvml.ClockType) (uint32, nvml.Return) {
-			if ct != nvml.CLOCK_SM {
-				return 0, nvml.ERROR_INVALID_ARGUMENT
-			}
-			return 1980, nvml.SUCCESS
-		},
-		GetApplicationsClockFunc: func(ct nvml.ClockType) (uint32, nvml.Return) {
-			if ct != nvml.CLOCK_GRAPHICS {
-				return 0, nvml.ERROR_INVALID_ARGUMENT
-			}
-			s := g.get()
-			return s.app, s.appRet
-		},
-		GetCurrentClocksEventReasonsFunc: func() (uint64, nvml.Return) {
-			if !g.symbols[symEventReasons] {
-				t.Errorf("called %s, which this driver lacks", symEventReasons)
-			}
-			return 0, nvml.SUCCESS
-		},
-		GetCurrentClocksThrottleReasonsFunc: func() (uint64, nvml.Return) { return 0x4, nvml.SUCCESS },
-		GetPersistenceModeFunc:              func() (nvml.EnableState, nvml.Return) { return g.get().pm, nvml.SUCCESS },
-		GetPerformanceStateFunc:             func() (nvml.Pstates, nvml.Return) { return g.get().ps, nvml.SUCCESS },
-		GetUtilizationRatesFunc: func() (nvml.Utilization, nvml.Return) {
-			return nvml.Utilization{Gpu: g.get().util, Memory: 40}, nvml.SUCCESS
-		},
-		GetTemperatureFunc: func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 45, g.get().tempRet },
-		GetPowerUsageFunc:  func() (uint32, nvml.Return) { return 312450, g.get().powRet },
-
-		SetApplicationsClocksFunc: func(uint32, uint32) nvml.Return { mutate("SetApplicationsClocks"); return nvml.SUCCESS },
-		SetGpuLockedClocksFunc:    func(uint32, uint32) nvml.Return { mutate("SetGpuLockedClocks"); return nvml.SUCCESS },
-		ResetGpuLockedClocksFunc:  func() nvml.Return { mutate("ResetGpuLockedClocks"); return nvml.SUCCESS },
-		SetPersistenceModeFunc:    func(nvml.EnableState) nvml.Return { mutate("SetPersistenceMode"); return nvml.SUCCESS },
-	}
-	lib := &mock.Interface{
-		InitFunc:     func() nvml.Return { return g.initRet },
-		ShutdownFunc: func() nvml.Return { g.set(func(g *mockGPU) { g.shut++ }); return nvml.SUCCESS },
-		ExtensionsFunc: func() nvml.ExtendedInterface {
-			return &mock.ExtendedInterface{LookupSymbolFunc: func(s string) error {
-				if g.symbols[s] {
-					return nil
-				}
-				return fmt.Errorf("undefined symbol: %s", s)
-			}}
-		},
-		DeviceGetHandleByIndexFunc: func(i int) (nvml.Device, nvml.Return) {
-			if i != 0 {
-				return nil, nvml.ERROR_INVALID_ARGUMENT
-			}
-			return dev, nvml.SUCCESS
-		},
-		SystemGetDriverVersionFunc: func() (string, nvml.Return) { return "590.44.01", nvml.SUCCESS },
-	}
-	return lib, dev
-}
-
 func TestSamplerNVMLReads(t *testing.T) {
-	g := newMockGPU()
-	lib, dev := g.lib(t)
-	n, err := NewNVML(lib, 0, t.Logf)
+	g := newFakeNVML()
+	n, err := NewNVML(g, 0, time.Second, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.ThrottleField() != clocks.FieldEventReasons {
+	if n.ThrottleField() != FieldEventReasons {
 		t.Errorf("throttle field %s", n.ThrottleField())
 	}
 	smp, err := n.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot)
@@ -157,7 +171,7 @@ func TestSamplerNVMLReads(t *testing.T) {
 	if got := string(smp.AppendJSON(nil)); got != want {
 		t.Errorf("sample\n got %s\nwant %s", got, want)
 	}
-	if len(dev.GetCurrentClocksThrottleReasonsCalls()) != 0 {
+	if g.throtCalls != 0 {
 		t.Error("read the old throttle call although the event call exists")
 	}
 	n.Close()
@@ -171,11 +185,10 @@ func TestSamplerNVMLReads(t *testing.T) {
 // nvmlDeviceGetCurrentClocksEventReasons is read through the throttle call,
 // the event call is never made, and an applications clock is a number.
 func TestSamplerNVMLOldDriver(t *testing.T) {
-	g := newMockGPU()
+	g := newFakeNVML()
 	g.symbols[symEventReasons] = false
-	g.app, g.appRet = 1755, nvml.SUCCESS
-	lib, dev := g.lib(t)
-	n, err := NewNVML(lib, 0, t.Logf)
+	g.app, g.appRet = 1755, nvmlSuccess
+	n, err := NewNVML(g, 0, time.Second, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,57 +196,59 @@ func TestSamplerNVMLOldDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if smp.ThrottleField != clocks.FieldThrottleReasons || smp.ThrottleReasonsActive != "0x0000000000000004" ||
+	if smp.ThrottleField != FieldThrottleReasons || smp.ThrottleReasonsActive != "0x0000000000000004" ||
 		smp.ClocksApplicationsGraphicsMHz == nil || *smp.ClocksApplicationsGraphicsMHz != 1755 {
 		t.Errorf("sample %s", smp.AppendJSON(nil))
 	}
-	if c := len(dev.GetCurrentClocksEventReasonsCalls()); c != 0 {
-		t.Errorf("%s called %d times", symEventReasons, c)
+	if g.eventCalls != 0 {
+		t.Errorf("%s called %d times", symEventReasons, g.eventCalls)
 	}
 }
 
-func TestSamplerNVMLLibraryNotFound(t *testing.T) {
-	g := newMockGPU()
-	g.initRet = nvml.ERROR_LIBRARY_NOT_FOUND
-	lib, _ := g.lib(t)
-	_, err := NewNVML(lib, 0, nil)
-	if !errors.Is(err, ErrNVMLUnavailable) || err.Error() != "NVML unavailable: libnvidia-ml.so.1 not found (nvmlInit: ERROR_LIBRARY_NOT_FOUND)" {
-		t.Fatalf("err = %v", err)
-	}
-	g.initRet = nvml.ERROR_DRIVER_NOT_LOADED
-	_, err = NewNVML(lib, 0, nil)
-	if err == nil || errors.Is(err, ErrNVMLUnavailable) || err.Error() != "NVML: nvmlInit: ERROR_DRIVER_NOT_LOADED" {
-		t.Fatalf("driver not loaded: %v (auto must not fall back on it)", err)
+func TestSamplerNVMLInitFails(t *testing.T) {
+	g := newFakeNVML()
+	g.initRet = nvmlErrorDriverNotLoaded
+	_, err := NewNVML(g, 0, time.Second, nil)
+	if err == nil || err.Error() != "NVML: nvmlInit_v2: ERROR_DRIVER_NOT_LOADED" {
+		t.Fatalf("driver not loaded: %v", err)
 	}
 }
 
+// TestSamplerNVMLRefusesAtOpen: a device or driver that cannot give a
+// reading whole is refused at open, saying what is unsupported and what to
+// do.
 func TestSamplerNVMLRefusesAtOpen(t *testing.T) {
 	cases := []struct {
 		name string
-		edit func(*mockGPU)
+		edit func(*fakeNVML)
 		gpu  int
 		want string
 	}{
-		{"no throttle call", func(g *mockGPU) { g.symbols[symEventReasons], g.symbols[symThrottleReasons] = false, false }, 0,
-			"NVML: the driver has neither nvmlDeviceGetCurrentClocksEventReasons nor nvmlDeviceGetCurrentClocksThrottleReasons"},
-		{"no applications clock call", func(g *mockGPU) { g.symbols[symAppClock] = false }, 0,
-			"NVML: the driver has no nvmlDeviceGetApplicationsClock, so clocks.applications.graphics cannot be read"},
-		{"no such GPU", func(*mockGPU) {}, 3, "NVML: nvmlDeviceGetHandleByIndex(3): ERROR_INVALID_ARGUMENT"},
-		{"SM clock not supported", func(g *mockGPU) { g.smRet = nvml.ERROR_NOT_SUPPORTED }, 0,
-			"NVML GPU 0: clocks.sm: nvmlDeviceGetClockInfo(SM) returned ERROR_NOT_SUPPORTED"},
-		{"applications clock not supported", func(g *mockGPU) { g.appRet = nvml.ERROR_NOT_SUPPORTED }, 0,
-			"NVML GPU 0: clocks.applications.graphics: nvmlDeviceGetApplicationsClock(GRAPHICS) returned ERROR_NOT_SUPPORTED"},
-		{"zero SM clock", func(g *mockGPU) { g.sm = 0 }, 0, "NVML GPU 0: clocks.sm: nvmlDeviceGetClockInfo(SM) gave 0 MHz"},
-		{"unknown persistence", func(g *mockGPU) { g.pm = 7 }, 0, "NVML GPU 0: persistence_mode: nvmlDeviceGetPersistenceMode gave unknown state 7"},
-		{"unknown pstate", func(g *mockGPU) { g.ps = nvml.PSTATE_UNKNOWN }, 0, "NVML GPU 0: pstate: nvmlDeviceGetPerformanceState gave unknown state 32"},
-		{"utilization over 100", func(g *mockGPU) { g.util = 101 }, 0, "NVML GPU 0: utilization.gpu: nvmlDeviceGetUtilizationRates gave 101%, more than 100"},
+		{"no throttle call", func(g *fakeNVML) { g.symbols[symEventReasons], g.symbols[symThrottleReasons] = false, false }, 0,
+			"NVML: the driver has neither nvmlDeviceGetCurrentClocksEventReasons nor nvmlDeviceGetCurrentClocksThrottleReasons, so clocks_event_reasons.active cannot be read; " + nvmlDriverAdvice},
+		{"no applications clock call", func(g *fakeNVML) { g.symbols[symAppClock] = false }, 0,
+			"NVML: the driver has no nvmlDeviceGetApplicationsClock, so clocks.applications.graphics cannot be read; " + nvmlDriverAdvice},
+		{"no such GPU", func(*fakeNVML) {}, 3, "NVML: nvmlDeviceGetHandleByIndex_v2(3): ERROR_INVALID_ARGUMENT"},
+		{"SM clock not supported", func(g *fakeNVML) { g.smRet = nvmlErrorNotSupported }, 0,
+			"NVML GPU 0: clocks.sm: nvmlDeviceGetClockInfo(SM) returned ERROR_NOT_SUPPORTED: the driver cannot give clocks.sm, which every sample needs; " + nvmlDriverAdvice},
+		{"applications clock not supported", func(g *fakeNVML) { g.appRet = nvmlErrorNotSupported }, 0,
+			"NVML GPU 0: clocks.applications.graphics: nvmlDeviceGetApplicationsClock(GRAPHICS) returned ERROR_NOT_SUPPORTED: the driver cannot give clocks.applications.graphics"},
+		{"no permission", func(g *fakeNVML) { g.smRet = nvmlErrorNoPermission }, 0,
+			"NVML GPU 0: clocks.sm: nvmlDeviceGetClockInfo(SM) returned ERROR_NO_PERMISSION: reading it needs privileges this process lacks; run clockgate as a user the driver lets read it"},
+		{"MIG: no utilization", func(g *fakeNVML) { g.utilRet, g.mig = nvmlErrorNotSupported, nvmlMIGEnabled }, 0,
+			"NVML GPU 0: utilization.gpu: nvmlDeviceGetUtilizationRates returned ERROR_NOT_SUPPORTED: this GPU reports no utilization. GPU 0 is in MIG mode, where NVML gives no utilization. " + migAdvice},
+		{"no utilization, MIG off", func(g *fakeNVML) { g.utilRet = nvmlErrorNotSupported }, 0,
+			"NVML GPU 0: utilization.gpu: nvmlDeviceGetUtilizationRates returned ERROR_NOT_SUPPORTED: this GPU reports no utilization. " + migAdvice},
+		{"zero SM clock", func(g *fakeNVML) { g.sm = 0 }, 0, "NVML GPU 0: clocks.sm: nvmlDeviceGetClockInfo(SM) gave 0 MHz"},
+		{"unknown persistence", func(g *fakeNVML) { g.pm = 7 }, 0, "NVML GPU 0: persistence_mode: nvmlDeviceGetPersistenceMode gave unknown state 7"},
+		{"unknown pstate", func(g *fakeNVML) { g.ps = 32 }, 0, "NVML GPU 0: pstate: nvmlDeviceGetPerformanceState gave unknown state 32"},
+		{"utilization over 100", func(g *fakeNVML) { g.util = 101 }, 0, "NVML GPU 0: utilization.gpu: nvmlDeviceGetUtilizationRates gave 101%, more than 100"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := newMockGPU()
+			g := newFakeNVML()
 			c.edit(g)
-			lib, _ := g.lib(t)
-			_, err := NewNVML(lib, c.gpu, t.Logf)
+			_, err := NewNVML(g, c.gpu, time.Second, t.Logf)
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 				t.Fatalf("err = %v\nwant %s", err, c.want)
 			}
@@ -247,10 +262,9 @@ func TestSamplerNVMLRefusesAtOpen(t *testing.T) {
 // TestSamplerNVMLOptionalFields: an optional reading the device cannot give
 // at open is dropped; one it gave at open and then fails is a refusal.
 func TestSamplerNVMLOptionalFields(t *testing.T) {
-	g := newMockGPU()
-	g.tempRet = nvml.ERROR_NOT_SUPPORTED
-	lib, _ := g.lib(t)
-	n, err := NewNVML(lib, 0, t.Logf)
+	g := newFakeNVML()
+	g.tempRet = nvmlErrorNotSupported
+	n, err := NewNVML(g, 0, time.Second, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,46 +278,78 @@ func TestSamplerNVMLOptionalFields(t *testing.T) {
 	if !strings.HasSuffix(n.Name(), "optional power.draw clocks.mem") {
 		t.Errorf("name %q", n.Name())
 	}
-	g.set(func(g *mockGPU) { g.powRet = nvml.ERROR_UNKNOWN })
+	g.set(func(g *fakeNVML) { g.powRet = nvmlErrorUnknown })
 	_, err = n.Read(context.Background(), time.Now(), testBoot)
 	if err == nil || err.Error() != "NVML GPU 0: power.draw: nvmlDeviceGetPowerUsage returned ERROR_UNKNOWN" {
 		t.Fatalf("err = %v", err)
 	}
 }
 
-// TestSamplerRunsOnNVML records a window through the NVML mock and refuses
-// when a clock read starts failing mid-run.
+// TestSamplerNVMLHungCall: a reading whose NVML call does not return is
+// refused after the timeout, later readings are refused at once, and the
+// library is not shut down under the hung call.
+func TestSamplerNVMLHungCall(t *testing.T) {
+	g := newFakeNVML()
+	n, err := NewNVML(g, 0, 200*time.Millisecond, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close(g.release)
+	g.set(func(g *fakeNVML) { g.hang = true })
+	start := time.Now()
+	_, err = n.Read(context.Background(), time.Now(), testBoot)
+	if err == nil || err.Error() != "NVML GPU 0 did not answer within 200ms" {
+		t.Fatalf("err = %v", err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("a hung NVML call held the reading %v", el)
+	}
+	if _, err := n.Read(context.Background(), time.Now(), testBoot); err == nil || !strings.Contains(err.Error(), "an earlier reading never returned") {
+		t.Errorf("second read: %v", err)
+	}
+	n.Close()
+	if g.shutdowns() != 0 {
+		t.Error("nvmlShutdown called under a hung call")
+	}
+}
+
+// TestSamplerRunsOnNVML records a window through the fake NVML and refuses
+// when a clock read starts failing mid-run: the record is written with
+// stop_reason refused.
 func TestSamplerRunsOnNVML(t *testing.T) {
-	g := newMockGPU()
-	lib, _ := g.lib(t)
+	t.Parallel()
+	g := newFakeNVML()
 	cfg := testConfig(t)
-	open := func(context.Context) (Backend, error) { return NewNVML(lib, 0, t.Logf) }
+	open := func(context.Context) (Backend, error) { return NewNVML(g, 0, time.Second, t.Logf) }
 	s, err := New(context.Background(), cfg, open)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reads := 0
-	stop := make(chan string)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
 			data, _ := readFileString(StreamPath(cfg.Prefix))
-			if reads = strings.Count(data, "\n"); reads >= 4 {
-				g.set(func(g *mockGPU) { g.smRet = nvml.ERROR_GPU_IS_LOST })
+			if reads = strings.Count(data, "\n"); reads >= 3 {
+				g.set(func(g *fakeNVML) { g.smRet = nvmlErrorGPUIsLost })
 				return
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	res, err := runWithTimeout(t, s, context.Background(), stop)
+	res, err := runWithTimeout(t, s, context.Background(), nil)
 	<-done
-	if err == nil || !strings.Contains(err.Error(), "refusing to sample: NVML GPU 0: clocks.sm: nvmlDeviceGetClockInfo(SM) returned ERROR_GPU_IS_LOST; no record written") {
+	const why = "NVML GPU 0: clocks.sm: nvmlDeviceGetClockInfo(SM) returned ERROR_GPU_IS_LOST"
+	if err == nil || !strings.HasPrefix(err.Error(), "refusing to sample: "+why+"; the record says stop_reason refused") {
 		t.Fatalf("err = %v", err)
 	}
 	fold, _ := readStream(t, StreamPath(cfg.Prefix))
-	if fold.Total != res.Samples || fold.Total < 4 {
+	if fold.Total != res.Samples || fold.Total < 3 {
 		t.Errorf("stream %d samples, result %d", fold.Total, res.Samples)
+	}
+	if res.Record == nil || res.Record.Window.StopReason != "refused" || res.Record.Refusal != why {
+		t.Errorf("record %+v", res.Record)
 	}
 	if g.shutdowns() != 1 {
 		t.Errorf("nvmlShutdown called %d times", g.shutdowns())

@@ -7,7 +7,17 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
+
+// PIDPollInterval is how often the end of --pid is polled where the kernel
+// cannot tell it at once (no pidfd: Linux before 5.3, or a sandbox that
+// forbids pidfd_open): five polls inside MaxPIDExitLatency.
+const PIDPollInterval = 20 * time.Millisecond
+
+// MaxPIDExitLatency is how soon after the --pid process ends a sampler
+// stops, whatever its interval: a leg's window must end with its leg.
+const MaxPIDExitLatency = 100 * time.Millisecond
 
 // process watches the process a sampler is bounded by.
 type process struct {
@@ -55,6 +65,46 @@ func (p *process) alive() bool {
 		return false
 	}
 	return p.start == "" || start == p.start
+}
+
+// watch calls gone once, as soon as the process has ended, unless done is
+// closed first. It waits on a pidfd where the kernel has one (the process
+// is then known by identity, not by number, and its end wakes the watcher
+// at once); elsewhere it polls alive every PIDPollInterval.
+func (p *process) watch(done <-chan struct{}, gone func()) {
+	fd, err := pidfdOpen(p.pid)
+	if err == nil && !p.alive() {
+		// The pid ended, or was reused, between the start check and
+		// pidfd_open: the pidfd may name another process.
+		closeFD(fd)
+		go gone()
+		return
+	}
+	go func() {
+		if err == nil {
+			ended, werr := waitPidfd(fd, done)
+			closeFD(fd)
+			if werr == nil {
+				if ended {
+					gone()
+				}
+				return
+			}
+		}
+		t := time.NewTicker(PIDPollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if !p.alive() {
+					gone()
+					return
+				}
+			}
+		}
+	}()
 }
 
 // exited reports whether a /proc state letter is one of a process that has

@@ -6,8 +6,9 @@
 //
 // A sampler only reads GPU state; nothing here changes it (no clock locks,
 // no applications clocks, no persistence mode, no reset). Any reading that
-// cannot be taken whole is a refusal: the sampler stops and says why, and it
-// never writes a default in place of a value.
+// cannot be taken whole is a refusal: the sampler stops, says why, writes
+// the record with stop_reason refused and the refusal quoted, and it never
+// writes a default in place of a value.
 package sampler
 
 import (
@@ -15,11 +16,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/clockgate/clockgate/atomicfile"
@@ -59,18 +62,42 @@ var (
 // no record to write.
 var ErrNoSamples = errors.New("no sample taken")
 
+// ErrRefused says the sampler refused a reading, or the stream it writes,
+// and stopped. The record, when there was a sample to write one from, says
+// stop_reason refused and quotes the refusal.
+var ErrRefused = errors.New("refusing to sample")
+
+const (
+	// MinInterval is the shortest --interval: ten readings a second.
+	// nvidia-smi forks a process per reading and takes tens to hundreds of
+	// milliseconds to answer, so a shorter interval measures its own
+	// latency and loads the box being measured; and utilization.gpu, which
+	// tells busy samples from idle ones, is itself averaged by the driver
+	// over a sample period of 1/6 s to 1 s, so faster readings repeat its
+	// last average rather than observe anything new.
+	MinInterval = 100 * time.Millisecond
+
+	// NameMax is the longest file name, in bytes, the sampler writes: Linux's
+	// NAME_MAX, the limit of ext4, xfs, btrfs and tmpfs. The record's
+	// temporary name is the longest, so a prefix is checked against it
+	// before sampling starts, not found too long when the leg is over.
+	NameMax = 255
+)
+
 // Config configures one recording.
 type Config struct {
 	// Prefix names the outputs: Prefix.samples.jsonl and Prefix.summary.json.
-	// Missing parent directories are created.
+	// Missing parent directories are created. It must not end in a path
+	// separator, and its last element must leave room for the record's
+	// temporary name within NameMax.
 	Prefix string
-	// Interval is the time between readings.
+	// Interval is the time between readings, at least MinInterval.
 	Interval time.Duration
 	// MaxDuration bounds the recording; reaching it stops the sampler with
 	// stop reason max-duration. Zero means clocks.DefaultMaxDuration.
 	MaxDuration time.Duration
 	// PID, when not zero, is a process whose end stops the sampler with stop
-	// reason pid-exit.
+	// reason pid-exit, within MaxPIDExitLatency.
 	PID int
 	// BootIDFile is read for the boot id; "" means BootIDPath.
 	BootIDFile string
@@ -87,8 +114,13 @@ func RecordPath(prefix string) string { return prefix + ".summary.json" }
 // Result says what a recording did.
 type Result struct {
 	// StopReason is one of clocks.StopPIDExit, StopCommandExit, StopSignal,
-	// StopMaxDuration; "" after a refusal.
+	// StopMaxDuration, or StopRefused after a refusal.
 	StopReason string
+	// Refusal is why the sampler refused, when it did.
+	Refusal string
+	// Stopped is when the stop was noticed (the zero time after a refusal
+	// that was not a stop).
+	Stopped time.Time
 	// Samples is the number of lines written to the stream; Busy and Idle
 	// split it.
 	Samples, Busy, Idle int
@@ -109,26 +141,55 @@ type Sampler struct {
 	stream  *os.File
 	paths   [2]string // stream, record
 	ran     bool
+
+	// id is the stream's file as created; a stream whose path names
+	// another file, or whose link count changed, is no longer the leg's.
+	id    os.FileInfo
+	nlink uint64
+	// written counts the bytes of whole lines in the stream.
+	written int64
+	// write appends to the stream (a test replaces it to fail a write).
+	write func([]byte) (int, error)
 }
 
-// New sets up a recording: it refuses a prefix whose stream or record
-// already exists (ErrExists), reads the boot id (ErrBootID), checks that
-// cfg.PID is running (ErrNoProcess), opens the backend with open, and
-// creates the stream. Nothing is left behind when it fails. The caller must
-// call Run or Close.
+// checkConfig refuses what cannot give a valid leg, before anything starts.
+func checkConfig(cfg Config) error {
+	switch {
+	case cfg.Prefix == "":
+		return fmt.Errorf("%w: no output prefix", ErrConfig)
+	case strings.HasSuffix(cfg.Prefix, string(os.PathSeparator)) || strings.HasSuffix(cfg.Prefix, "/"):
+		return fmt.Errorf("%w: output prefix %q ends in a path separator: the prefix names files, not a directory (for DIR/r1.samples.jsonl write DIR/r1)", ErrConfig, cfg.Prefix)
+	case cfg.Interval < MinInterval:
+		return fmt.Errorf("%w: interval %v is shorter than %v, the floor: nvidia-smi takes tens to hundreds of ms per reading and utilization.gpu is averaged over 1/6 s to 1 s", ErrConfig, cfg.Interval, MinInterval)
+	case cfg.MaxDuration < 0:
+		return fmt.Errorf("%w: max duration %v is negative", ErrConfig, cfg.MaxDuration)
+	case cfg.PID < 0:
+		return fmt.Errorf("%w: pid %d is negative", ErrConfig, cfg.PID)
+	}
+	base := filepath.Base(cfg.Prefix)
+	if base == "." || base == ".." {
+		return fmt.Errorf("%w: output prefix %q names a directory, not files (for DIR/r1.samples.jsonl write DIR/r1)", ErrConfig, cfg.Prefix)
+	}
+	longest := filepath.Base(RecordPath(cfg.Prefix))
+	if n := len(longest) + atomicfile.TempOverhead; n > NameMax {
+		return fmt.Errorf("%w: output prefix name %q is %d bytes: the record's temporary file (%s plus up to %d bytes) would be %d bytes, over the %d-byte file name limit; use a name of at most %d bytes",
+			ErrConfig, base, len(base), longest, atomicfile.TempOverhead, n, NameMax, NameMax-(n-len(base)))
+	}
+	return nil
+}
+
+// New sets up a recording: it refuses a configuration that cannot give a
+// valid leg (ErrConfig), a prefix whose stream or record already exists
+// (ErrExists), reads the boot id (ErrBootID), checks that cfg.PID is
+// running (ErrNoProcess), opens the backend with open, and creates the
+// stream. Nothing is left behind when it fails. The caller must call Run or
+// Close.
 func New(ctx context.Context, cfg Config, open func(context.Context) (Backend, error)) (*Sampler, error) {
 	if cfg.MaxDuration == 0 {
 		cfg.MaxDuration = clocks.DefaultMaxDuration
 	}
-	switch {
-	case cfg.Prefix == "":
-		return nil, fmt.Errorf("%w: no output prefix", ErrConfig)
-	case cfg.Interval <= 0:
-		return nil, fmt.Errorf("%w: interval %v is not positive", ErrConfig, cfg.Interval)
-	case cfg.MaxDuration < 0:
-		return nil, fmt.Errorf("%w: max duration %v is negative", ErrConfig, cfg.MaxDuration)
-	case cfg.PID < 0:
-		return nil, fmt.Errorf("%w: pid %d is negative", ErrConfig, cfg.PID)
+	if err := checkConfig(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -168,8 +229,52 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (Backend, e
 		}
 		return nil, err
 	}
-	s.stream = f
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		os.Remove(s.paths[0])
+		s.backend.Close()
+		return nil, err
+	}
+	s.stream, s.id, s.nlink, s.write = f, st, linkCount(st), f.Write
 	return s, nil
+}
+
+// linkCount is a file's number of hard links, 1 where the system does not
+// say.
+func linkCount(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// checkStream verifies that the stream is still the file this sampler
+// created, at its path: a stream deleted, moved away or replaced while
+// being written is no longer the leg's evidence.
+func (s *Sampler) checkStream() error {
+	path := s.paths[0]
+	st, err := s.stream.Stat()
+	if err != nil {
+		return fmt.Errorf("%s: cannot stat the open stream: %v", path, err)
+	}
+	if n := linkCount(st); n != s.nlink {
+		if n == 0 {
+			return fmt.Errorf("%s was deleted while being written (its link count fell from %d to 0)", path, s.nlink)
+		}
+		return fmt.Errorf("%s changed while being written: its link count went from %d to %d", path, s.nlink, n)
+	}
+	at, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s is gone: it was moved away while being written", path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	if !os.SameFile(at, s.id) {
+		return fmt.Errorf("%s was replaced while being written: the path names another file now", path)
+	}
+	return nil
 }
 
 func existsErr(path string) error {
@@ -213,13 +318,23 @@ func (s *Sampler) Close() error {
 }
 
 // Run samples until a stop: a reason received on stop (clocks.StopSignal,
-// clocks.StopCommandExit), the end of cfg.PID (clocks.StopPIDExit), or
-// cfg.MaxDuration (clocks.StopMaxDuration). The end of ctx stops it as a
-// signal would. The first sample is taken at once, then one every interval;
-// a reading cut short by the stop is discarded. At the stop it writes the
-// record with clocks.Fold. A refused reading stops it with an error and no
-// record; so does a stop before the first sample (ErrNoSamples), which also
-// removes the empty stream.
+// clocks.StopCommandExit), the end of cfg.PID (clocks.StopPIDExit, noticed
+// within MaxPIDExitLatency whatever the interval), or cfg.MaxDuration
+// (clocks.StopMaxDuration). The end of ctx stops it as a signal would. The
+// first sample is taken at once, then one every interval; a reading slower
+// than the interval delays the next, and the gap shows in the stream. A
+// stop kills the reading in flight, which is not a sample; but when the
+// stop comes more than clocks.MaxGapIntervals intervals after the last
+// sample, the end of the window was not observed, and that is a refusal
+// naming the reading in flight.
+//
+// At the stop it writes the record with clocks.Fold, never replacing a
+// file. A refusal (a reading refused or timed out, a failed write, a stream
+// deleted or replaced, an unobserved end) stops it with an error wrapping
+// ErrRefused: a failed write is first cut back to the stream's last whole
+// line, and the record is written with stop_reason refused and the refusal
+// quoted. A stop or refusal before the first sample writes no record
+// (ErrNoSamples, or ErrRefused) and removes the empty stream.
 func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) {
 	if s.ran {
 		return nil, errors.New("sampler: Run called twice")
@@ -231,10 +346,11 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	defer cancel()
 	var mu sync.Mutex
 	reason := ""
+	var stopAt time.Time
 	halt := func(r string) {
 		mu.Lock()
 		if reason == "" {
-			reason = r
+			reason, stopAt = r, time.Now()
 		}
 		mu.Unlock()
 		cancel()
@@ -243,7 +359,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		mu.Lock()
 		defer mu.Unlock()
 		if reason == "" && ctx.Err() != nil {
-			reason = clocks.StopSignal
+			reason, stopAt = clocks.StopSignal, time.Now()
 		}
 		return reason
 	}
@@ -258,6 +374,9 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		case <-done:
 		}
 	}()
+	if s.proc != nil {
+		s.proc.watch(done, func() { halt(clocks.StopPIDExit) })
+	}
 	timer := time.AfterFunc(s.cfg.MaxDuration, func() { halt(clocks.StopMaxDuration) })
 	defer timer.Stop()
 
@@ -272,34 +391,41 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	ticker := time.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
 	var line []byte
+	var lastT, inFlight time.Time
 	for stopped() == "" {
 		if s.proc != nil && !s.proc.alive() {
 			halt(clocks.StopPIDExit)
 			break
 		}
-		smp, err := s.backend.Read(runCtx, time.Now(), s.bootID)
+		if err := s.checkStream(); err != nil {
+			return s.refuse(res, fold, err, false)
+		}
+		t := time.Now()
+		smp, err := s.backend.Read(runCtx, t, s.bootID)
 		if err != nil {
 			if stopped() != "" {
-				break // the stop cut this reading short; it is not a sample
+				inFlight = t // the stop cut this reading short; it is not a sample
+				break
 			}
-			return s.refuse(res, fold, err)
+			return s.refuse(res, fold, err, true)
 		}
 		line = append(smp.AppendJSON(line[:0]), '\n')
 		// What is written must read back as a valid stream line.
 		back, err := clocks.ParseSample(line[:len(line)-1])
 		if err != nil {
-			return s.refuse(res, fold, fmt.Errorf("%s gave a sample that is not valid: %v", s.backend.Name(), err))
+			return s.refuse(res, fold, fmt.Errorf("%s gave a sample that is not valid: %v", s.backend.Name(), err), true)
 		}
-		if _, err := s.stream.Write(line); err != nil {
-			return s.refuse(res, fold, err)
+		if err := s.append(line, fold.Total); err != nil {
+			return s.refuse(res, fold, err, true)
 		}
 		fold.Add(back, fold.Total+1)
+		lastT = t
 		select {
 		case <-runCtx.Done():
 		case <-ticker.C:
 		}
 	}
-	res.StopReason = stopped()
+	res.StopReason, res.Stopped = stopped(), stopAt
 	res.Samples, res.Idle, res.Busy = fold.Total, fold.Idle, fold.Total-fold.Idle
 	if fold.Total == 0 {
 		s.stream.Close()
@@ -307,9 +433,14 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		res.StreamPath = ""
 		return res, fmt.Errorf("%w: stopped (%s) before the first sample; no record written", ErrNoSamples, res.StopReason)
 	}
+	if err := s.checkStream(); err != nil {
+		return s.refuse(res, fold, err, false)
+	}
+	if err := s.tail(res.StopReason, stopAt, lastT, inFlight); err != nil {
+		return s.refuse(res, fold, err, true)
+	}
 	if err := s.stream.Sync(); err != nil {
-		s.stream.Close()
-		return res, fmt.Errorf("%s: %v", s.paths[0], err)
+		return s.refuse(res, fold, fmt.Errorf("%s: %v", s.paths[0], err), true)
 	}
 	if err := s.stream.Close(); err != nil {
 		return res, fmt.Errorf("%s: %v", s.paths[0], err)
@@ -318,11 +449,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	if err != nil {
 		return res, err
 	}
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return res, err
-	}
-	if err := atomicfile.WriteFile(s.paths[1], append(data, '\n'), 0o644); err != nil {
+	if err := s.writeRecord(rec); err != nil {
 		return res, err
 	}
 	res.Record, res.RecordPath = rec, s.paths[1]
@@ -333,15 +460,85 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	return res, nil
 }
 
-// refuse ends a run whose reading was refused: no record is written, the
-// stream keeps the whole samples taken so far.
-func (s *Sampler) refuse(res *Result, fold *clocks.Fold, why error) (*Result, error) {
+// tail refuses a window whose end was not observed: the stop came more than
+// clocks.MaxGapIntervals intervals after the last sample, so the window's
+// last stretch, however the leg ran in it, is in no sample. The reading in
+// flight at the stop (inFlight, zero when none was) is named.
+func (s *Sampler) tail(reason string, stopAt, lastT, inFlight time.Time) error {
+	bound := time.Duration(clocks.MaxGapIntervals) * s.cfg.Interval
+	gap := stopAt.Sub(lastT)
+	if gap <= bound {
+		return nil
+	}
+	what := "no reading was taken in that time"
+	if !inFlight.IsZero() {
+		what = fmt.Sprintf("the reading started at %s was still unanswered after %.3f s, and the stop killed it",
+			inFlight.UTC().Format(SampleTimeLayout), stopAt.Sub(inFlight).Seconds())
+	}
+	return fmt.Errorf("the sampler stopped (%s) %.3f s after its last sample (%s), more than %d × interval %v = %v: %s; the end of the window is unobserved",
+		reason, gap.Seconds(), lastT.UTC().Format(SampleTimeLayout), clocks.MaxGapIntervals, s.cfg.Interval, bound, what)
+}
+
+// append writes one whole line to the stream. A write that fails or falls
+// short is cut back to the last whole line, so the stream never keeps a
+// torn line.
+func (s *Sampler) append(line []byte, samples int) error {
+	n, err := s.write(line)
+	if err == nil && n == len(line) {
+		s.written += int64(n)
+		return nil
+	}
+	if err == nil {
+		err = io.ErrShortWrite
+	}
+	if terr := s.stream.Truncate(s.written); terr != nil {
+		return fmt.Errorf("writing %s failed after %d whole samples (%d of %d bytes of the next line written): %v; cutting the torn line off failed too: %v",
+			s.paths[0], samples, n, len(line), err, terr)
+	}
+	return fmt.Errorf("writing %s failed after %d whole samples (%d of %d bytes of the next line written): %v; the stream was cut back to its last whole line",
+		s.paths[0], samples, n, len(line), err)
+}
+
+// writeRecord writes the record atomically, never replacing a file.
+func (s *Sampler) writeRecord(rec *clocks.Record) error {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	err = atomicfile.WriteNew(s.paths[1], append(data, '\n'), 0o644)
+	if errors.Is(err, atomicfile.ErrExists) {
+		return fmt.Errorf("%s appeared while sampling; it was not replaced, and this window has no record", s.paths[1])
+	}
+	return err
+}
+
+// refuse ends a run on a refusal: the stream keeps the whole samples taken
+// so far (ours says whether the stream file is still this sampler's to
+// sync or remove), and, when there is at least one, the record is written
+// with stop_reason refused and the refusal quoted.
+func (s *Sampler) refuse(res *Result, fold *clocks.Fold, why error, ours bool) (*Result, error) {
+	if ours {
+		s.stream.Sync()
+	}
 	s.stream.Close()
+	res.StopReason, res.Refusal = clocks.StopRefused, why.Error()
 	res.Samples, res.Idle, res.Busy = fold.Total, fold.Idle, fold.Total-fold.Idle
 	if fold.Total == 0 {
-		os.Remove(s.paths[0])
+		if ours {
+			os.Remove(s.paths[0])
+		}
 		res.StreamPath = ""
-		return res, fmt.Errorf("refusing to sample: %w; no sample taken, no record written", why)
+		return res, fmt.Errorf("%w: %v; no sample taken, no record written", ErrRefused, why)
 	}
-	return res, fmt.Errorf("refusing to sample: %w; no record written (%s keeps its %d samples)", why, s.paths[0], fold.Total)
+	rec, err := fold.Record(s.cfg.Interval.Seconds(), clocks.StopRefused)
+	if err == nil {
+		rec.Refusal = why.Error()
+		err = s.writeRecord(rec)
+	}
+	if err != nil {
+		return res, fmt.Errorf("%w: %v; the record could not be written either: %v (%s keeps its %d samples)", ErrRefused, why, err, s.paths[0], fold.Total)
+	}
+	res.Record, res.RecordPath = rec, s.paths[1]
+	s.cfg.Logf("refused after %d samples (%d busy, %d idle); wrote %s with stop_reason refused", res.Samples, res.Busy, res.Idle, s.paths[1])
+	return res, fmt.Errorf("%w: %v; the record says stop_reason refused, and the leg will not be established", ErrRefused, why)
 }

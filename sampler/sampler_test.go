@@ -53,10 +53,12 @@ type fakeBackend struct {
 	sm     []int
 	util   []int
 	reads  int
-	failAt int                  // the read that fails; 0: none
-	block  bool                 // Read waits for ctx to end
-	after  func(n int)          // called after read n
-	mutate func(*clocks.Sample) // edits each sample
+	failAt int                   // the read that fails; 0: none
+	block  bool                  // Read waits for ctx to end
+	hangAt int                   // the read that waits for ctx to end; 0: none
+	delay  map[int]time.Duration // how long read n takes
+	after  func(n int)           // called after read n
+	mutate func(*clocks.Sample)  // edits each sample
 	closed bool
 }
 
@@ -70,9 +72,12 @@ func (f *fakeBackend) Read(ctx context.Context, t time.Time, bootID string) (*cl
 	if f.after != nil {
 		defer f.after(n)
 	}
-	if f.block {
+	if f.block || n == f.hangAt {
 		<-ctx.Done()
 		return nil, ctx.Err()
+	}
+	if d := f.delay[n]; d > 0 {
+		time.Sleep(d)
 	}
 	if n == f.failAt {
 		return nil, fmt.Errorf("clocks.sm: fake printed %q", "[N/A]")
@@ -85,10 +90,10 @@ func (f *fakeBackend) Read(ctx context.Context, t time.Time, bootID string) (*cl
 		util = f.util[(n-1)%len(f.util)]
 	}
 	s := &clocks.Sample{
-		T: t.UTC().Format(clocks.SampleTimeLayout), BootID: bootID, GPUUUID: "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37",
+		T: t.UTC().Format(SampleTimeLayout), BootID: bootID, GPUUUID: "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37",
 		GPUName: "NVIDIA H100 80GB HBM3", DriverVersion: "590.44.01", SMClockMHz: sm, ClocksMaxSMMHz: 1980,
 		ThrottleReasonsActive: "0x0000000000000000", PersistenceMode: "Enabled", PState: "P0",
-		UtilizationGPUPct: util, ThrottleField: clocks.FieldEventReasons,
+		UtilizationGPUPct: util, ThrottleField: FieldEventReasons,
 	}
 	if util == 0 {
 		s.ThrottleReasonsActive = "0x0000000000000001"
@@ -119,7 +124,7 @@ func opener(b Backend) func(context.Context) (Backend, error) {
 func testConfig(t *testing.T) Config {
 	return Config{
 		Prefix:     filepath.Join(t.TempDir(), "clocks", "m", "e", "r1"),
-		Interval:   10 * time.Millisecond,
+		Interval:   MinInterval,
 		BootIDFile: bootFile(t),
 		Logf:       t.Logf,
 	}
@@ -201,7 +206,7 @@ func TestSamplerWritesStreamAndRecord(t *testing.T) {
 			t.Errorf("sample t %q boot %q", smp.T, smp.BootID)
 		}
 	}
-	want, err := fold.Record(0.01, clocks.StopSignal)
+	want, err := fold.Record(0.1, clocks.StopSignal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +227,7 @@ func TestSamplerWritesStreamAndRecord(t *testing.T) {
 		t.Errorf("written record %s\nstream folds to %s", got, fromFold)
 	}
 	if rec.SMClockMHz.N != 5 || *rec.SMClockMHz.Min != 1965 || *rec.SMClockMHz.Max != 1995 || *rec.SMClockMHz.Median != 1980 ||
-		rec.IdleSamplesExcluded != 1 || rec.Window.SamplesTotal != 6 || rec.Window.IntervalS != 0.01 ||
+		rec.IdleSamplesExcluded != 1 || rec.Window.SamplesTotal != 6 || rec.Window.IntervalS != 0.1 ||
 		rec.Window.StopReason != "signal" || rec.Window.FirstT != want.Window.FirstT || rec.Window.LastT != want.Window.LastT ||
 		strings.Join(rec.ThrottleReasonsActive, ",") != "0x0000000000000000" || rec.BootID != testBoot {
 		t.Errorf("record = %s", recData)
@@ -277,8 +282,7 @@ func TestSamplerContextEndIsSignal(t *testing.T) {
 
 func TestSamplerMaxDuration(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.Interval = 20 * time.Millisecond
-	cfg.MaxDuration = 150 * time.Millisecond
+	cfg.MaxDuration = 350 * time.Millisecond
 	b := &fakeBackend{}
 	s, err := New(context.Background(), cfg, opener(b))
 	if err != nil {
@@ -320,7 +324,6 @@ func TestSamplerPIDExit(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			child := startSleeper(t)
 			cfg := testConfig(t)
-			cfg.Interval = 20 * time.Millisecond
 			cfg.PID = child.Process.Pid
 			var killedAt int
 			b := &fakeBackend{}
@@ -380,7 +383,11 @@ func TestSamplerRefusesGonePID(t *testing.T) {
 	}
 }
 
+// TestSamplerRefusalMidRun: a refused reading stops the sampler, and the
+// record it writes says stop_reason refused and quotes why, so the leg is
+// clock.refused and never established.
 func TestSamplerRefusalMidRun(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	b := &fakeBackend{failAt: 3}
 	s, err := New(context.Background(), cfg, opener(b))
@@ -388,15 +395,21 @@ func TestSamplerRefusalMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := runWithTimeout(t, s, context.Background(), nil)
-	want := fmt.Sprintf(`refusing to sample: clocks.sm: fake printed "[N/A]"; no record written (%s keeps its 2 samples)`, StreamPath(cfg.Prefix))
-	if err == nil || err.Error() != want {
+	const why = `clocks.sm: fake printed "[N/A]"`
+	want := "refusing to sample: " + why + "; the record says stop_reason refused, and the leg will not be established"
+	if !errors.Is(err, ErrRefused) || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
-	if res.Record != nil || res.Samples != 2 {
+	if res.Samples != 2 || res.StopReason != clocks.StopRefused || res.Refusal != why {
 		t.Errorf("result = %+v", res)
 	}
-	if _, err := os.Stat(RecordPath(cfg.Prefix)); !os.IsNotExist(err) {
-		t.Errorf("record written after a refusal: %v", err)
+	data, err := os.ReadFile(RecordPath(cfg.Prefix))
+	if err != nil {
+		t.Fatalf("no record after a refusal: %v", err)
+	}
+	rec, err := clocks.ParseRecord(data)
+	if err != nil || rec.Window.StopReason != "refused" || rec.Refusal != why || rec.Window.SamplesTotal != 2 {
+		t.Fatalf("record %s (%v)", data, err)
 	}
 	fold, _ := readStream(t, StreamPath(cfg.Prefix))
 	if fold.Total != 2 {
@@ -404,6 +417,10 @@ func TestSamplerRefusalMidRun(t *testing.T) {
 	}
 	if b.count() != 3 {
 		t.Errorf("%d reads: the sampler went on after the refusal", b.count())
+	}
+	leg := clocks.LoadLeg(clocks.LegFiles{Name: "r1", RecordPath: RecordPath(cfg.Prefix), StreamPath: StreamPath(cfg.Prefix)})
+	if codes := strings.Join(clocks.Codes(leg.Reasons), ","); !strings.Contains(codes, clocks.CodeRefused) || leg.Eligible() {
+		t.Errorf("leg codes %s", codes)
 	}
 }
 
@@ -414,7 +431,7 @@ func TestSamplerRefusalFirstRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = runWithTimeout(t, s, context.Background(), nil)
-	if err == nil || err.Error() != `refusing to sample: clocks.sm: fake printed "[N/A]"; no sample taken, no record written` {
+	if !errors.Is(err, ErrRefused) || err.Error() != `refusing to sample: clocks.sm: fake printed "[N/A]"; no sample taken, no record written` {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(StreamPath(cfg.Prefix)); !os.IsNotExist(err) {
@@ -593,7 +610,11 @@ func TestSamplerConfigRefusals(t *testing.T) {
 		want string
 	}{
 		{func(c *Config) { c.Prefix = "" }, "no output prefix"},
-		{func(c *Config) { c.Interval = 0 }, "interval 0s is not positive"},
+		{func(c *Config) { c.Interval = 0 }, "interval 0s is shorter than 100ms, the floor"},
+		{func(c *Config) { c.Interval = MinInterval - 1 }, "interval 99.999999ms is shorter than 100ms, the floor: nvidia-smi takes tens to hundreds of ms per reading and utilization.gpu is averaged over 1/6 s to 1 s"},
+		{func(c *Config) { c.Prefix += "/" }, "ends in a path separator: the prefix names files, not a directory (for DIR/r1.samples.jsonl write DIR/r1)"},
+		{func(c *Config) { c.Prefix = filepath.Join(filepath.Dir(c.Prefix), ".") + "/." }, "names a directory, not files"},
+		{func(c *Config) { c.Prefix = filepath.Join(filepath.Dir(c.Prefix), strings.Repeat("r", 227)) }, "is 227 bytes: the record's temporary file (" + strings.Repeat("r", 227) + ".summary.json plus up to 16 bytes) would be 256 bytes, over the 255-byte file name limit; use a name of at most 226 bytes"},
 		{func(c *Config) { c.MaxDuration = -time.Second }, "max duration -1s is negative"},
 		{func(c *Config) { c.PID = -4 }, "pid -4 is negative"},
 	}
@@ -617,5 +638,257 @@ func TestSamplerBackendRefusalAtOpen(t *testing.T) {
 	}
 	if _, err := os.Stat(StreamPath(cfg.Prefix)); !os.IsNotExist(err) {
 		t.Errorf("stream created although the backend refused: %v", err)
+	}
+}
+
+// legCodes judges the leg a test wrote, as check would.
+func legCodes(t *testing.T, cfg Config) string {
+	t.Helper()
+	leg := clocks.LoadLeg(clocks.LegFiles{Name: "r1", RecordPath: RecordPath(cfg.Prefix), StreamPath: StreamPath(cfg.Prefix)})
+	return strings.Join(clocks.Codes(leg.Reasons), ",")
+}
+
+// readRecordFile parses the record a test wrote.
+func readRecordFile(t *testing.T, cfg Config) *clocks.Record {
+	t.Helper()
+	data, err := os.ReadFile(RecordPath(cfg.Prefix))
+	if err != nil {
+		t.Fatalf("no record: %v", err)
+	}
+	rec, err := clocks.ParseRecord(data)
+	if err != nil {
+		t.Fatalf("record %s: %v", data, err)
+	}
+	return rec
+}
+
+// TestSamplerSlowReadingIsAGap: a reading slower than the interval is taken,
+// and the time it cost is a gap in the stream that the record carries and
+// the coverage check names.
+func TestSamplerSlowReadingIsAGap(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	stop := make(chan string, 1)
+	b := &fakeBackend{delay: map[int]time.Duration{3: 450 * time.Millisecond}, after: func(n int) {
+		if n == 5 {
+			stop <- clocks.StopSignal
+		}
+	}}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := readRecordFile(t, cfg)
+	if res.StopReason != clocks.StopSignal || rec.Window.MaxGapS == nil || *rec.Window.MaxGapS < 0.45 {
+		t.Fatalf("stop %s, max gap %v", res.StopReason, rec.Window.MaxGapS)
+	}
+	if codes := legCodes(t, cfg); !strings.Contains(codes, clocks.CodeCoverage) {
+		t.Errorf("a 0.45 s reading at a 0.1 s interval: codes %s, want %s", codes, clocks.CodeCoverage)
+	}
+}
+
+// TestSamplerInFlightReadingAtStop: a reading still unanswered when the
+// stop comes, longer than MaxGapIntervals intervals after the last sample,
+// would leave the end of the window unobserved without a word: it is a
+// refusal naming the reading. A reading cut short within the bound is
+// dropped, as any stop drops the reading in flight.
+func TestSamplerInFlightReadingAtStop(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		after   time.Duration // from the start of the hung reading to the stop
+		refused bool
+	}{{"past the bound", 600 * time.Millisecond, true}, {"within the bound", 50 * time.Millisecond, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			stop := make(chan string, 1)
+			b := &fakeBackend{hangAt: 3}
+			b.after = func(n int) {
+				if n == 2 {
+					// Read 3 starts one interval after read 2.
+					time.AfterFunc(cfg.Interval+c.after, func() { stop <- clocks.StopSignal })
+				}
+			}
+			s, err := New(context.Background(), cfg, opener(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := runWithTimeout(t, s, context.Background(), stop)
+			rec := readRecordFile(t, cfg)
+			if !c.refused {
+				if err != nil || rec.Window.StopReason != "signal" || res.Samples != 2 {
+					t.Fatalf("err %v, stop %s, %d samples", err, rec.Window.StopReason, res.Samples)
+				}
+				return
+			}
+			re := regexp.MustCompile(`^refusing to sample: the sampler stopped \(signal\) 0\.[6-9]\d\d s after its last sample \(\S+Z\), more than 3 × interval 100ms = 300ms: the reading started at \S+Z was still unanswered after 0\.[5-9]\d\d s, and the stop killed it; the end of the window is unobserved; the record says stop_reason refused`)
+			if !errors.Is(err, ErrRefused) || !re.MatchString(err.Error()) {
+				t.Fatalf("err = %v", err)
+			}
+			if rec.Window.StopReason != "refused" || !strings.Contains(rec.Refusal, "was still unanswered") || rec.Window.SamplesTotal != 2 {
+				t.Errorf("record %+v", rec)
+			}
+			if codes := legCodes(t, cfg); !strings.Contains(codes, clocks.CodeRefused) {
+				t.Errorf("codes %s", codes)
+			}
+		})
+	}
+}
+
+// TestSamplerFailedWriteKeepsWholeLines: a write that falls short (a full
+// disk, a file size limit) is cut back to the last whole line, and the
+// sampler stops with a refusal whose record is written.
+func TestSamplerFailedWriteKeepsWholeLines(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s, err := New(context.Background(), cfg, opener(&fakeBackend{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := 0
+	real := s.write
+	s.write = func(b []byte) (int, error) {
+		writes++
+		if writes == 4 {
+			n, _ := real(b[:len(b)/2])
+			return n, syscall.ENOSPC
+		}
+		return real(b)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), nil)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), fmt.Sprintf("refusing to sample: writing %s failed after 3 whole samples (", StreamPath(cfg.Prefix))) ||
+		!strings.Contains(err.Error(), "bytes of the next line written): no space left on device; the stream was cut back to its last whole line") {
+		t.Fatalf("err = %v", err)
+	}
+	data, _ := os.ReadFile(StreamPath(cfg.Prefix))
+	if bytes.Count(data, []byte("\n")) != 3 || !bytes.HasSuffix(data, []byte("}\n")) {
+		t.Fatalf("stream is not 3 whole lines:\n%s", data)
+	}
+	rec := readRecordFile(t, cfg)
+	if res.Samples != 3 || rec.Window.StopReason != "refused" || !strings.Contains(rec.Refusal, "no space left on device") {
+		t.Errorf("samples %d, record %+v", res.Samples, rec)
+	}
+	if codes := legCodes(t, cfg); codes != clocks.CodeBusySamples+","+clocks.CodeRefused {
+		t.Errorf("codes %s", codes)
+	}
+}
+
+// TestSamplerStreamTamperedWith: a stream deleted, moved away, replaced or
+// hard-linked while being written is no longer the leg's: a refusal at the
+// next sample, naming what happened.
+func TestSamplerStreamTamperedWith(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		do   func(path string)
+		want string
+	}{
+		{"deleted", func(p string) { os.Remove(p) }, "%s was deleted while being written (its link count fell from 1 to 0)"},
+		{"moved away", func(p string) { os.Rename(p, p+".old") }, "%s is gone: it was moved away while being written"},
+		{"replaced", func(p string) {
+			os.Rename(p, p+".old")
+			os.WriteFile(p, []byte("{}\n"), 0o644)
+		}, "%s was replaced while being written: the path names another file now"},
+		{"hard-linked", func(p string) { os.Link(p, p+".copy") }, "%s changed while being written: its link count went from 1 to 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			b := &fakeBackend{}
+			b.after = func(n int) {
+				if n == 2 {
+					c.do(StreamPath(cfg.Prefix))
+				}
+			}
+			s, err := New(context.Background(), cfg, opener(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := runWithTimeout(t, s, context.Background(), nil)
+			why := fmt.Sprintf(c.want, StreamPath(cfg.Prefix))
+			if !errors.Is(err, ErrRefused) || !strings.HasPrefix(err.Error(), "refusing to sample: "+why+";") {
+				t.Fatalf("err = %v\nwant %s", err, why)
+			}
+			if b.count() != 2 {
+				t.Errorf("%d reads: the sampler went on writing a stream that is not the leg's", b.count())
+			}
+			if rec := readRecordFile(t, cfg); rec.Window.StopReason != "refused" || rec.Refusal != why || res.Samples != 2 {
+				t.Errorf("record %+v", rec)
+			}
+		})
+	}
+}
+
+// TestSamplerRecordAppearedIsNotReplaced: a record that some other writer
+// created while sampling is never replaced.
+func TestSamplerRecordAppearedIsNotReplaced(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	stop := make(chan string, 1)
+	b := &fakeBackend{after: func(n int) {
+		if n == 2 {
+			os.WriteFile(RecordPath(cfg.Prefix), []byte("theirs\n"), 0o644)
+			stop <- clocks.StopSignal
+		}
+	}}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runWithTimeout(t, s, context.Background(), stop)
+	if err == nil || err.Error() != RecordPath(cfg.Prefix)+" appeared while sampling; it was not replaced, and this window has no record" {
+		t.Fatalf("err = %v", err)
+	}
+	if data, _ := os.ReadFile(RecordPath(cfg.Prefix)); string(data) != "theirs\n" {
+		t.Errorf("record replaced: %q", data)
+	}
+}
+
+// TestSamplerPIDExitLatency: the end of --pid stops the sampler within
+// MaxPIDExitLatency, however long the interval, through a pidfd and
+// through the polling fallback.
+func TestSamplerPIDExitLatency(t *testing.T) {
+	for _, pidfd := range []bool{true, false} {
+		name := "pidfd"
+		if !pidfd {
+			name = "polling"
+		}
+		t.Run(name, func(t *testing.T) {
+			defer func(old bool) { usePidfd = old }(usePidfd)
+			usePidfd = pidfd
+			child := startSleeper(t)
+			cfg := testConfig(t)
+			cfg.Interval = 20 * time.Second
+			cfg.PID = child.Process.Pid
+			killedAt := make(chan time.Time, 1)
+			b := &fakeBackend{after: func(n int) {
+				if n == 1 {
+					time.AfterFunc(50*time.Millisecond, func() {
+						killedAt <- time.Now()
+						child.Process.Kill()
+					})
+				}
+			}}
+			s, err := New(context.Background(), cfg, opener(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			res, err := runWithTimeout(t, s, context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			latency := res.Stopped.Sub(<-killedAt)
+			t.Logf("%s: stopped %v after the pid was killed (run took %v, interval %v)", name, latency, time.Since(start), cfg.Interval)
+			if res.StopReason != clocks.StopPIDExit || latency > MaxPIDExitLatency || latency < 0 {
+				t.Errorf("stop %s %v after the pid was killed, want pid-exit within %v", res.StopReason, latency, MaxPIDExitLatency)
+			}
+		})
 	}
 }

@@ -6,16 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/clockgate/clockgate/clocks"
 )
 
-// DefaultQueryTimeout bounds one nvidia-smi call. A driver that does not
-// answer within it is refused, not waited on.
-const DefaultQueryTimeout = 10 * time.Second
+// DefaultQueryTimeout bounds one reading, and the whole startup probe. A
+// driver answers nvidia-smi in tens to hundreds of milliseconds; one that
+// has not answered in 5 s is wedged (a GPU fallen off the bus, a driver
+// being reloaded), and waiting longer only delays the refusal. A reading
+// slower than the interval but inside this bound is taken, and the time it
+// cost shows up as a gap between samples (clock.coverage past
+// clocks.MaxGapIntervals intervals).
+const DefaultQueryTimeout = 5 * time.Second
 
 // SMIOptions configures the nvidia-smi backend.
 type SMIOptions struct {
@@ -23,7 +30,8 @@ type SMIOptions struct {
 	Path string
 	// GPU is the index passed to nvidia-smi -i.
 	GPU int
-	// QueryTimeout bounds one call; zero means DefaultQueryTimeout.
+	// QueryTimeout bounds one call, and the startup probe as a whole; zero
+	// means DefaultQueryTimeout.
 	QueryTimeout time.Duration
 	// Logf, when not nil, receives status lines.
 	Logf func(format string, args ...any)
@@ -31,6 +39,9 @@ type SMIOptions struct {
 
 // SMI reads one GPU with nvidia-smi --query-gpu=… --format=csv,noheader,nounits
 // -i GPU, one call per reading. It never passes nvidia-smi anything else.
+// Each call runs in a process group of its own, and the whole group is
+// killed when the call times out or the sampler stops, so a wrapper's
+// children never outlive a reading.
 type SMI struct {
 	path     string
 	gpu      int
@@ -40,12 +51,20 @@ type SMI struct {
 	dropped  []string
 }
 
-// NewSMI finds nvidia-smi and probes, once, what the driver can answer: each
-// optional field (clocks.OptionalQueryFields) is kept only if the driver
-// gives a number for it; then the whole query is tried with the throttle
-// bit set spelled clocks_event_reasons.active and, if the driver rejects
-// that field, clocks_throttle_reasons.active. The probe's answer must parse
-// whole; any other failure is a refusal.
+// rejectedRE finds the field nvidia-smi names when it does not know one:
+// `Field "clocks_event_reasons.active" is not a valid field to query.`
+var rejectedRE = regexp.MustCompile(`Field "([^"]+)" is not a valid field to query`)
+
+// NewSMI finds nvidia-smi and probes, once, what the driver can answer. The
+// probe asks for every field at once, the optional ones
+// (OptionalQueryFields) included, with the throttle bit set spelled
+// clocks_event_reasons.active. A field the driver rejects by name is
+// dropped from the query and the probe asked again: an optional field, or
+// the newer throttle spelling, which gives way to
+// clocks_throttle_reasons.active; a required field is a refusal. An optional
+// field whose value is not a number is dropped; every required value must
+// parse. The probe as a whole, retries included, must answer within the
+// query timeout: a hung nvidia-smi is refused after one timeout.
 func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 	logf := o.Logf
 	if logf == nil {
@@ -66,47 +85,98 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 	if s.timeout <= 0 {
 		s.timeout = DefaultQueryTimeout
 	}
-	var optional []string
-	for _, f := range clocks.OptionalQueryFields() {
-		fields := []string{clocks.FieldIndex, f}
-		out, err := s.query(ctx, fields)
-		if err == nil {
-			_, err = s.parse(fields, out)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			logf("nvidia-smi: optional field %s dropped: %v", f, err)
-			s.dropped = append(s.dropped, f)
-			continue
-		}
-		optional = append(optional, f)
-	}
-	for _, spelling := range []string{clocks.FieldEventReasons, clocks.FieldThrottleReasons} {
-		fields := append(clocks.QueryFields(spelling), optional...)
-		out, err := s.query(ctx, fields)
+	pctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	throttle := FieldEventReasons
+	optional := OptionalQueryFields()
+	for {
+		fields := append(QueryFields(throttle), optional...)
+		out, err := s.query(pctx, fields)
 		var qe *queryError
-		if errors.As(err, &qe) && qe.rejects(spelling) {
-			logf("nvidia-smi: the driver rejects %s", spelling)
-			continue
+		if errors.As(err, &qe) {
+			if m := rejectedRE.FindStringSubmatch(qe.output); m != nil {
+				switch f := m[1]; {
+				case f == FieldEventReasons && throttle == FieldEventReasons:
+					logf("nvidia-smi: the driver rejects %s; asking for %s", f, FieldThrottleReasons)
+					throttle = FieldThrottleReasons
+					continue
+				case f == FieldThrottleReasons && throttle == FieldThrottleReasons:
+					return nil, fmt.Errorf("nvidia-smi -i %d: the driver rejects both %s and %s, so the throttle bit set cannot be read; %s",
+						s.gpu, FieldEventReasons, FieldThrottleReasons, smiDriverAdvice)
+				case removeField(&optional, f):
+					logf("nvidia-smi: optional field %s dropped: the driver does not know it", f)
+					s.dropped = append(s.dropped, f)
+					continue
+				default:
+					return nil, fmt.Errorf("%v; %s is a field every sample needs, and %s", qe, f, smiDriverAdvice)
+				}
+			}
 		}
+		if err != nil {
+			if errors.Is(err, errTimedOut) {
+				return nil, fmt.Errorf("%v (the startup probe; nothing was sampled)", err)
+			}
+			return nil, err
+		}
+		kept, err := s.probeOptional(fields, out, len(QueryFields(throttle)), logf)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := s.parse(fields, out); err != nil {
-			return nil, err
-		}
-		s.fields, s.throttle = fields, spelling
+		s.fields, s.throttle = kept, throttle
 		return s, nil
 	}
-	return nil, fmt.Errorf("nvidia-smi -i %d: the driver rejects both %s and %s", s.gpu, clocks.FieldEventReasons, clocks.FieldThrottleReasons)
+}
+
+// smiDriverAdvice says what to do about a driver that cannot answer a field
+// every sample needs.
+const smiDriverAdvice = "clockgate cannot record clock evidence with this driver: update the NVIDIA driver, or record the leg on a GPU and driver that answer every field of the query in the README"
+
+// removeField removes f from *fields and reports whether it was there.
+func removeField(fields *[]string, f string) bool {
+	for i, g := range *fields {
+		if g == f {
+			*fields = append((*fields)[:i:i], (*fields)[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// probeOptional reads the probe's answer: the optional fields after the
+// first nRequired whose values are not numbers are dropped, and the rest of
+// the line must parse whole. It returns the fields each reading will ask
+// for.
+func (s *SMI) probeOptional(fields []string, out []byte, nRequired int, logf func(string, ...any)) ([]string, error) {
+	line, err := s.oneLine(out)
+	if err != nil {
+		return nil, err
+	}
+	cells := splitCSV(line)
+	if len(cells) != len(fields) {
+		_, err := ParseCSVLine(fields, line) // names the count
+		return nil, s.explain(err)
+	}
+	var kept, keptCells []string
+	for i, f := range fields {
+		if i >= nRequired {
+			if err := (&Reading{}).set(f, cells[i]); err != nil {
+				logf("nvidia-smi: optional field %s dropped: %v", f, err)
+				s.dropped = append(s.dropped, f)
+				continue
+			}
+		}
+		kept, keptCells = append(kept, f), append(keptCells, cells[i])
+	}
+	if _, err := s.parse(kept, []byte(strings.Join(keptCells, ", "))); err != nil {
+		return nil, err
+	}
+	return kept, nil
 }
 
 // Name says which GPU is read and with which fields.
 func (s *SMI) Name() string {
 	n := fmt.Sprintf("nvidia-smi (%s) GPU %d, throttle field %s", s.path, s.gpu, s.throttle)
-	if opt := s.fields[len(clocks.QueryFields(s.throttle)):]; len(opt) > 0 {
+	if opt := s.fields[len(QueryFields(s.throttle)):]; len(opt) > 0 {
 		n += ", optional " + strings.Join(opt, " ")
 	}
 	return n
@@ -156,54 +226,107 @@ func (e *queryError) Error() string {
 	return fmt.Sprintf("nvidia-smi -i %d exited with status %d: %q", e.gpu, e.status, msg)
 }
 
-// rejects reports whether nvidia-smi refused field as unknown, as in
-// `Field "clocks_event_reasons.active" is not a valid field to query.`
-func (e *queryError) rejects(field string) bool {
-	return strings.Contains(e.output, `"`+field+`" is not a valid field`)
-}
+// errTimedOut marks a call that did not answer within the query timeout.
+var errTimedOut = errors.New("did not answer")
 
+// queryWaitDelay is how long a finished call's output pipes may stay open
+// after nvidia-smi exits (only a process it left behind holds them) before
+// they are closed and its process group killed.
+const queryWaitDelay = 100 * time.Millisecond
+
+// query runs one nvidia-smi call in a process group of its own. When the
+// call times out or ctx ends, the whole group is killed (a wrapper script's
+// children with it); after any call, whatever is left in the group is
+// killed too.
 func (s *SMI) query(ctx context.Context, fields []string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	qctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.path,
+	cmd := exec.CommandContext(qctx, s.path,
 		"--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits", "-i", strconv.Itoa(s.gpu))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
-		return nil, fmt.Errorf("nvidia-smi -i %d did not answer within %v", s.gpu, s.timeout)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = queryWaitDelay
+	start := time.Now()
+	err := cmd.Start()
+	if err == nil {
+		pgid := cmd.Process.Pid
+		err = cmd.Wait()
+		killGroup(pgid)
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return nil, ctx.Err() // the sampler stopped: not a reading
+	case qctx.Err() == context.DeadlineExceeded:
+		limit := s.timeout
+		if dl, ok := ctx.Deadline(); ok && dl.Sub(start) < limit {
+			limit = dl.Sub(start).Round(time.Millisecond)
+		}
+		return nil, fmt.Errorf("nvidia-smi -i %d %w within %v; its process group was killed", s.gpu, errTimedOut, limit)
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		text := strings.TrimSpace(strings.TrimSpace(stdout.String()) + "\n" + strings.TrimSpace(stderr.String()))
 		return nil, &queryError{gpu: s.gpu, status: ee.ExitCode(), output: text}
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 		return nil, fmt.Errorf("nvidia-smi -i %d: %v", s.gpu, err)
 	}
 	return stdout.Bytes(), nil
 }
 
-// parse reads the one line an -i query answers and checks it is this GPU's.
-func (s *SMI) parse(fields []string, out []byte) (*clocks.Reading, error) {
+// killGroup kills process group pgid; a group already gone is no error.
+func killGroup(pgid int) error {
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// oneLine returns the one line an -i query answers.
+func (s *SMI) oneLine(out []byte) (string, error) {
 	text := strings.TrimRight(string(out), "\r\n")
 	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("nvidia-smi -i %d printed nothing", s.gpu)
+		return "", fmt.Errorf("nvidia-smi -i %d printed nothing", s.gpu)
 	}
 	lines := strings.Split(text, "\n")
 	if len(lines) != 1 {
-		return nil, fmt.Errorf("nvidia-smi -i %d printed %d lines, want one", s.gpu, len(lines))
+		return "", fmt.Errorf("nvidia-smi -i %d printed %d lines, want one", s.gpu, len(lines))
 	}
-	r, err := clocks.ParseCSVLine(fields, lines[0])
+	return lines[0], nil
+}
+
+// parse reads the one line an -i query answers and checks it is this GPU's.
+func (s *SMI) parse(fields []string, out []byte) (*Reading, error) {
+	line, err := s.oneLine(out)
 	if err != nil {
-		return nil, fmt.Errorf("nvidia-smi -i %d: %v", s.gpu, err)
+		return nil, err
+	}
+	r, err := ParseCSVLine(fields, line)
+	if err != nil {
+		return nil, s.explain(err)
 	}
 	if r.Index != s.gpu {
 		return nil, fmt.Errorf("nvidia-smi -i %d answered for GPU %d", s.gpu, r.Index)
 	}
 	return r, nil
+}
+
+// explain names the GPU in a parse error and, when the driver cannot give
+// a field every sample needs, says what is unsupported and what to do.
+func (s *SMI) explain(err error) error {
+	msg := fmt.Sprintf("nvidia-smi -i %d: %v", s.gpu, err)
+	var ve *valueError
+	if errors.As(err, &ve) && !isOptional(ve.field) {
+		switch {
+		case ve.raw == "[Insufficient Permissions]":
+			msg += "; run clockgate as a user the driver lets read it"
+		case ve.field == FieldUtilizationGPU && (ve.raw == "[N/A]" || ve.raw == "N/A" || ve.raw == "[Not Supported]"):
+			msg += "; this GPU reports no utilization, as a MIG-enabled GPU does: " + migAdvice
+		case ve.raw == "[N/A]" || ve.raw == "N/A" || ve.raw == "[Not Supported]":
+			msg += fmt.Sprintf("; the driver cannot give %s, which every sample needs: %s", ve.field, smiDriverAdvice)
+		}
+	}
+	return errors.New(msg)
 }

@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ type smiStep struct {
 	Msg     string            `json:"msg,omitempty"`
 	SleepMS int               `json:"sleep_ms,omitempty"`
 	Raw     string            `json:"raw,omitempty"`
+	Spawn   bool              `json:"spawn,omitempty"`
 }
 
 type smiConfig struct {
@@ -30,6 +33,7 @@ type smiConfig struct {
 	GPUs       int       `json:"gpus,omitempty"`
 	OptionalNA []string  `json:"optional_na,omitempty"`
 	Rejects    []string  `json:"rejects,omitempty"`
+	RejectMS   int       `json:"reject_sleep_ms,omitempty"`
 	IgnoreI    bool      `json:"ignore_i,omitempty"`
 	WrongIndex bool      `json:"wrong_index,omitempty"`
 	Plan       []smiStep `json:"plan,omitempty"`
@@ -112,7 +116,7 @@ func TestSamplerSMINewDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ThrottleField() != clocks.FieldEventReasons {
+	if s.ThrottleField() != FieldEventReasons {
 		t.Errorf("throttle field %q", s.ThrottleField())
 	}
 	want := "index,uuid,name,driver_version,clocks.sm,clocks.max.sm,clocks.applications.graphics,clocks_event_reasons.active,persistence_mode,pstate,utilization.gpu,temperature.gpu,power.draw,clocks.mem"
@@ -129,8 +133,8 @@ func TestSamplerSMINewDriver(t *testing.T) {
 		t.Errorf("sample\n got %s\nwant %s", line, wantLine)
 	}
 	calls := smiCalls(t, path)
-	// Three optional probes, one whole-query probe, one reading.
-	if len(calls) != 5 || !strings.HasPrefix(calls[0], "--query-gpu=index,temperature.gpu ") {
+	// One probe asking for every field, one reading.
+	if len(calls) != 2 || calls[0] != calls[1] || !strings.HasPrefix(calls[0], "--query-gpu="+want+" ") {
 		t.Errorf("calls:\n%s", strings.Join(calls, "\n"))
 	}
 	assertReadOnly(t, path)
@@ -142,19 +146,19 @@ func TestSamplerSMIOldDriverFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ThrottleField() != clocks.FieldThrottleReasons {
+	if s.ThrottleField() != FieldThrottleReasons {
 		t.Fatalf("throttle field %q", s.ThrottleField())
 	}
 	smp, err := s.Read(context.Background(), time.Now(), testBoot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if smp.ThrottleField != clocks.FieldThrottleReasons || smp.ClocksApplicationsGraphicsMHz == nil ||
+	if smp.ThrottleField != FieldThrottleReasons || smp.ClocksApplicationsGraphicsMHz == nil ||
 		*smp.ClocksApplicationsGraphicsMHz != 1755 || smp.DriverVersion != "550.54.15" {
 		t.Errorf("sample %s", smp.AppendJSON(nil))
 	}
 	calls := smiCalls(t, path)
-	if !strings.Contains(calls[3], "clocks_event_reasons.active") || !strings.Contains(calls[4], "clocks_throttle_reasons.active") {
+	if len(calls) != 3 || !strings.Contains(calls[0], "clocks_event_reasons.active") || !strings.Contains(calls[1], "clocks_throttle_reasons.active") {
 		t.Errorf("probe order:\n%s", strings.Join(calls, "\n"))
 	}
 	assertReadOnly(t, path)
@@ -166,7 +170,7 @@ func TestSamplerSMIOptionalFieldsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(s.Dropped(), ","); got != "power.draw,clocks.mem" {
+	if got := strings.Join(s.Dropped(), ","); got != "clocks.mem,power.draw" {
 		t.Errorf("dropped %s", got)
 	}
 	smp, err := s.Read(context.Background(), time.Now(), testBoot)
@@ -254,7 +258,7 @@ func TestSamplerSMIRefusesMidRun(t *testing.T) {
 		{"kept optional N/A", smiStep{Values: map[string]string{"power.draw": "[N/A]"}}, `power.draw: nvidia-smi printed "[N/A]"`},
 		{"non-zero exit", smiStep{Exit: 3, Msg: "GPU is lost"}, `nvidia-smi -i 0 exited with status 3: "GPU is lost"`},
 		{"not a number", smiStep{Values: map[string]string{"utilization.gpu": "busy"}}, `utilization.gpu: nvidia-smi printed "busy": want a percentage`},
-		{"deprecated elsewhere", smiStep{Values: map[string]string{"clocks.max.sm": clocks.DeprecatedToken}}, `clocks.max.sm: nvidia-smi printed "[Requested functionality has been deprecated]": deprecated`},
+		{"deprecated elsewhere", smiStep{Values: map[string]string{"clocks.max.sm": DeprecatedToken}}, `clocks.max.sm: nvidia-smi printed "[Requested functionality has been deprecated]": deprecated`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -280,7 +284,7 @@ func TestSamplerSMIQueryTimeout(t *testing.T) {
 	}
 	start := time.Now()
 	_, err = s.Read(context.Background(), time.Now(), testBoot)
-	if err == nil || err.Error() != "nvidia-smi -i 0 did not answer within 300ms" {
+	if err == nil || err.Error() != "nvidia-smi -i 0 did not answer within 300ms; its process group was killed" {
 		t.Fatalf("err = %v", err)
 	}
 	if el := time.Since(start); el > 3*time.Second {
@@ -346,7 +350,6 @@ func TestSamplerRunsOnNvidiaSMI(t *testing.T) {
 	busy := smiStep{Values: map[string]string{"clocks.sm": "1980", "utilization.gpu": "100"}}
 	path := installFakeSMI(t, smiConfig{Plan: []smiStep{busy, idle, busy, busy, busy}, Cycle: true})
 	cfg := testConfig(t)
-	cfg.Interval = 20 * time.Millisecond
 	stop := make(chan string, 1)
 	open := func(ctx context.Context) (Backend, error) {
 		return Open(ctx, Options{Kind: KindSMI, SMIPath: path, Logf: t.Logf})
@@ -382,4 +385,202 @@ func TestSamplerRunsOnNvidiaSMI(t *testing.T) {
 		t.Errorf("record %+v", res.Record)
 	}
 	assertReadOnly(t, path)
+}
+
+// gonePID reports whether pid has ended (no such process, or a zombie
+// waiting for its parent).
+func gonePID(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	st, _, err := readStat(pid)
+	return err != nil || exited(st)
+}
+
+// spawnedPIDs reads the pids the fake wrote for Spawn steps: each call's
+// and its child's.
+func spawnedPIDs(t *testing.T, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "fakesmi.pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, n)
+	}
+	return pids
+}
+
+// waitGone waits up to 2 s for every pid to end.
+func waitGone(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for _, pid := range pids {
+		for !gonePID(pid) {
+			if time.Now().After(deadline) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("pid %d (of the hung nvidia-smi call's process group) outlived the call", pid)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// TestSamplerSMIHungQueryKillsItsGroup: a reading that hangs, having
+// started a child of its own, is refused at the timeout, and its whole
+// process group is killed: the call and its child.
+func TestSamplerSMIHungQueryKillsItsGroup(t *testing.T) {
+	t.Parallel()
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{}, {SleepMS: 20000, Spawn: true}}})
+	s, err := NewSMI(context.Background(), SMIOptions{Path: path, QueryTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = s.Read(context.Background(), time.Now(), testBoot)
+	if err == nil || err.Error() != "nvidia-smi -i 0 did not answer within 300ms; its process group was killed" {
+		t.Fatalf("err = %v", err)
+	}
+	// The group is killed at the timeout: nothing waits queryWaitDelay for
+	// the child that holds the call's output.
+	if el := time.Since(start); el > 300*time.Millisecond+queryWaitDelay/2 {
+		t.Errorf("the hung call held the reading %v", el)
+	}
+	pids := spawnedPIDs(t, path)
+	if len(pids) != 2 {
+		t.Fatalf("pids %v", pids)
+	}
+	waitGone(t, pids)
+}
+
+// TestSamplerSMIStragglerKilled: a call that answers and exits, leaving a
+// child of its own behind (holding its output), is read, and the child is
+// killed with the call's process group.
+func TestSamplerSMIStragglerKilled(t *testing.T) {
+	t.Parallel()
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{}, {Spawn: true}}})
+	s, err := NewSMI(context.Background(), SMIOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := s.Read(context.Background(), time.Now(), testBoot)
+	if err != nil || smp.SMClockMHz != 1980 {
+		t.Fatalf("read %v, %v", smp, err)
+	}
+	pids := spawnedPIDs(t, path)
+	if len(pids) != 2 {
+		t.Fatalf("pids %v", pids)
+	}
+	waitGone(t, pids[1:])
+}
+
+// TestSamplerSMIStopKillsItsGroup: a stop during a reading kills the call's
+// whole process group at once.
+func TestSamplerSMIStopKillsItsGroup(t *testing.T) {
+	t.Parallel()
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{}, {SleepMS: 20000, Spawn: true}}})
+	s, err := NewSMI(context.Background(), SMIOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := s.Read(ctx, time.Now(), testBoot); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("the stop took %v to end the reading", el)
+	}
+	waitGone(t, spawnedPIDs(t, path))
+}
+
+// TestSamplerSMIHungAtStart: a hung nvidia-smi is refused after one query
+// timeout, with one call: the startup probe is bounded as a whole.
+func TestSamplerSMIHungAtStart(t *testing.T) {
+	t.Parallel()
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{SleepMS: 20000, Spawn: true}}})
+	start := time.Now()
+	_, err := NewSMI(context.Background(), SMIOptions{Path: path, QueryTimeout: 400 * time.Millisecond})
+	el := time.Since(start)
+	if err == nil || err.Error() != "nvidia-smi -i 0 did not answer within 400ms; its process group was killed (the startup probe; nothing was sampled)" {
+		t.Fatalf("err = %v", err)
+	}
+	t.Logf("a hung nvidia-smi was refused after %v (query timeout 400ms)", el)
+	if el > 1200*time.Millisecond {
+		t.Errorf("refusing a hung nvidia-smi took %v, more than one 400ms timeout (and slack)", el)
+	}
+	if calls := smiCalls(t, path); len(calls) != 1 {
+		t.Errorf("%d calls to a hung nvidia-smi:\n%s", len(calls), strings.Join(calls, "\n"))
+	}
+	waitGone(t, spawnedPIDs(t, path))
+}
+
+// TestSamplerSMIProbeBoundedAsAWhole: the startup probe's retries share one
+// timeout: an old driver that answers each call slowly cannot stretch it.
+func TestSamplerSMIProbeBoundedAsAWhole(t *testing.T) {
+	t.Parallel()
+	// The fake takes 350 ms to reject the newer spelling; the retry (step
+	// 0) hangs. With one budget for the probe the retry gets what is left
+	// (about 50 ms); with a budget per call it would run 400 ms more.
+	path := installFakeSMI(t, smiConfig{Driver: "old", RejectMS: 350, Plan: []smiStep{{SleepMS: 20000}}})
+	start := time.Now()
+	_, err := NewSMI(context.Background(), SMIOptions{Path: path, QueryTimeout: 400 * time.Millisecond})
+	if err == nil || !regexp.MustCompile(`^nvidia-smi -i 0 did not answer within \d+ms; its process group was killed \(the startup probe; nothing was sampled\)$`).MatchString(err.Error()) {
+		t.Fatalf("err = %v", err)
+	}
+	if el := time.Since(start); el > 650*time.Millisecond {
+		t.Errorf("the probe took %v for a 400ms budget", el)
+	}
+	if calls := smiCalls(t, path); len(calls) != 2 {
+		t.Errorf("calls:\n%s", strings.Join(calls, "\n"))
+	}
+}
+
+// TestSamplerSMIUnsupported: a GPU or driver that cannot give a field every
+// sample needs is refused, saying what is unsupported and what to do: a
+// MIG-enabled GPU's utilization [N/A] (at start and mid-run), a required
+// field the driver does not support or does not know, and a field the user
+// may not read.
+func TestSamplerSMIUnsupported(t *testing.T) {
+	t.Parallel()
+	mig := smiStep{Values: map[string]string{"utilization.gpu": "[N/A]"}}
+	cases := []struct {
+		name  string
+		cfg   smiConfig
+		start bool
+		want  string
+	}{
+		{"MIG at start", smiConfig{Plan: []smiStep{mig}}, true,
+			`nvidia-smi -i 0: utilization.gpu: nvidia-smi printed "[N/A]": no value (not available on this GPU or driver); this GPU reports no utilization, as a MIG-enabled GPU does: ` + migAdvice},
+		{"MIG mid-run", smiConfig{Plan: []smiStep{{}, mig}}, false,
+			`nvidia-smi -i 0: utilization.gpu: nvidia-smi printed "[N/A]": no value (not available on this GPU or driver); this GPU reports no utilization, as a MIG-enabled GPU does: ` + migAdvice},
+		{"required field not supported", smiConfig{Plan: []smiStep{{Values: map[string]string{"clocks.max.sm": "[Not Supported]"}}}}, true,
+			`nvidia-smi -i 0: clocks.max.sm: nvidia-smi printed "[Not Supported]": the driver does not support this field on this GPU; the driver cannot give clocks.max.sm, which every sample needs: ` + smiDriverAdvice},
+		{"required field unknown to the driver", smiConfig{Rejects: []string{"pstate"}}, true,
+			`nvidia-smi -i 0 exited with status 2: "Field \"pstate\" is not a valid field to query."; pstate is a field every sample needs, and ` + smiDriverAdvice},
+		{"no permission", smiConfig{Plan: []smiStep{{Values: map[string]string{"clocks.sm": "[Insufficient Permissions]"}}}}, true,
+			`nvidia-smi -i 0: clocks.sm: nvidia-smi printed "[Insufficient Permissions]": reading it needs privileges this process lacks; run clockgate as a user the driver lets read it`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s, _, err := newSMI(t, c.cfg, 0)
+			if !c.start {
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = s.Read(context.Background(), time.Now(), testBoot)
+			}
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("err = %v\nwant %s", err, c.want)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"time"
 
@@ -14,11 +15,10 @@ import (
 )
 
 type buildOptions struct {
-	IO         *IO
-	Stream     string
-	Output     string
-	Interval   time.Duration
-	StopReason string
+	IO       *IO
+	Stream   string
+	Output   string
+	Interval time.Duration
 }
 
 func init() { register(NewCmdBuild) }
@@ -31,23 +31,26 @@ func NewCmdBuild(s *IO) *cobra.Command {
 		Short: "Recompute a leg clock record from its stream",
 		Long: `build recomputes the clock record a stream implies: busy samples' SM clock
 statistics (idle samples excluded and counted), the throttle union, the
-window. It is how a stream whose sampler was killed (SIGKILL leaves whole
-lines and no record) gets its record, on purpose: summarize never does that
-silently. Every line must be a valid sample; the first bad one is named.
+window and its largest gap. It documents a stream whose sampler left no
+record (SIGKILL leaves whole lines and no record), on purpose: summarize
+never does that silently. Every line must be a valid sample; the first bad
+one is named.
 
-interval_s and stop_reason are the sampler's, not the stream's: --interval
-defaults to the median gap between samples, --stop-reason to "signal" (a
-stream without a record is one whose sampler was killed).`,
+The record always says stop_reason rebuilt: how the sampler stopped is not
+in the stream, so where the window ended is unknown, and the leg carries
+clock.partial_window. A rebuilt record never makes a leg eligible; only a
+new measurement does.
+
+build never replaces a file: -o naming an existing file is refused (exit 2),
+so it cannot overwrite the record a sampler wrote (a refusal, a window cut
+off at --max-duration, anything the sampler said). interval_s is the
+sampler's, not the stream's: --interval defaults to the median gap between
+samples.`,
 		Example: `  clockgate build clocks/llama/vllm/r1.samples.jsonl
   clockgate build clocks/llama/vllm/r1.samples.jsonl -o clocks/llama/vllm/r1.summary.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Stream = args[0]
-			switch opts.StopReason {
-			case clocks.StopPIDExit, clocks.StopCommandExit, clocks.StopSignal, clocks.StopMaxDuration:
-			default:
-				return usageErr("--stop-reason %q: want pid-exit, command-exit, signal or max-duration", opts.StopReason)
-			}
 			if opts.Interval < 0 {
 				return usageErr("--interval %v: want a positive duration", opts.Interval)
 			}
@@ -55,13 +58,17 @@ stream without a record is one whose sampler was killed).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "write the record to FILE atomically instead of printing it")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the record to FILE atomically instead of printing it; FILE must not exist")
 	f.DurationVar(&opts.Interval, "interval", 0, "the sampler's interval (default: the median gap between samples)")
-	f.StringVar(&opts.StopReason, "stop-reason", clocks.StopSignal, "why the sampler stopped: pid-exit, command-exit, signal, max-duration")
 	return cmd
 }
 
 func runBuild(opts *buildOptions) error {
+	if opts.Output != "" {
+		if _, err := os.Lstat(opts.Output); err == nil {
+			return usageErr("%s", existingOutput(opts.Output))
+		}
+	}
 	f, err := clocks.OpenRegular(opts.Stream)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -89,7 +96,7 @@ func runBuild(opts *buildOptions) error {
 			return usageErr("%s: %v; pass --interval", opts.Stream, err)
 		}
 	}
-	rec, err := fold.Record(interval, opts.StopReason)
+	rec, err := fold.Record(interval, clocks.StopRebuilt)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("%s: %v", opts.Stream, err)}
 	}
@@ -102,10 +109,18 @@ func runBuild(opts *buildOptions) error {
 		_, err = opts.IO.Out.Write(out)
 		return err
 	}
-	if err := atomicfile.WriteFile(opts.Output, out, 0o644); err != nil {
+	if err := atomicfile.WriteNew(opts.Output, out, 0o644); err != nil {
+		if errors.Is(err, atomicfile.ErrExists) {
+			return usageErr("%s", existingOutput(opts.Output))
+		}
 		return usageErr("%v", err)
 	}
 	return nil
+}
+
+// existingOutput explains why build will not write over a file.
+func existingOutput(path string) string {
+	return fmt.Sprintf("%s: already exists; build never replaces a file (a record beside its stream is what the sampler said); write the rebuilt record elsewhere, or print it without -o", path)
 }
 
 // medianGap is the median time between successive samples, in seconds,

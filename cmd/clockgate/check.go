@@ -27,7 +27,9 @@ func NewCmdCheck(s *IO) *cobra.Command {
 stream beside it (PREFIX.samples.jsonl): the record must be valid and be exactly
 what the stream recomputes to, and the window must pass every leg check of the
 contract (busy samples, busy fraction, spread, throttle bits, persistence,
-static fields, a window not cut off by --max-duration).
+static fields, coverage: no gap over 3 intervals, and a window the sampler
+ended itself: not cut off by --max-duration, not refused, not rebuilt by
+'clockgate build').
 
 Exit status: 0 every leg is binding-eligible; 1 some leg is not; 2 a usage
 error or a record that cannot be read at all (the JSON still lists it).`,

@@ -42,11 +42,17 @@ NVML refuses, PREFIX.samples.jsonl or PREFIX.summary.json already exists, the
 boot id cannot be read — COMMAND is not run, and record exits 1 (a refusal)
 or 2 (a usage error).
 
-If sampling is refused while COMMAND runs, record stops sampling, says why on
-stderr at once, writes no record, and keeps waiting for COMMAND. It then exits
-with COMMAND's status if that is not 0, and with 1 otherwise, so a leg
-without clock evidence never looks like a clean run. The same holds when
-COMMAND exits before the first sample.
+If sampling is refused while COMMAND runs (the refusals of 'clockgate sample':
+a reading refused or not answered within 5 s, a failed write, the stream
+deleted or replaced, an unobserved end), record stops sampling, says why on
+stderr at once, writes the record with stop_reason refused and the refusal
+quoted (the leg will not be established), and keeps waiting for COMMAND. It
+then exits with COMMAND's status if that is not 0, and with 1 otherwise, so a
+refused leg never looks like a clean run. The same holds when COMMAND exits
+before the first sample (no record is written then).
+
+When sampling stops, record prints the leg's verdict in one line on stderr,
+as 'clockgate check' would judge it: "verdict: ok", or the reason codes.
 
 Reaching --max-duration stops sampling (stop_reason max-duration, a partial
 record) but not COMMAND: record keeps waiting for it and exits with its
@@ -121,6 +127,7 @@ func runRecord(opts *recordOptions) error {
 	}()
 
 	_, runErr := smp.Run(ctx, stop)
+	printVerdict(opts.IO, "record", opts.flags.out)
 	select {
 	case <-exited:
 	default:

@@ -41,7 +41,7 @@ func TestRecordCommand(t *testing.T) {
 			if el := time.Since(start); el > 5*time.Second {
 				t.Errorf("took %v", el)
 			}
-			rec := l.readRecord(clocks.StopCommandExit, 0.05)
+			rec := l.readRecord(clocks.StopCommandExit, 0.1)
 			if rec.Window.StopReason != "command-exit" || rec.Window.SamplesTotal < 2 {
 				t.Errorf("window %+v", rec.Window)
 			}
@@ -80,7 +80,7 @@ func TestRecordCommand(t *testing.T) {
 			if code := p.wait(t); code != 7 {
 				t.Fatalf("exit %d, want the child's 7; stderr:\n%s", code, p.stderr.String())
 			}
-			if rec := l.readRecord(clocks.StopCommandExit, 0.05); rec.Window.StopReason != "command-exit" {
+			if rec := l.readRecord(clocks.StopCommandExit, 0.1); rec.Window.StopReason != "command-exit" {
 				t.Errorf("stop %q", rec.Window.StopReason)
 			}
 		})
@@ -98,7 +98,7 @@ func TestRecordCommand(t *testing.T) {
 		if _, err := os.Stat(marker); err != nil {
 			t.Errorf("the command did not run to its end: %v", err)
 		}
-		if rec := l.readRecord(clocks.StopMaxDuration, 0.05); rec.Window.StopReason != "max-duration" {
+		if rec := l.readRecord(clocks.StopMaxDuration, 0.1); rec.Window.StopReason != "max-duration" {
 			t.Errorf("stop %q", rec.Window.StopReason)
 		}
 		if !strings.Contains(stderr, "clockgate record: sampling stopped; waiting for sh to exit") {
@@ -106,8 +106,9 @@ func TestRecordCommand(t *testing.T) {
 		}
 	})
 
-	// A refusal while the command runs stops sampling at once, lets the
-	// command finish, and exits with its status, or 1 when that is 0.
+	// A refusal while the command runs stops sampling at once, writes the
+	// record with stop_reason refused, lets the command finish, and exits
+	// with its status, or 1 when that is 0.
 	refuse := map[string]any{"plan": []any{map[string]any{}, map[string]any{}, map[string]any{}, map[string]any{"values": map[string]any{"clocks.sm": "[N/A]"}}}}
 	for _, c := range []struct {
 		name  string
@@ -131,9 +132,11 @@ func TestRecordCommand(t *testing.T) {
 			if !strings.Contains(stderr, want) || !strings.Contains(stderr, final) || strings.Index(stderr, want) > strings.Index(stderr, final) {
 				t.Errorf("stderr:\n%s", stderr)
 			}
-			l.noFile(l.record())
-			if fold, _ := l.readStream(); fold.Total != 2 {
-				t.Errorf("stream keeps %d samples", fold.Total)
+			if rec := l.readRecord(clocks.StopRefused, 0.1); rec.Window.SamplesTotal != 2 || !strings.HasPrefix(rec.Refusal, `nvidia-smi -i 0: clocks.sm: nvidia-smi printed "[N/A]"`) {
+				t.Errorf("record %+v", rec)
+			}
+			if v := "clockgate record: verdict: clock.busy_samples clock.refused (clockgate check " + l.record() + " says why)\n"; !strings.Contains(stderr, v) || strings.Index(stderr, v) > strings.Index(stderr, want) {
+				t.Errorf("no verdict line, or after the waiting line:\n%s", stderr)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -33,7 +34,7 @@ type recordingFlags struct {
 func (f *recordingFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "output `PREFIX`: writes PREFIX.samples.jsonl and PREFIX.summary.json (required)")
 	fs.DurationVar(&f.maxDuration, "max-duration", clocks.DefaultMaxDuration, "stop after this long, recording stop_reason max-duration (a bound on an orphan, not a budget on a leg)")
-	fs.DurationVar(&f.interval, "interval", time.Second, "time between samples")
+	fs.DurationVar(&f.interval, "interval", time.Second, fmt.Sprintf("time between samples, at least %v", sampler.MinInterval))
 	fs.IntVar(&f.gpu, "gpu", 0, "index of the GPU to sample")
 	fs.StringVar(&f.backend, "backend", sampler.KindAuto, "how to read the GPU: "+strings.Join(sampler.Kinds, ", ")+" (auto prefers NVML and falls back to nvidia-smi when NVML is not installed)")
 }
@@ -42,8 +43,8 @@ func (f *recordingFlags) validate() error {
 	switch {
 	case f.out == "":
 		return usageErr("--out PREFIX is required")
-	case f.interval <= 0:
-		return usageErr("--interval %v: want a positive duration", f.interval)
+	case f.interval < sampler.MinInterval:
+		return usageErr("--interval %v: want at least %v: nvidia-smi takes tens to hundreds of ms per reading, and utilization.gpu is averaged over 1/6 s to 1 s", f.interval, sampler.MinInterval)
 	case f.maxDuration <= 0:
 		return usageErr("--max-duration %v: want a positive duration", f.maxDuration)
 	case f.gpu < 0:
@@ -77,6 +78,18 @@ func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) 
 	return cfg, open
 }
 
+// printVerdict judges the leg just written, as 'clockgate check' would, and
+// prints the verdict in one line on errOut: ok, or the reason codes.
+func printVerdict(s *IO, name, prefix string) {
+	rec := sampler.RecordPath(prefix)
+	leg := clocks.LoadLeg(clocks.LegFiles{Name: filepath.Base(prefix), RecordPath: rec, StreamPath: sampler.StreamPath(prefix)})
+	if leg.Eligible() {
+		fmt.Fprintf(s.ErrOut, "clockgate %s: verdict: ok\n", name)
+		return
+	}
+	fmt.Fprintf(s.ErrOut, "clockgate %s: verdict: %s (clockgate check %s says why)\n", name, strings.Join(clocks.Codes(leg.Reasons), " "), rec)
+}
+
 // samplerExit gives a sampler error its exit code: setup errors about the
 // inputs are usage errors (2), everything else a refusal (1).
 func samplerExit(err error) error {
@@ -108,25 +121,39 @@ PREFIX.samples.jsonl as one whole line the moment it is taken. When it stops it
 writes the record the stream folds to, PREFIX.summary.json, atomically.
 
 It stops, and records why (window.stop_reason), when:
-  pid-exit      the --pid process is gone (checked before every sample; a
-                zombie or a reused pid counts as gone)
+  pid-exit      the --pid process is gone: watched continuously (a pidfd, or
+                a poll every 20 ms), so it stops within 100 ms whatever the
+                interval; a zombie or a reused pid counts as gone
   signal        it receives SIGTERM or SIGINT
   max-duration  --max-duration has passed; the record is then partial and the
                 leg will not be established
+  refused       a refusal (below); the record quotes it, and the leg will
+                not be established
 
 It only reads GPU state; it never changes it (no -lgc, -ac, -pm, -r).
 
-A reading that cannot be taken whole — nvidia-smi exiting non-zero, [N/A] or
-any other non-number where a number belongs, a missing column, an answer for
-the wrong GPU — is a refusal: sample stops, writes no record, says why, and
-exits 1. The samples already written stay in the stream ('clockgate build'
-can recompute a record from them on purpose). A stop before the first sample
-writes no record either and exits 1.
+A refusal stops it: a reading that cannot be taken whole (nvidia-smi exiting
+non-zero, [N/A] or any other non-number where a number belongs, a missing
+column, an answer for the wrong GPU), a reading not answered within 5 s (its
+whole process group is killed), a write that fails (the stream is cut back
+to its last whole line), PREFIX.samples.jsonl deleted, moved or replaced
+while written, or a stop that comes more than 3 intervals after the last
+sample (the reading in flight is named). sample then writes the record with
+stop_reason refused and the refusal quoted, says why, and exits 1. A reading
+slower than --interval is taken; the time it cost is a gap in the stream,
+and a gap over 3 intervals is clock.coverage. A stop or refusal before the
+first sample writes no record and exits 1.
+
+At the stop it prints the leg's verdict in one line on stderr, as
+'clockgate check' would judge it: "verdict: ok", or the reason codes.
 
 It refuses to start (exit 2) when PREFIX.samples.jsonl or PREFIX.summary.json
-already exists, when --pid is not running, or when the boot id cannot be read
+already exists, when PREFIX ends in a path separator or its name is too long
+for the record's temporary file (255-byte names), when --interval is under
+100ms, when --pid is not running, or when the boot id cannot be read
 (/proc/sys/kernel/random/boot_id; $` + bootIDFileEnv + ` overrides the file).
-Status lines go to stderr; stdout is not used.`,
+It refuses (exit 1) when nvidia-smi or NVML cannot give every field at start,
+after at most one 5 s probe. Status lines go to stderr; stdout is not used.`,
 		Example: `  # Sample GPU 0 in the background while a benchmark leg runs; stop it with
   # SIGTERM, and let it stop by itself if this shell dies or after 2 hours.
   clockgate sample --out clocks/llama/vllm/r1 --pid $$ --max-duration 7200s &
@@ -176,7 +203,9 @@ func runSample(opts *sampleOptions) error {
 		case <-done:
 		}
 	}()
-	if _, err := smp.Run(ctx, stop); err != nil {
+	_, err = smp.Run(ctx, stop)
+	printVerdict(opts.IO, "sample", opts.flags.out)
+	if err != nil {
 		return samplerExit(err)
 	}
 	return nil

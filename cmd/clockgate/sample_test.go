@@ -203,6 +203,12 @@ func (l *recLeg) readRecord(stopReason string, interval float64) *clocks.Record 
 	if err != nil {
 		l.t.Fatal(err)
 	}
+	if stopReason == clocks.StopRefused {
+		if rec.Refusal == "" {
+			l.t.Error("a refused record without its refusal")
+		}
+		want.Refusal = rec.Refusal
+	}
 	got, _ := json.Marshal(rec)
 	exp, _ := json.Marshal(want)
 	if !bytes.Equal(got, exp) {
@@ -257,7 +263,7 @@ func gone(pid int) bool {
 	return i > 0 && len(data) > i+2 && (data[i+2] == 'Z' || data[i+2] == 'X')
 }
 
-const recInterval = 50 * time.Millisecond
+const recInterval = 100 * time.Millisecond
 
 // nvmlPresent reports whether NVML opens here (it never does without a GPU
 // driver); tests that expect it to be missing skip when it is not.
@@ -305,7 +311,7 @@ func TestSampleStopPaths(t *testing.T) {
 				t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
 			}
 			stopped := time.Since(killed)
-			rec := l.readRecord(clocks.StopPIDExit, 0.05)
+			rec := l.readRecord(clocks.StopPIDExit, 0.1)
 			_, samples := l.readStream()
 			if last := lastT(t, samples); last.After(killed.Add(2 * recInterval)) {
 				t.Errorf("sampled at %v, %v after the pid exited", last, last.Sub(killed))
@@ -331,7 +337,7 @@ func TestSampleStopPaths(t *testing.T) {
 		if el := time.Since(start); el > 5*time.Second {
 			t.Errorf("ran %v", el)
 		}
-		rec := l.readRecord(clocks.StopMaxDuration, 0.05)
+		rec := l.readRecord(clocks.StopMaxDuration, 0.1)
 		if rec.Window.StopReason != "max-duration" || rec.Window.SamplesTotal < 2 {
 			t.Errorf("window %+v", rec.Window)
 		}
@@ -350,9 +356,9 @@ func TestSampleStopPaths(t *testing.T) {
 			if code := p.wait(t); code != 0 {
 				t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
 			}
-			rec := l.readRecord(clocks.StopSignal, 0.05)
+			rec := l.readRecord(clocks.StopSignal, 0.1)
 			_, samples := l.readStream()
-			if rec.Window.StopReason != "signal" || samples[0].ThrottleField != clocks.FieldEventReasons ||
+			if rec.Window.StopReason != "signal" || samples[0].ThrottleField != sampler.FieldEventReasons ||
 				samples[0].ClocksApplicationsGraphicsMHz != nil || rec.BootID != recBoot {
 				t.Errorf("record %+v, first sample %s", rec, samples[0].AppendJSON(nil))
 			}
@@ -366,7 +372,7 @@ func TestSampleStopPaths(t *testing.T) {
 		l := tools.leg(t, nil)
 		dir := t.TempDir()
 		pidFile, errFile := filepath.Join(dir, "sampler.pid"), filepath.Join(dir, "sampler.err")
-		script := `"$CG" sample --out "$OUT" --pid $$ --interval 50ms --backend nvidia-smi 2>"$ERRF" & echo $! >"$PIDF"; exec sleep 30`
+		script := `"$CG" sample --out "$OUT" --pid $$ --interval 100ms --backend nvidia-smi 2>"$ERRF" & echo $! >"$PIDF"; exec sleep 30`
 		sh := exec.Command("sh", "-c", script)
 		sh.Env = append(append([]string(nil), l.env...), "CG="+os.Args[0], "OUT="+l.prefix, "ERRF="+errFile, "PIDF="+pidFile)
 		sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -392,7 +398,7 @@ func TestSampleStopPaths(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		rec := l.readRecord(clocks.StopPIDExit, 0.05)
+		rec := l.readRecord(clocks.StopPIDExit, 0.1)
 		if rec.Window.StopReason != "pid-exit" {
 			t.Errorf("stop %q", rec.Window.StopReason)
 		}
@@ -407,7 +413,7 @@ func TestSampleStopPaths(t *testing.T) {
 	t.Run("SIGKILL leaves a valid stream", func(t *testing.T) {
 		t.Parallel()
 		l := tools.leg(t, nil)
-		p := l.start("", append(base, "--out", l.prefix, "--interval", "10ms")...)
+		p := l.start("", append(base, "--out", l.prefix, "--interval", "100ms")...)
 		l.waitLines(5)
 		p.cmd.Process.Kill()
 		p.wait(t)
@@ -416,7 +422,7 @@ func TestSampleStopPaths(t *testing.T) {
 		if len(samples) < 5 {
 			t.Fatalf("%d samples", len(samples))
 		}
-		rec, err := fold.Record(0.01, clocks.StopSignal)
+		rec, err := fold.Record(0.1, clocks.StopRebuilt)
 		if err != nil || rec.Window.SamplesTotal != len(samples) || rec.SMClockMHz.N != len(samples) {
 			t.Fatalf("rebuilt record %+v, %v", rec, err)
 		}
@@ -431,7 +437,7 @@ func TestSampleStopPaths(t *testing.T) {
 		}
 		_, samples := l.readStream()
 		for _, s := range samples {
-			if s.GPUIndex != 1 || s.GPUUUID != "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31" || s.ThrottleField != clocks.FieldThrottleReasons {
+			if s.GPUIndex != 1 || s.GPUUUID != "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31" || s.ThrottleField != sampler.FieldThrottleReasons {
 				t.Fatalf("sample %s", s.AppendJSON(nil))
 			}
 		}
@@ -441,7 +447,7 @@ func TestSampleStopPaths(t *testing.T) {
 	t.Run("auto falls back to nvidia-smi", func(t *testing.T) {
 		t.Parallel()
 		l := tools.leg(t, nil)
-		code, _, stderr := l.run("", "sample", "--out", l.prefix, "--interval", "50ms", "--max-duration", "150ms")
+		code, _, stderr := l.run("", "sample", "--out", l.prefix, "--interval", "100ms", "--max-duration", "300ms")
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
@@ -455,11 +461,12 @@ func TestSampleStopPaths(t *testing.T) {
 }
 
 // TestSampleRefusals: every failure stops the sampler with exit 1 (a
-// refusal) or 2 (its inputs), says why once on stderr, and never writes a
-// record.
+// refusal) or 2 (its inputs) and says why once on stderr. A refusal after
+// the first sample writes the record with stop_reason refused; one before
+// it, or a setup error, writes none.
 func TestSampleRefusals(t *testing.T) {
 	tools := newRecTools(t)
-	base := []string{"sample", "--interval", "20ms", "--backend", "nvidia-smi"}
+	base := []string{"sample", "--interval", "100ms", "--backend", "nvidia-smi"}
 	cases := []struct {
 		name      string
 		cfg       map[string]any
@@ -470,9 +477,15 @@ func TestSampleRefusals(t *testing.T) {
 		samplesOK int // whole samples the stream must keep; -1: no stream
 	}{
 		{"N/A mid-run", map[string]any{"plan": []any{map[string]any{}, map[string]any{}, map[string]any{}, map[string]any{"values": map[string]any{"clocks.sm": "[N/A]"}}}}, nil, nil,
-			1, `clockgate: refusing to sample: nvidia-smi -i 0: clocks.sm: nvidia-smi printed "[N/A]": no value (not available on this GPU or driver); no record written`, 2},
+			1, `clockgate: refusing to sample: nvidia-smi -i 0: clocks.sm: nvidia-smi printed "[N/A]": no value (not available on this GPU or driver); the driver cannot give clocks.sm, which every sample needs: clockgate cannot record clock evidence with this driver: update the NVIDIA driver, or record the leg on a GPU and driver that answer every field of the query in the README; the record says stop_reason refused, and the leg will not be established`, 2},
 		{"failure mid-run", map[string]any{"plan": []any{map[string]any{}, map[string]any{}, map[string]any{"exit": 15, "msg": "Unable to determine the device handle for GPU0000:01:00.0: Unknown Error"}}}, nil, nil,
-			1, `clockgate: refusing to sample: nvidia-smi -i 0 exited with status 15: "Unable to determine the device handle for GPU0000:01:00.0: Unknown Error"`, 1},
+			1, `clockgate: refusing to sample: nvidia-smi -i 0 exited with status 15: "Unable to determine the device handle for GPU0000:01:00.0: Unknown Error"; the record says stop_reason refused`, 1},
+		{"MIG mid-run", map[string]any{"plan": []any{map[string]any{}, map[string]any{}, map[string]any{"values": map[string]any{"utilization.gpu": "[N/A]"}}}}, nil, nil,
+			1, `clockgate: refusing to sample: nvidia-smi -i 0: utilization.gpu: nvidia-smi printed "[N/A]": no value (not available on this GPU or driver); this GPU reports no utilization, as a MIG-enabled GPU does: clockgate needs utilization.gpu to tell busy samples from idle ones, so it cannot sample a MIG instance or a GPU in MIG mode: record the leg on a GPU with MIG disabled`, 1},
+		{"prefix ends in a separator", nil, nil, func(l *recLeg) { l.prefix += "/" },
+			2, `clockgate: invalid sampler configuration: output prefix "`, -3},
+		{"prefix name too long", nil, nil, func(l *recLeg) { l.prefix = filepath.Join(filepath.Dir(l.prefix), strings.Repeat("r", 235)) },
+			2, `is 235 bytes: the record's temporary file (` + strings.Repeat("r", 235) + `.summary.json plus up to 16 bytes) would be 264 bytes, over the 255-byte file name limit; use a name of at most 226 bytes`, -1},
 		{"N/A at start", map[string]any{"plan": []any{map[string]any{"values": map[string]any{"clocks.max.sm": "[N/A]"}}}}, nil, nil,
 			1, `clockgate: nvidia-smi -i 0: clocks.max.sm: nvidia-smi printed "[N/A]"`, -1},
 		{"wrong GPU answers", map[string]any{"gpus": 2, "ignore_i": true}, nil, nil,
@@ -507,10 +520,16 @@ func TestSampleRefusals(t *testing.T) {
 			if n := strings.Count(stderr, "clockgate: "); n != 1 {
 				t.Errorf("%d error lines:\n%s", n, stderr)
 			}
-			if c.samplesOK != -2 {
+			if c.samplesOK < 0 {
 				l.noFile(l.record())
 			}
 			switch {
+			case c.samplesOK == -3:
+				// Nothing under the directory the prefix names.
+				entries, _ := os.ReadDir(l.prefix)
+				if len(entries) != 0 {
+					t.Errorf("files written under %s: %v", l.prefix, entries)
+				}
 			case c.samplesOK == -2:
 				if data, _ := os.ReadFile(l.stream()); string(data) != "theirs\n" {
 					t.Errorf("the existing stream changed: %q", data)
@@ -521,6 +540,13 @@ func TestSampleRefusals(t *testing.T) {
 				fold, _ := l.readStream()
 				if fold.Total != c.samplesOK {
 					t.Errorf("stream keeps %d samples, want %d", fold.Total, c.samplesOK)
+				}
+				rec := l.readRecord(clocks.StopRefused, 0.1)
+				if rec.Window.StopReason != "refused" || !strings.Contains(stderr, "clockgate: refusing to sample: "+rec.Refusal+"; the record says stop_reason refused") {
+					t.Errorf("record %+v", rec)
+				}
+				if !strings.Contains(stderr, "clockgate sample: verdict: clock.busy_samples clock.refused (clockgate check "+l.record()+" says why)\n") {
+					t.Errorf("no verdict line:\n%s", stderr)
 				}
 			}
 		})
@@ -533,7 +559,9 @@ func TestSampleUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"sample"}, "clockgate: --out PREFIX is required\n"},
-		{[]string{"sample", "--out", "x", "--interval", "0s"}, "clockgate: --interval 0s: want a positive duration\n"},
+		{[]string{"sample", "--out", "x", "--interval", "0s"}, "clockgate: --interval 0s: want at least 100ms: nvidia-smi takes tens to hundreds of ms per reading, and utilization.gpu is averaged over 1/6 s to 1 s\n"},
+		{[]string{"sample", "--out", "x", "--interval", "99ms"}, "clockgate: --interval 99ms: want at least 100ms"},
+		{[]string{"record", "--out", "x", "--interval", "1ns", "--", "true"}, "clockgate: --interval 1ns: want at least 100ms"},
 		{[]string{"sample", "--out", "x", "--max-duration", "-1s"}, "clockgate: --max-duration -1s: want a positive duration\n"},
 		{[]string{"sample", "--out", "x", "--gpu", "-1"}, "clockgate: --gpu -1: want a GPU index ≥ 0\n"},
 		{[]string{"sample", "--out", "x", "--backend", "cuda"}, "clockgate: --backend \"cuda\": want one of auto, nvml, nvidia-smi\n"},

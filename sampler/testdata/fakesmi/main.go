@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,8 +27,14 @@ type step struct {
 	// Exit, when not zero, makes the call print Msg and exit with it.
 	Exit int    `json:"exit"`
 	Msg  string `json:"msg"`
-	// SleepMS delays the answer.
+	// SleepMS delays the answer (a slow call; a hung one when longer than
+	// the sampler's query timeout). Every sleep ends by itself within
+	// maxSleep, so a fake the sampler failed to kill still goes away.
 	SleepMS int `json:"sleep_ms"`
+	// Spawn starts a child (sleep 30) that holds the call's output open,
+	// as a wrapper script's children would, before sleeping; the pids of
+	// the call and of the child are appended to fakesmi.pids.
+	Spawn bool `json:"spawn"`
 	// Raw, when not empty, is printed instead of the answer.
 	Raw string `json:"raw"`
 }
@@ -43,6 +50,8 @@ type config struct {
 	OptionalNA []string `json:"optional_na"`
 	// Rejects lists further fields the driver does not know.
 	Rejects []string `json:"rejects"`
+	// RejectSleepMS delays the answer to a query naming a rejected field.
+	RejectSleepMS int `json:"reject_sleep_ms"`
 	// IgnoreI answers for every GPU even when -i is given.
 	IgnoreI bool `json:"ignore_i"`
 	// WrongIndex answers -i N with index N+1.
@@ -52,6 +61,9 @@ type config struct {
 	Plan  []step `json:"plan"`
 	Cycle bool   `json:"cycle"`
 }
+
+// maxSleep bounds every sleep of the fake.
+const maxSleep = 30 * time.Second
 
 func main() { os.Exit(run(os.Args[1:])) }
 
@@ -115,6 +127,7 @@ func run(args []string) int {
 	}
 	for _, f := range fields {
 		if _, known := defaults(cfg, 0)[f]; !known || rejected[f] {
+			time.Sleep(min(time.Duration(cfg.RejectSleepMS)*time.Millisecond, maxSleep))
 			fmt.Printf("Field \"%s\" is not a valid field to query.\n\n", f)
 			return 2
 		}
@@ -131,8 +144,20 @@ func run(args []string) int {
 			break
 		}
 	}
+	if st.Spawn {
+		child := exec.Command("sleep", "30")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fakesmi: spawn:", err)
+			return 98
+		}
+		if f, err := os.OpenFile(filepath.Join(dir, "fakesmi.pids"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			fmt.Fprintf(f, "%d %d\n", os.Getpid(), child.Process.Pid)
+			f.Close()
+		}
+	}
 	if st.SleepMS > 0 {
-		time.Sleep(time.Duration(st.SleepMS) * time.Millisecond)
+		time.Sleep(min(time.Duration(st.SleepMS)*time.Millisecond, maxSleep))
 	}
 	if st.Exit != 0 {
 		fmt.Println(st.Msg)

@@ -1,11 +1,14 @@
-package clocks
+package sampler
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/clockgate/clockgate/clocks"
 )
 
 // csvFuzzFields are the field lists FuzzParseCSVLine reads a line with,
@@ -58,7 +61,7 @@ func FuzzParseCSVLine(f *testing.F) {
 			t.Fatalf("an accepted canonical reading made no sample: %v", err)
 		}
 		out := s.AppendJSON(nil)
-		back, err := ParseSample(out)
+		back, err := clocks.ParseSample(out)
 		if err != nil {
 			t.Fatalf("the sampler would write a line its own stream parser refuses:\nCSV  %q\nline %s\nerr  %v", line, out, err)
 		}
@@ -67,12 +70,35 @@ func FuzzParseCSVLine(f *testing.F) {
 		}
 		// Two lines of it: the second goes through the fast path.
 		stream := append(append(append(append([]byte(nil), out...), '\n'), out...), '\n')
-		sameFold(t, stream)
-		fold, err := FoldStream(bytes.NewReader(stream))
+		fold, err := clocks.FoldStream(bytes.NewReader(stream))
 		if err != nil || fold.Total != 2 {
 			t.Fatalf("the fold refused or lost the sampler's lines: %v, total %d", err, fold.Total)
 		}
+		sameRecord(t, fold, stream)
 	})
+}
+
+// sameRecord holds the fold of a whole stream (fold, from
+// clocks.FoldStream) to the fold of its samples one by one (read with
+// clocks.Reader, added with Fold.Add): both must recompute the stream to
+// one record.
+func sameRecord(t *testing.T, fold *clocks.Fold, stream []byte) {
+	t.Helper()
+	sc := clocks.NewReader(bytes.NewReader(stream), "")
+	slow := clocks.NewFold()
+	for sc.Scan() {
+		slow.Add(sc.Sample(), sc.Line())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("the reader refused what the fold took: %v\n%s", err, stream)
+	}
+	a, errA := fold.Record(1, clocks.StopSignal)
+	b, errB := slow.Record(1, clocks.StopSignal)
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if errA != nil || errB != nil || !bytes.Equal(ja, jb) {
+		t.Fatalf("the two folds differ:\nwhole  %s (%v)\nsample %s (%v)\nstream:\n%s", ja, errA, jb, errB, stream)
+	}
 }
 
 // checkReading asserts every field of an accepted reading is what its
@@ -114,7 +140,7 @@ func checkReading(t *testing.T, r *Reading, line string) {
 				bad("%d", r.UtilizationGPUPct)
 			}
 		case FieldEventReasons, FieldThrottleReasons:
-			if _, err := ParseThrottle(r.ThrottleReasonsActive); err != nil || r.ThrottleField != f {
+			if _, err := clocks.ParseThrottle(r.ThrottleReasonsActive); err != nil || r.ThrottleField != f {
 				bad("%q from %q: %v", r.ThrottleReasonsActive, r.ThrottleField, err)
 			}
 		case FieldPersistenceMode:

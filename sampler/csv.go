@@ -1,4 +1,4 @@
-package clocks
+package sampler
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/clockgate/clockgate/clocks"
 )
 
 // The nvidia-smi --query-gpu fields a sample is read from, spelled as the
@@ -44,7 +46,7 @@ const (
 	FieldClocksMem = "clocks.mem"
 )
 
-// SampleTimeLayout is the layout of Sample.T as the sampler writes it: UTC,
+// SampleTimeLayout is the layout of clocks.Sample.T as the sampler writes it: UTC,
 // RFC 3339 with milliseconds ("2026-08-12T10:15:03.123Z").
 const SampleTimeLayout = "2006-01-02T15:04:05.000Z"
 
@@ -299,7 +301,7 @@ func (r *Reading) set(f, raw string) error {
 			r.ClocksMemMHz = &n
 		}
 	case FieldEventReasons, FieldThrottleReasons:
-		if _, err := ParseThrottle(raw); err != nil {
+		if _, err := clocks.ParseThrottle(raw); err != nil {
 			return bad("want a hex bit set like 0x0000000000000000")
 		}
 		r.ThrottleReasonsActive, r.ThrottleField = raw, f
@@ -372,7 +374,7 @@ func parseDecimal(raw, unit string, re *regexp.Regexp) (float64, error) {
 // Sample turns the reading into a stream sample taken at t (written in UTC
 // as SampleTimeLayout) on the boot bootID. Every field QueryFields names must
 // have been queried; the error names each missing column.
-func (r *Reading) Sample(t time.Time, bootID string) (*Sample, error) {
+func (r *Reading) Sample(t time.Time, bootID string) (*clocks.Sample, error) {
 	var missing []string
 	for _, f := range QueryFields(FieldEventReasons) {
 		if !r.Has(f) {
@@ -391,7 +393,7 @@ func (r *Reading) Sample(t time.Time, bootID string) (*Sample, error) {
 	if bootID == "" {
 		return nil, errors.New("no boot id for the sample")
 	}
-	return &Sample{
+	return &clocks.Sample{
 		T:                             t.UTC().Format(SampleTimeLayout),
 		BootID:                        bootID,
 		GPUIndex:                      r.Index,

@@ -1,9 +1,12 @@
-package clocks
+package sampler
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clockgate/clockgate/clocks"
 )
 
 // csvGB10Fields and csvGB10Line are the design document's live read-only sample
@@ -74,7 +77,7 @@ func TestCSVH100PairMakesSamples(t *testing.T) {
 				t.Fatalf("sample\n got %s\nwant %s", got, c.want)
 			}
 			// The line must read back as a valid stream sample.
-			back, err := ParseSample([]byte(got))
+			back, err := clocks.ParseSample([]byte(got))
 			if err != nil {
 				t.Fatalf("ParseSample: %v", err)
 			}
@@ -277,5 +280,24 @@ func TestCSVQueryFieldsOrder(t *testing.T) {
 	}
 	if got := strings.Join(OptionalQueryFields(), ","); got != "temperature.gpu,power.draw,clocks.mem" {
 		t.Errorf("OptionalQueryFields = %s", got)
+	}
+}
+
+// TestCSVRefusesUnprintableText: text fields go into every stream line,
+// so bytes JSON cannot carry, and control characters, are a refusal to
+// sample, naming the field.
+func TestCSVRefusesUnprintableText(t *testing.T) {
+	for _, c := range []struct{ from, to, field string }{
+		{"NVIDIA H100 80GB HBM3", "NVIDIA H100\xee", "name"},
+		{"NVIDIA H100 80GB HBM3", "NVIDIA\x07H100", "name"},
+		{"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37", "GPU-\x7f", "uuid"},
+		{"590.44.01", "590.44\u0080x", "driver_version"},
+	} {
+		line := strings.Replace(csvH100Busy, c.from, c.to, 1)
+		_, err := ParseCSVLine(csvH100Fields, line)
+		want := fmt.Sprintf("%s: nvidia-smi printed %q: want printable UTF-8 text", c.field, c.to)
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: err %v, want %q", c.to, err, want)
+		}
 	}
 }

@@ -1,0 +1,135 @@
+//go:build linux && !nonvml
+
+package sampler
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var fakeNVMLBuild struct {
+	once sync.Once
+	dirs map[string]string
+	err  error
+	out  []byte
+}
+
+// fakeNVMLLibrary compiles testdata/fakenvml/fakenvml.c into
+// DIR/libnvidia-ml.so.1, once per test binary and variant ("" or "mig"), and
+// returns DIR. It skips the test where no C compiler is installed: the
+// bindings themselves need none, only this proof of their ABI does.
+func fakeNVMLLibrary(t *testing.T, variant string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found: this test compiles a fake libnvidia-ml.so.1 to prove the NVML bindings' ABI, and needs a C compiler")
+	}
+	fakeNVMLBuild.once.Do(func() {
+		fakeNVMLBuild.dirs = map[string]string{}
+		for _, v := range []string{"", "mig"} {
+			dir := filepath.Join(testBin, "fakenvml-"+v)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				fakeNVMLBuild.err = err
+				return
+			}
+			args := []string{"-shared", "-fPIC", "-Wall", "-Werror", "-o", filepath.Join(dir, "libnvidia-ml.so.1"), "testdata/fakenvml/fakenvml.c"}
+			if v == "mig" {
+				args = append([]string{"-DFAKENVML_MIG"}, args...)
+			}
+			if fakeNVMLBuild.out, fakeNVMLBuild.err = exec.Command(gcc, args...).CombinedOutput(); fakeNVMLBuild.err != nil {
+				return
+			}
+			fakeNVMLBuild.dirs[v] = dir
+		}
+	})
+	if fakeNVMLBuild.err != nil {
+		t.Fatalf("compiling the fake libnvidia-ml.so.1: %v\n%s", fakeNVMLBuild.err, fakeNVMLBuild.out)
+	}
+	return fakeNVMLBuild.dirs[variant]
+}
+
+// TestSamplerNVMLBindingsABI loads a compiled libnvidia-ml.so.1 through the
+// purego bindings and reads both of its GPUs: every value crosses the C ABI
+// (strings, a pointer to a device handle, unsigned ints, the 64-bit
+// throttle set with a high bit, the utilization struct), and a call the
+// library lacks is known absent.
+func TestSamplerNVMLBindingsABI(t *testing.T) {
+	dir := fakeNVMLLibrary(t, "")
+	lib, err := loadNVML(filepath.Join(dir, "libnvidia-ml.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lib.Has(symEventReasons) || lib.Has(symThrottleReasons) || !lib.Has(symAppClock) {
+		t.Errorf("symbols %v", lib.symbols)
+	}
+	if _, ret := lib.DeviceGetCurrentClocksThrottleReasons(1); ret != nvmlErrorFunctionNotFound {
+		t.Errorf("a call the library lacks returned %v", ret)
+	}
+	want := map[int]string{
+		0: `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1755,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000010000000004","persistence_mode":"Enabled","pstate":"P2","utilization_gpu_pct":87,"temperature_gpu_c":47,"power_draw_w":412.345,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active"}`,
+		1: `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":1,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1740,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000010000000004","persistence_mode":"Enabled","pstate":"P2","utilization_gpu_pct":87,"temperature_gpu_c":47,"power_draw_w":412.345,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active"}`,
+	}
+	for gpu := 0; gpu < 2; gpu++ {
+		n, err := NewNVML(lib, gpu, time.Second, t.Logf)
+		if err != nil {
+			t.Fatalf("GPU %d: %v", gpu, err)
+		}
+		smp, err := n.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot)
+		if err != nil {
+			t.Fatalf("GPU %d: %v", gpu, err)
+		}
+		if got := string(smp.AppendJSON(nil)); got != want[gpu] {
+			t.Errorf("GPU %d sample\n got %s\nwant %s", gpu, got, want[gpu])
+		}
+		if err := n.Close(); err != nil {
+			t.Errorf("GPU %d: %v", gpu, err)
+		}
+	}
+	_, err = NewNVML(lib, 2, time.Second, t.Logf)
+	if err == nil || err.Error() != "NVML: nvmlDeviceGetHandleByIndex_v2(2): ERROR_INVALID_ARGUMENT" {
+		t.Errorf("GPU 2: %v", err)
+	}
+}
+
+// TestSamplerNVMLBindingsMIG: through the real bindings, a GPU in MIG mode
+// (utilization not supported) is refused, saying what and what to do.
+func TestSamplerNVMLBindingsMIG(t *testing.T) {
+	dir := fakeNVMLLibrary(t, "mig")
+	lib, err := loadNVML(filepath.Join(dir, "libnvidia-ml.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewNVML(lib, 0, time.Second, t.Logf)
+	want := "NVML GPU 0: utilization.gpu: nvmlDeviceGetUtilizationRates returned ERROR_NOT_SUPPORTED: this GPU reports no utilization. GPU 0 is in MIG mode, where NVML gives no utilization. " + migAdvice
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}
+
+// TestSamplerNVMLNotInstalled: a library that cannot be loaded is
+// ErrNVMLUnavailable, which --backend auto falls back on.
+func TestSamplerNVMLNotInstalled(t *testing.T) {
+	_, err := loadNVML(filepath.Join(t.TempDir(), "libnvidia-ml.so.1"))
+	if !errors.Is(err, ErrNVMLUnavailable) || !strings.Contains(err.Error(), "libnvidia-ml.so.1") {
+		t.Fatalf("err = %v", err)
+	}
+	notNVML := filepath.Join(t.TempDir(), "libnotnvml.so")
+	if gcc, lerr := exec.LookPath("gcc"); lerr == nil {
+		src := filepath.Join(t.TempDir(), "x.c")
+		os.WriteFile(src, []byte("int unrelated(void) { return 0; }\n"), 0o644)
+		if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", notNVML, src).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		_, err = loadNVML(notNVML)
+		if !errors.Is(err, ErrNVMLUnavailable) || !strings.Contains(err.Error(), "has no nvmlInit_v2 or nvmlShutdown") {
+			t.Fatalf("a library that is not NVML: %v", err)
+		}
+	}
+}

@@ -1,0 +1,240 @@
+//go:build linux && !nonvml
+
+package sampler
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ebitengine/purego"
+)
+
+// nvmlLibrary is the file NVML is loaded from, by the dynamic loader's
+// search path, as the driver installs it.
+const nvmlLibrary = "libnvidia-ml.so.1"
+
+// openNVML loads libnvidia-ml.so.1 at run time, without cgo, and opens GPU
+// gpu through it. A library that cannot be loaded is ErrNVMLUnavailable.
+func openNVML(gpu int, timeout time.Duration, logf func(string, ...any)) (Backend, error) {
+	lib, err := loadNVML(nvmlLibrary)
+	if err != nil {
+		return nil, err
+	}
+	n, err := NewNVML(lib, gpu, timeout, logf)
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// dlNVML binds nvmlLib to a loaded libnvidia-ml with purego: each field is
+// the C function of the same name, nil when the library lacks it.
+type dlNVML struct {
+	handle  uintptr
+	symbols map[string]bool
+
+	init                       func() int32
+	shutdown                   func() int32
+	systemGetDriverVersion     func(buf *byte, n uint32) int32
+	deviceGetHandleByIndex     func(i uint32, dev *uintptr) int32
+	deviceGetUUID              func(dev uintptr, buf *byte, n uint32) int32
+	deviceGetName              func(dev uintptr, buf *byte, n uint32) int32
+	deviceGetClockInfo         func(dev uintptr, ct uint32, mhz *uint32) int32
+	deviceGetMaxClockInfo      func(dev uintptr, ct uint32, mhz *uint32) int32
+	deviceGetApplicationsClock func(dev uintptr, ct uint32, mhz *uint32) int32
+	deviceGetClocksEvents      func(dev uintptr, bits *uint64) int32
+	deviceGetClocksThrottle    func(dev uintptr, bits *uint64) int32
+	deviceGetPersistenceMode   func(dev uintptr, mode *uint32) int32
+	deviceGetPerformanceState  func(dev uintptr, ps *uint32) int32
+	deviceGetUtilizationRates  func(dev uintptr, u *[2]uint32) int32
+	deviceGetTemperature       func(dev uintptr, sensor uint32, c *uint32) int32
+	deviceGetPowerUsage        func(dev uintptr, mw *uint32) int32
+	deviceGetMigMode           func(dev uintptr, cur, pending *uint32) int32
+}
+
+// loadNVML loads the NVML library at path (a file name is looked up on the
+// loader's search path) and binds the calls nvmlLib names. A library that
+// cannot be loaded, or that lacks nvmlInit_v2, is ErrNVMLUnavailable.
+func loadNVML(path string) (*dlNVML, error) {
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNVMLUnavailable, err)
+	}
+	l := &dlNVML{handle: h, symbols: map[string]bool{}}
+	bind := func(fptr any, name string) {
+		if _, err := purego.Dlsym(h, name); err != nil {
+			return
+		}
+		purego.RegisterLibFunc(fptr, h, name)
+		l.symbols[name] = true
+	}
+	bind(&l.init, "nvmlInit_v2")
+	bind(&l.shutdown, "nvmlShutdown")
+	bind(&l.systemGetDriverVersion, "nvmlSystemGetDriverVersion")
+	bind(&l.deviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2")
+	bind(&l.deviceGetUUID, "nvmlDeviceGetUUID")
+	bind(&l.deviceGetName, "nvmlDeviceGetName")
+	bind(&l.deviceGetClockInfo, "nvmlDeviceGetClockInfo")
+	bind(&l.deviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo")
+	bind(&l.deviceGetApplicationsClock, symAppClock)
+	bind(&l.deviceGetClocksEvents, symEventReasons)
+	bind(&l.deviceGetClocksThrottle, symThrottleReasons)
+	bind(&l.deviceGetPersistenceMode, "nvmlDeviceGetPersistenceMode")
+	bind(&l.deviceGetPerformanceState, "nvmlDeviceGetPerformanceState")
+	bind(&l.deviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates")
+	bind(&l.deviceGetTemperature, "nvmlDeviceGetTemperature")
+	bind(&l.deviceGetPowerUsage, "nvmlDeviceGetPowerUsage")
+	bind(&l.deviceGetMigMode, symMigMode)
+	if l.init == nil || l.shutdown == nil {
+		purego.Dlclose(h)
+		return nil, fmt.Errorf("%w: %s has no nvmlInit_v2 or nvmlShutdown; it is not NVML, or older than any driver clockgate reads", ErrNVMLUnavailable, path)
+	}
+	return l, nil
+}
+
+func (l *dlNVML) Has(symbol string) bool { return l.symbols[symbol] }
+
+// missing is what a call the library lacks returns, as NVML's own stubs do.
+const missing = int32(nvmlErrorFunctionNotFound)
+
+func (l *dlNVML) Init() nvmlReturn     { return nvmlReturn(l.init()) }
+func (l *dlNVML) Shutdown() nvmlReturn { return nvmlReturn(l.shutdown()) }
+
+// nvmlStringSize is the buffer NVML's string calls are given: the largest
+// of NVML_DEVICE_UUID_V2_BUFFER_SIZE (96), NVML_DEVICE_NAME_V2_BUFFER_SIZE
+// (96) and NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE (80).
+const nvmlStringSize = 96
+
+// cString calls f with a zeroed buffer and returns the NUL-terminated
+// string it wrote.
+func cString(f func(buf *byte, n uint32) int32) (string, nvmlReturn) {
+	if f == nil {
+		return "", nvmlReturn(missing)
+	}
+	var buf [nvmlStringSize + 1]byte // one more: always NUL-terminated
+	ret := nvmlReturn(f(&buf[0], nvmlStringSize))
+	if ret != nvmlSuccess {
+		return "", ret
+	}
+	for i, b := range buf {
+		if b == 0 {
+			return string(buf[:i]), ret
+		}
+	}
+	return string(buf[:nvmlStringSize]), ret
+}
+
+func (l *dlNVML) SystemGetDriverVersion() (string, nvmlReturn) {
+	return cString(l.systemGetDriverVersion)
+}
+
+func (l *dlNVML) DeviceGetHandleByIndex(i int) (nvmlDevice, nvmlReturn) {
+	if l.deviceGetHandleByIndex == nil {
+		return 0, nvmlReturn(missing)
+	}
+	if i < 0 || i > 1<<20 {
+		return 0, nvmlErrorInvalidArgument
+	}
+	var dev uintptr
+	ret := l.deviceGetHandleByIndex(uint32(i), &dev)
+	return nvmlDevice(dev), nvmlReturn(ret)
+}
+
+func (l *dlNVML) DeviceGetUUID(d nvmlDevice) (string, nvmlReturn) {
+	if l.deviceGetUUID == nil {
+		return "", nvmlReturn(missing)
+	}
+	return cString(func(b *byte, n uint32) int32 { return l.deviceGetUUID(uintptr(d), b, n) })
+}
+
+func (l *dlNVML) DeviceGetName(d nvmlDevice) (string, nvmlReturn) {
+	if l.deviceGetName == nil {
+		return "", nvmlReturn(missing)
+	}
+	return cString(func(b *byte, n uint32) int32 { return l.deviceGetName(uintptr(d), b, n) })
+}
+
+func clockCall(f func(uintptr, uint32, *uint32) int32, d nvmlDevice, ct nvmlClock) (uint32, nvmlReturn) {
+	if f == nil {
+		return 0, nvmlReturn(missing)
+	}
+	var v uint32
+	ret := f(uintptr(d), uint32(ct), &v)
+	return v, nvmlReturn(ret)
+}
+
+func (l *dlNVML) DeviceGetClockInfo(d nvmlDevice, ct nvmlClock) (uint32, nvmlReturn) {
+	return clockCall(l.deviceGetClockInfo, d, ct)
+}
+
+func (l *dlNVML) DeviceGetMaxClockInfo(d nvmlDevice, ct nvmlClock) (uint32, nvmlReturn) {
+	return clockCall(l.deviceGetMaxClockInfo, d, ct)
+}
+
+func (l *dlNVML) DeviceGetApplicationsClock(d nvmlDevice, ct nvmlClock) (uint32, nvmlReturn) {
+	return clockCall(l.deviceGetApplicationsClock, d, ct)
+}
+
+func bitsCall(f func(uintptr, *uint64) int32, d nvmlDevice) (uint64, nvmlReturn) {
+	if f == nil {
+		return 0, nvmlReturn(missing)
+	}
+	var v uint64
+	ret := f(uintptr(d), &v)
+	return v, nvmlReturn(ret)
+}
+
+func (l *dlNVML) DeviceGetCurrentClocksEventReasons(d nvmlDevice) (uint64, nvmlReturn) {
+	return bitsCall(l.deviceGetClocksEvents, d)
+}
+
+func (l *dlNVML) DeviceGetCurrentClocksThrottleReasons(d nvmlDevice) (uint64, nvmlReturn) {
+	return bitsCall(l.deviceGetClocksThrottle, d)
+}
+
+func uintCall(f func(uintptr, *uint32) int32, d nvmlDevice) (uint32, nvmlReturn) {
+	if f == nil {
+		return 0, nvmlReturn(missing)
+	}
+	var v uint32
+	ret := f(uintptr(d), &v)
+	return v, nvmlReturn(ret)
+}
+
+func (l *dlNVML) DeviceGetPersistenceMode(d nvmlDevice) (uint32, nvmlReturn) {
+	return uintCall(l.deviceGetPersistenceMode, d)
+}
+
+func (l *dlNVML) DeviceGetPerformanceState(d nvmlDevice) (uint32, nvmlReturn) {
+	return uintCall(l.deviceGetPerformanceState, d)
+}
+
+func (l *dlNVML) DeviceGetPowerUsage(d nvmlDevice) (uint32, nvmlReturn) {
+	return uintCall(l.deviceGetPowerUsage, d)
+}
+
+func (l *dlNVML) DeviceGetUtilizationRates(d nvmlDevice) (gpu, memory uint32, ret nvmlReturn) {
+	if l.deviceGetUtilizationRates == nil {
+		return 0, 0, nvmlReturn(missing)
+	}
+	var u [2]uint32 // nvmlUtilization_t: unsigned int gpu, memory
+	r := l.deviceGetUtilizationRates(uintptr(d), &u)
+	return u[0], u[1], nvmlReturn(r)
+}
+
+func (l *dlNVML) DeviceGetTemperature(d nvmlDevice, sensor uint32) (uint32, nvmlReturn) {
+	if l.deviceGetTemperature == nil {
+		return 0, nvmlReturn(missing)
+	}
+	var v uint32
+	ret := l.deviceGetTemperature(uintptr(d), sensor, &v)
+	return v, nvmlReturn(ret)
+}
+
+func (l *dlNVML) DeviceGetMigMode(d nvmlDevice) (current, pending uint32, ret nvmlReturn) {
+	if l.deviceGetMigMode == nil {
+		return 0, 0, nvmlReturn(missing)
+	}
+	r := l.deviceGetMigMode(uintptr(d), &current, &pending)
+	return current, pending, nvmlReturn(r)
+}

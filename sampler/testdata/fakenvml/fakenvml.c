@@ -1,0 +1,136 @@
+/*
+ * A stand-in for libnvidia-ml.so.1 that clockgate's tests compile with the C
+ * compiler, to prove the purego bindings end to end: argument order and
+ * widths, pointer results, the 64-bit throttle set, strings and the
+ * nvmlUtilization_t struct. Every value is synthetic. It exports only calls
+ * that read, and each checks its arguments, answering
+ * NVML_ERROR_INVALID_ARGUMENT (2) to anything unexpected.
+ *
+ * Compiled with -DFAKENVML_MIG, utilization is unsupported (3), as on a
+ * MIG-enabled GPU, and MIG mode is reported enabled.
+ */
+#include <string.h>
+
+typedef int nvmlReturn_t;
+typedef struct fake_device *nvmlDevice_t;
+typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
+
+struct fake_device { int index; };
+static struct fake_device devices[2] = {{0}, {1}};
+static int initialized;
+
+#define CHECK_DEV(d) do { if (!initialized) return 1; if ((d) != &devices[0] && (d) != &devices[1]) return 2; } while (0)
+
+static nvmlReturn_t copy_string(const char *s, char *buf, unsigned int length) {
+	if (buf == NULL) return 2;
+	if (strlen(s) + 1 > length) return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+	strcpy(buf, s);
+	return 0;
+}
+
+nvmlReturn_t nvmlInit_v2(void) { initialized = 1; return 0; }
+nvmlReturn_t nvmlShutdown(void) { if (!initialized) return 1; initialized = 0; return 0; }
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
+	if (!initialized) return 1;
+	return copy_string("590.44.01", version, length);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {
+	if (!initialized) return 1;
+	if (index > 1 || device == NULL) return 2;
+	*device = &devices[index];
+	return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length) {
+	CHECK_DEV(d);
+	return copy_string(d->index == 0 ? "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30" : "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31", uuid, length);
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length) {
+	CHECK_DEV(d);
+	return copy_string("NVIDIA H100 80GB HBM3", name, length);
+}
+
+/* nvmlClockType_t: 0 GRAPHICS, 1 SM, 2 MEM */
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *clock) {
+	CHECK_DEV(d);
+	if (clock == NULL) return 2;
+	switch (type) {
+	case 1: *clock = d->index == 0 ? 1755 : 1740; return 0;
+	case 2: *clock = 2619; return 0;
+	}
+	return 2;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned int *clock) {
+	CHECK_DEV(d);
+	if (type != 1 || clock == NULL) return 2;
+	*clock = 1980;
+	return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t d, int type, unsigned int *clock) {
+	CHECK_DEV(d);
+	if (type != 0 || clock == NULL) return 2;
+	return 26; /* NVML_ERROR_DEPRECATED, as drivers from 590 answer */
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *reasons) {
+	CHECK_DEV(d);
+	if (reasons == NULL) return 2;
+	*reasons = 0x0000010000000004ULL; /* a high bit proves all 64 arrive */
+	return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int *mode) {
+	CHECK_DEV(d);
+	if (mode == NULL) return 2;
+	*mode = 1;
+	return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t d, int *ps) {
+	CHECK_DEV(d);
+	if (ps == NULL) return 2;
+	*ps = 2;
+	return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u) {
+	CHECK_DEV(d);
+	if (u == NULL) return 2;
+#ifdef FAKENVML_MIG
+	return 3; /* NVML_ERROR_NOT_SUPPORTED */
+#endif
+	u->gpu = 87;
+	u->memory = 41;
+	return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, unsigned int *pending) {
+	CHECK_DEV(d);
+	if (current == NULL || pending == NULL) return 2;
+#ifdef FAKENVML_MIG
+	*current = *pending = 1;
+#else
+	*current = *pending = 0;
+#endif
+	return 0;
+}
+
+/* nvmlTemperatureSensors_t 0: the GPU */
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *temp) {
+	CHECK_DEV(d);
+	if (sensor != 0 || temp == NULL) return 2;
+	*temp = 47;
+	return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw) {
+	CHECK_DEV(d);
+	if (mw == NULL) return 2;
+	*mw = 412345;
+	return 0;
+}

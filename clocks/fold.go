@@ -238,8 +238,9 @@ func (f *Fold) finish() {
 	}
 	f.dense, f.denseBase = nil, 0
 	if f.trace != nil {
-		f.Trace = f.trace.trace()
+		f.Trace, f.trace = f.trace.trace(), nil
 	}
+	f.prevT, f.lastT = nil, nil
 }
 
 // Record builds the record the folded stream recomputes to. intervalS and

@@ -1,6 +1,9 @@
 package clocks
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // TraceBuckets is a trace's resolution: a window is reduced to between
 // TraceBuckets and 2 × TraceBuckets time buckets, finer than any picture
@@ -22,19 +25,21 @@ type Trace struct {
 	// Points are in time order. A picture draws them as it would draw the
 	// samples: each pixel column's extremes are among them.
 	Points []TracePoint
+	// Boots are the window's boot ids, in the order they appeared.
+	Boots []string
 }
 
-// TracePoint is one sample kept in a trace.
+// TracePoint is one sample kept in a trace, in sixteen bytes.
 type TracePoint struct {
 	// T is seconds from the window's first sample (a sample stamped
 	// before it counts as 0).
 	T   float64
-	MHz int
+	MHz int32
+	// Boot indexes Trace.Boots: the boot id the sample was taken on.
+	Boot uint16
 	// Idle is utilization 0%; Throttled a busy sample with a bit outside
 	// BenignThrottleMask.
 	Idle, Throttled bool
-	// Boot is the boot id the sample was taken on.
-	Boot string
 }
 
 type bucket struct {
@@ -46,10 +51,11 @@ type bucket struct {
 	busy, idle, thr                bool
 }
 
-// bootMark is where the boot id changed, in stream order.
+// bootMark is where the boot id changed, in stream order, to the boot
+// of index boot.
 type bootMark struct {
 	t    float64
-	boot string
+	boot uint16
 }
 
 // traceBuilder reduces rows to time buckets as they are folded; its memory
@@ -59,7 +65,8 @@ type traceBuilder struct {
 	t0sec, t0nsec int64
 	width         float64
 	buckets       []bucket
-	boots         []bootMark
+	marks         []bootMark
+	boots         []string
 	lastBoot      string
 	span          float64
 }
@@ -72,18 +79,23 @@ func (b *traceBuilder) add(r *Row, first *Sample) {
 	if !b.started {
 		b.started, b.t0sec, b.t0nsec, b.width = true, r.Sec, r.Nsec, firstWidth
 		b.lastBoot = first.BootID
-		b.boots = []bootMark{{0, first.BootID}}
+		b.boots, b.marks = []string{first.BootID}, []bootMark{{0, 0}}
 	}
 	t := max(0, float64(r.Sec-b.t0sec)+float64(r.Nsec-b.t0nsec)/1e9)
 	b.span = max(b.span, t)
-	if string(r.BootID) != b.lastBoot {
+	if string(r.BootID) != b.lastBoot && len(b.marks) < maxBootMarks {
 		b.lastBoot = string(r.BootID)
-		if len(b.boots) < maxBootMarks {
-			b.boots = append(b.boots, bootMark{t, b.lastBoot})
+		i := 0
+		for i < len(b.boots) && b.boots[i] != b.lastBoot {
+			i++
 		}
+		if i == len(b.boots) {
+			b.boots = append(b.boots, b.lastBoot)
+		}
+		b.marks = append(b.marks, bootMark{t, uint16(i)})
 	}
 	k := b.at(int64(t / b.width))
-	mhz, tt := int32(min(r.SMClockMHz, 1<<31-1)), t
+	mhz, tt := int32(min(r.SMClockMHz, math.MaxInt32)), t
 	switch {
 	case r.Idle():
 		if !k.idle || mhz < k.idleLo {
@@ -176,27 +188,41 @@ func (k *bucket) merge(o *bucket) {
 // trace returns the reduced window: every bucket's kept samples, in time
 // order, each with the boot id it was taken on.
 func (b *traceBuilder) trace() *Trace {
-	tr := &Trace{Span: b.span}
+	n := 0
 	for i := range b.buckets {
 		k := &b.buckets[i]
 		if k.idle {
-			tr.Points = append(tr.Points, TracePoint{T: k.tIdleLo, MHz: int(k.idleLo), Idle: true})
+			n += 1 + b2i(k.tIdleHi != k.tIdleLo || k.idleHi != k.idleLo)
+		}
+		if k.busy {
+			n += 1 + b2i(k.tBusyHi != k.tBusyLo || k.busyHi != k.busyLo)
+		}
+		n += b2i(k.thr)
+	}
+	tr := &Trace{Span: b.span, Points: make([]TracePoint, 0, n), Boots: b.boots}
+	add := func(t float64, mhz int32, idle, thr bool) {
+		tr.Points = append(tr.Points, TracePoint{T: t, MHz: mhz, Idle: idle, Throttled: thr})
+	}
+	for i := range b.buckets {
+		k := &b.buckets[i]
+		if k.idle {
+			add(k.tIdleLo, k.idleLo, true, false)
 			if k.tIdleHi != k.tIdleLo || k.idleHi != k.idleLo {
-				tr.Points = append(tr.Points, TracePoint{T: k.tIdleHi, MHz: int(k.idleHi), Idle: true})
+				add(k.tIdleHi, k.idleHi, true, false)
 			}
 		}
 		if k.busy {
-			tr.Points = append(tr.Points, TracePoint{T: k.tBusyLo, MHz: int(k.busyLo)})
+			add(k.tBusyLo, k.busyLo, false, false)
 			if k.tBusyHi != k.tBusyLo || k.busyHi != k.busyLo {
-				tr.Points = append(tr.Points, TracePoint{T: k.tBusyHi, MHz: int(k.busyHi)})
+				add(k.tBusyHi, k.busyHi, false, false)
 			}
 		}
 		if k.thr {
-			tr.Points = append(tr.Points, TracePoint{T: k.tThr, MHz: int(k.thrMHz), Throttled: true})
+			add(k.tThr, k.thrMHz, false, true)
 		}
 	}
 	sort.SliceStable(tr.Points, func(i, j int) bool { return tr.Points[i].T < tr.Points[j].T })
-	marks := append([]bootMark(nil), b.boots...)
+	marks := append([]bootMark(nil), b.marks...)
 	sort.SliceStable(marks, func(i, j int) bool { return marks[i].t < marks[j].t })
 	m := 0
 	for i := range tr.Points {
@@ -206,4 +232,11 @@ func (b *traceBuilder) trace() *Trace {
 		tr.Points[i].Boot = marks[m].boot
 	}
 	return tr
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -58,8 +58,8 @@ func TestTraceKeepsEveryExcursionInBoundedSpace(t *testing.T) {
 		case p.Idle && p.MHz == 900 && p.T == n+3:
 			found["idle minimum"] = true
 		}
-		if p.Boot != boot13 {
-			t.Fatalf("point %+v on boot %q", p, p.Boot)
+		if tr.Boots[p.Boot] != boot13 {
+			t.Fatalf("point %+v on boot %q", p, tr.Boots[p.Boot])
 		}
 	}
 	for _, want := range []string{"dip", "spike", "throttle", "idle minimum"} {
@@ -85,7 +85,7 @@ func TestTraceOfAShortLegIsItsSamples(t *testing.T) {
 		if i >= 30 {
 			want = boot2F
 		}
-		if p.T != float64(i) || p.MHz != ss[i].SMClockMHz || p.Boot != want {
+		if p.T != float64(i) || int(p.MHz) != ss[i].SMClockMHz || tr.Boots[p.Boot] != want {
 			t.Fatalf("point %d = %+v, want t %d, %d MHz, boot %s", i, p, i, ss[i].SMClockMHz, want)
 		}
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -32,40 +33,38 @@ func HTML(w io.Writer, s *summarize.Summary) error {
 // from the legs' streams under Tree. No script, no network, no timestamp:
 // the same tree gives the same bytes.
 func (d *Document) HTML(w io.Writer) error {
-	var md bytes.Buffer
-	if err := d.Markdown(&md); err != nil {
-		return err
-	}
-	// report.md carries a tree's text as written; a control character in
-	// it would make the page ill-formed.
-	src := bytes.Map(func(r rune) rune {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return utf8.RuneError
-		}
-		return r
-	}, md.Bytes())
-	gm := goldmark.New(goldmark.WithExtensions(extension.GFM),
-		goldmark.WithRendererOptions(html.WithXHTML(), renderer.WithNodeRenderers(util.Prioritized(splicer{}, 100))))
-	doc := gm.Parser().Parse(gmtext.NewReader(src))
-	if err := d.decorate(doc, src); err != nil {
-		return fmt.Errorf("report.html: %w", err)
-	}
-	var body bytes.Buffer
-	if err := gm.Renderer().Render(&body, src, doc); err != nil {
-		return err
-	}
-	var b bytes.Buffer
+	bw := bufio.NewWriterSize(w, 64<<10)
 	// The page is also well-formed XML (void elements closed, goldmark's
 	// XHTML output), so that a strict parser can check it.
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n")
-	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n")
+	bw.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n")
+	bw.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n")
 	// Nothing may load: the page is whole as written.
-	b.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\" />\n")
-	fmt.Fprintf(&b, "<title>%s</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", esc(d.Title), pageCSS)
-	b.Write(body.Bytes())
-	b.WriteString("</main>\n</body>\n</html>\n")
-	_, err := w.Write(b.Bytes())
-	return err
+	bw.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\" />\n")
+	fmt.Fprintf(bw, "<title>%s</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", esc(d.Title), pageCSS)
+	gm := goldmark.New(goldmark.WithExtensions(extension.GFM),
+		goldmark.WithRendererOptions(html.WithXHTML(), renderer.WithNodeRenderers(util.Prioritized(splicer{}, 100))))
+	// Section by section, as report.md is written: a section's Markdown
+	// starts with its heading, so the pieces render as the whole would.
+	err := d.sections(func(section int, md []byte) error {
+		// report.md carries a tree's text as written; a control character
+		// in it would make the page ill-formed.
+		src := bytes.Map(func(r rune) rune {
+			if unicode.IsControl(r) && r != '\n' && r != '\t' {
+				return utf8.RuneError
+			}
+			return r
+		}, md)
+		doc := gm.Parser().Parse(gmtext.NewReader(src))
+		if err := d.decorate(doc, src, section); err != nil {
+			return fmt.Errorf("report.html: %w", err)
+		}
+		return gm.Renderer().Render(bw, src, doc)
+	})
+	if err != nil {
+		return err
+	}
+	bw.WriteString("</main>\n</body>\n</html>\n")
+	return bw.Flush()
 }
 
 // FigureID is the fragment of the picture of one arm of the i-th
@@ -138,7 +137,7 @@ func badgeClass(word string) string {
 // badges on the ratio headings, links the reasons to the pictures,
 // splices each comparison's pictures before its legs' heading, and turns
 // the links GFM makes of bare URLs back into text.
-func (d *Document) decorate(doc ast.Node, src []byte) error {
+func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 	// GFM links bare URLs and e-mail addresses; in a tree's text they are
 	// names, not links, and the page links nowhere but into itself.
 	var autolinks []*ast.AutoLink
@@ -156,7 +155,8 @@ func (d *Document) decorate(doc ast.Node, src []byte) error {
 	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 		top = append(top, c)
 	}
-	ci, ri, h2 := -1, -1, 0
+	// The section's first level-2 heading is its comparison's, if any.
+	ci, ri, h2 := -1, -1, max(section, 0)
 	legs := false
 	for _, n := range top {
 		switch n := n.(type) {

@@ -25,10 +25,27 @@ func Markdown(w io.Writer, s *summarize.Summary) error {
 }
 
 // Markdown writes the document as GitHub-flavoured Markdown: the same
-// document always gives the same bytes.
+// document always gives the same bytes. It is written section by section,
+// so that a large tree's report is never whole in memory.
 func (d *Document) Markdown(w io.Writer) error {
+	return d.sections(func(_ int, md []byte) error {
+		_, err := w.Write(md)
+		return err
+	})
+}
+
+// sections renders the document's Markdown in sections, each given to
+// emit as it is done: the heading and contract (section -1), each
+// comparison (section i for Comparisons[i]), then the legs in no
+// comparison and the warnings (section len(Comparisons)).
+func (d *Document) sections(emit func(section int, md []byte) error) error {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	flush := func(section int) error {
+		err := emit(section, b.Bytes())
+		b.Reset()
+		return err
+	}
 
 	p("# %s\n\n", text(d.Title))
 	gate := "FAIL"
@@ -50,8 +67,11 @@ func (d *Document) Markdown(w io.Writer) error {
 	if len(d.Comparisons) == 0 {
 		p("No comparison: no model has both the baseline arm and another arm.\n\n")
 	}
+	if err := flush(-1); err != nil {
+		return err
+	}
 
-	for _, cmp := range d.Comparisons {
+	for ci, cmp := range d.Comparisons {
 		p("## %s: %s vs %s\n\n", text(cmp.Model), text(cmp.Ours), text(cmp.Baseline))
 		for _, r := range cmp.Ratios {
 			value := "n/a"
@@ -91,6 +111,9 @@ func (d *Document) Markdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 		legReasons(&b, cmp.Legs, false)
+		if err := flush(ci); err != nil {
+			return err
+		}
 	}
 
 	if len(d.Uncompared) > 0 {
@@ -109,8 +132,7 @@ func (d *Document) Markdown(w io.Writer) error {
 	for _, wn := range d.Warnings {
 		p("- %s\n", text(wn))
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return flush(len(d.Comparisons))
 }
 
 // legReasons lists every reason of every leg that has one, in full.

@@ -85,7 +85,7 @@ func traceOf(l Leg) legTrace {
 		return lt
 	}
 	for _, p := range l.Trace.Points {
-		lt.samples = append(lt.samples, tsample{t: p.T, mhz: p.MHz, idle: p.Idle, throttled: p.Throttled, boot: p.Boot})
+		lt.samples = append(lt.samples, tsample{t: p.T, mhz: int(p.MHz), idle: p.Idle, throttled: p.Throttled, boot: l.Trace.Boots[p.Boot]})
 	}
 	lt.span = max(1, l.Trace.Span)
 	return lt

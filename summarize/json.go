@@ -1,30 +1,17 @@
 package summarize
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/strictjson"
 )
 
-// summaryDoc is summary.json, the ratio document.
-type summaryDoc struct {
-	AllowCrossBoot bool                `json:"allow_cross_boot"`
-	Contract       clocks.Contract     `json:"contract"`
-	BenchContract  BenchContract       `json:"bench_contract"`
-	GatePass       bool                `json:"gate_pass"`
-	Comparisons    []*ratio.Comparison `json:"comparisons"`
-	Warnings       []string            `json:"warnings"`
-}
-
-// allRunsDoc is all-runs.json, one row per leg plus every clock block.
-type allRunsDoc struct {
-	AllowCrossBoot bool            `json:"allow_cross_boot"`
-	Contract       clocks.Contract `json:"contract"`
-	BenchContract  BenchContract   `json:"bench_contract"`
-	Legs           []legRow        `json:"legs"`
-	Comparisons    []blockRow      `json:"comparisons"`
-}
-
+// legRow is one leg of all-runs.json.
 type legRow struct {
 	Model           string          `json:"model"`
 	Engine          string          `json:"engine"`
@@ -62,43 +49,233 @@ type blockRow struct {
 	Clock    *clocks.Block `json:"clock"`
 }
 
-// SummaryJSON encodes summary.json: the contract in force,
-// allow_cross_boot, gate_pass, every comparison's THROUGHPUT and MEMORY
-// ratio, and the warnings. The same summary always gives the same bytes.
-func (s *Summary) SummaryJSON() ([]byte, error) {
-	return strictjson.Canonical(summaryDoc{
-		AllowCrossBoot: s.AllowCrossBoot,
-		Contract:       s.Contract,
-		BenchContract:  BenchInForce(),
-		GatePass:       s.GatePass,
-		Comparisons:    nonNil(s.Comparisons),
-		Warnings:       nonNil(s.Warnings),
-	})
+// row encodes the leg's all-runs.json row, as an element of the legs
+// array, and lets go of what only the row needed: the bench and memory
+// objects as written.
+func (l *Leg) row() ([]byte, error) {
+	r := legRow{Model: l.Model, Engine: l.Engine, Run: l.Run, BindingEligible: l.BindingEligible(),
+		Reasons: nonNil(l.Reasons), Clock: l.Clock.Record, BenchFormats: nonNil(l.BenchFormats),
+		Bench: []map[string]any{}}
+	if l.Memory != nil {
+		r.Memory = l.Memory.Raw
+	}
+	for i := range l.Points {
+		r.Bench = append(r.Bench, l.Points[i].Raw)
+	}
+	l.dropRaw()
+	b, err := strictjson.Canonical(r)
+	if err != nil {
+		return nil, err
+	}
+	return indent(b, elemIndent), nil
 }
 
-// AllRunsJSON encodes all-runs.json: one row per leg and every
-// comparison's clock block. The same summary always gives the same bytes.
-func (s *Summary) AllRunsJSON() ([]byte, error) {
-	doc := allRunsDoc{AllowCrossBoot: s.AllowCrossBoot, Contract: s.Contract, BenchContract: BenchInForce(),
-		Legs: []legRow{}, Comparisons: []blockRow{}}
-	for _, l := range s.Legs {
-		row := legRow{Model: l.Model, Engine: l.Engine, Run: l.Run, BindingEligible: l.BindingEligible(),
-			Reasons: nonNil(l.Reasons), Clock: l.Clock.Record, BenchFormats: nonNil(l.BenchFormats),
-			Bench: []map[string]any{}}
-		if l.Memory != nil {
-			row.Memory = l.Memory.Raw
-		}
-		for _, p := range l.Points {
-			row.Bench = append(row.Bench, p.Raw)
-		}
-		doc.Legs = append(doc.Legs, row)
+// dropRaw lets go of the leg's bench and memory objects as written, which
+// only its all-runs.json row needs.
+func (l *Leg) dropRaw() {
+	if l.Memory != nil {
+		l.Memory.Raw = nil
 	}
-	for _, c := range s.Comparisons {
-		doc.Comparisons = append(doc.Comparisons, blockRow{Model: c.Model, Ours: c.Ours, Baseline: c.Baseline,
-			Clock: c.Throughput.Clock})
+	for i := range l.Points {
+		l.Points[i].Raw = nil
 	}
-	return strictjson.Canonical(doc)
 }
+
+// The indentation of a member of the top-level object, and of an element
+// of an array that is such a member, as strictjson.Canonical indents them.
+const (
+	memberIndent = "  "
+	elemIndent   = "    "
+)
+
+// indent is canonical JSON (ending in a newline) as a value at the given
+// indentation: its lines after the first indented, no final newline. An
+// array element gets the indentation before its first line too.
+func indent(canonical []byte, in string) []byte {
+	b := bytes.TrimSuffix(canonical, []byte("\n"))
+	b = bytes.ReplaceAll(b, []byte("\n"), []byte("\n"+in))
+	if in == elemIndent {
+		b = append([]byte(in), b...)
+	}
+	return b
+}
+
+// objectWriter writes a top-level JSON object member by member, in the
+// layout strictjson.Canonical gives the whole: members must come in key
+// order.
+type objectWriter struct {
+	w   *bufio.Writer
+	n   int
+	err error
+}
+
+func newObjectWriter(w io.Writer) *objectWriter {
+	o := &objectWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	o.write([]byte("{"))
+	return o
+}
+
+func (o *objectWriter) write(b []byte) {
+	if o.err == nil {
+		_, o.err = o.w.Write(b)
+	}
+}
+
+func (o *objectWriter) key(k string) {
+	if o.n > 0 {
+		o.write([]byte(","))
+	}
+	o.n++
+	o.write([]byte("\n" + memberIndent + `"` + k + `": `))
+}
+
+// value writes one member whole.
+func (o *objectWriter) value(k string, v any) {
+	o.key(k)
+	b, err := strictjson.Canonical(v)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	o.write(indent(b, memberIndent))
+}
+
+// array writes one member that is an array of n elements, element by
+// element.
+func (o *objectWriter) array(k string, n int, elem func(i int) ([]byte, error)) {
+	o.key(k)
+	if n == 0 {
+		o.write([]byte("[]"))
+		return
+	}
+	o.write([]byte("["))
+	for i := 0; i < n; i++ {
+		b, err := elem(i)
+		if err != nil && o.err == nil {
+			o.err = err
+		}
+		if i > 0 {
+			o.write([]byte(","))
+		}
+		o.write([]byte("\n"))
+		o.write(b)
+	}
+	o.write([]byte("\n" + memberIndent + "]"))
+}
+
+// canonicalElem encodes v as an element of a member array.
+func canonicalElem(v any) ([]byte, error) {
+	b, err := strictjson.Canonical(v)
+	if err != nil {
+		return nil, err
+	}
+	return indent(b, elemIndent), nil
+}
+
+func (o *objectWriter) close() error {
+	o.write([]byte("\n}\n"))
+	if o.err != nil {
+		return o.err
+	}
+	return o.w.Flush()
+}
+
+// WriteSummary writes summary.json: the contract in force,
+// allow_cross_boot, gate_pass, every comparison's THROUGHPUT and MEMORY
+// ratio, and the warnings, one comparison at a time. The same summary
+// always gives the same bytes.
+func (s *Summary) WriteSummary(w io.Writer) error {
+	o := newObjectWriter(w)
+	o.value("allow_cross_boot", s.AllowCrossBoot)
+	o.value("bench_contract", BenchInForce())
+	o.array("comparisons", len(s.Comparisons), func(i int) ([]byte, error) { return canonicalElem(s.Comparisons[i]) })
+	o.value("contract", s.Contract)
+	o.value("gate_pass", s.GatePass)
+	o.value("warnings", nonNil(s.Warnings))
+	return o.close()
+}
+
+// WriteAllRuns writes all-runs.json: every comparison's clock block, and
+// one row per leg, read back from where the summary wrote them as its
+// legs were read. The same summary always gives the same bytes.
+func (s *Summary) WriteAllRuns(w io.Writer) error {
+	if s.rows == DiscardRows {
+		return errors.New("all-runs.json: the summary was read with its leg rows discarded")
+	}
+	o := newObjectWriter(w)
+	o.value("allow_cross_boot", s.AllowCrossBoot)
+	o.value("bench_contract", BenchInForce())
+	o.array("comparisons", len(s.Comparisons), func(i int) ([]byte, error) {
+		c := s.Comparisons[i]
+		return canonicalElem(blockRow{Model: c.Model, Ours: c.Ours, Baseline: c.Baseline, Clock: c.Throughput.Clock})
+	})
+	o.value("contract", s.Contract)
+	o.key("legs")
+	if len(s.Legs) == 0 {
+		o.write([]byte("[]"))
+	} else {
+		o.write([]byte("[\n"))
+		if o.err == nil {
+			if _, err := s.rows.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			_, o.err = io.Copy(o.w, s.rows)
+		}
+		o.write([]byte("\n" + memberIndent + "]"))
+	}
+	return o.close()
+}
+
+// SummaryJSON is summary.json's bytes.
+func (s *Summary) SummaryJSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := s.WriteSummary(&b)
+	return b.Bytes(), err
+}
+
+// AllRunsJSON is all-runs.json's bytes.
+func (s *Summary) AllRunsJSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := s.WriteAllRuns(&b)
+	return b.Bytes(), err
+}
+
+// memRows keeps leg rows in memory.
+type memRows struct {
+	b   []byte
+	off int64
+}
+
+func (m *memRows) Write(p []byte) (int, error) {
+	m.b = append(m.b, p...)
+	return len(p), nil
+}
+
+func (m *memRows) Read(p []byte) (int, error) {
+	if m.off >= int64(len(m.b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.b[m.off:])
+	m.off += int64(n)
+	return n, nil
+}
+
+func (m *memRows) Seek(off int64, whence int) (int64, error) {
+	if whence != io.SeekStart || off < 0 {
+		return 0, errors.New("memRows: only seeks from the start")
+	}
+	m.off = off
+	return off, nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error)    { return len(p), nil }
+func (discard) Read([]byte) (int, error)       { return 0, io.EOF }
+func (discard) Seek(int64, int) (int64, error) { return 0, nil }
+
+// DiscardRows, as Options.Rows, drops every leg row: a summary whose
+// all-runs.json is not wanted keeps none.
+var DiscardRows io.ReadWriteSeeker = discard{}
 
 func nonNil[T any](xs []T) []T {
 	if xs == nil {

@@ -18,6 +18,7 @@ package summarize
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"runtime"
@@ -57,6 +58,12 @@ type Options struct {
 	// Traces asks for each trusted leg's clock over time, reduced for a
 	// picture (clocks.Trace), read in the same pass as its verdict.
 	Traces bool
+	// Rows receives every leg's all-runs.json row as the leg is read, in
+	// leg order, so that no leg's bench and memory objects stay in memory;
+	// WriteAllRuns reads them back. nil keeps them in memory;
+	// DiscardRows drops them, for a summary whose all-runs.json is not
+	// wanted.
+	Rows io.ReadWriteSeeker
 }
 
 // Progress is how far reading a tree has come. Bytes count the clock
@@ -112,6 +119,8 @@ type Summary struct {
 	// GatePass is true when there is at least one comparison and every
 	// ratio is binding-eligible.
 	GatePass bool
+	// rows holds all-runs.json's leg rows, as Options.Rows says.
+	rows io.ReadWriteSeeker
 }
 
 // ErrNoBaseline says no baseline engine was named.
@@ -133,8 +142,13 @@ func Summarize(root string, opts Options) (*Summary, error) {
 		return nil, fmt.Errorf("%s: %w", root, err)
 	}
 	s := &Summary{Root: root, Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot,
-		Contract: clocks.InForce(), Legs: []*Leg{}, Comparisons: []*ratio.Comparison{}}
-	s.Legs = w.loadAll(w.sortedLegs(), opts)
+		Contract: clocks.InForce(), Legs: []*Leg{}, Comparisons: []*ratio.Comparison{}, rows: opts.Rows}
+	if s.rows == nil {
+		s.rows = &memRows{}
+	}
+	if s.Legs, err = w.loadAll(w.sortedLegs(), opts, s.rows); err != nil {
+		return nil, err
+	}
 	s.Warnings = append([]string{}, w.warnings...)
 	for _, l := range s.Legs {
 		s.Warnings = append(s.Warnings, l.benchWarnings...)
@@ -233,8 +247,10 @@ func (s *Summary) ratioArm(model, engine string) ratio.Arm {
 }
 
 // loadAll reads and judges every leg, on as many cores as there are, and
-// returns them in the order of keys.
-func (w *walker) loadAll(keys []legKey, opts Options) []*Leg {
+// returns them in the order of keys. Each leg's all-runs.json row is
+// written to rows, in that order, as soon as the legs before it are;
+// the leg then keeps only what ratios and reports need.
+func (w *walker) loadAll(keys []legKey, opts Options, rows io.ReadWriteSeeker) ([]*Leg, error) {
 	progress := opts.Progress
 	legs := make([]*Leg, len(keys))
 	var (
@@ -252,16 +268,38 @@ func (w *walker) loadAll(keys []legKey, opts Options) []*Leg {
 			}
 		}
 	}
+	workers := min(runtime.GOMAXPROCS(0), len(keys))
+	// A leg is begun only when a token is free, and a token is freed when
+	// a row is written: the rows waiting for an earlier leg stay few,
+	// whatever order the legs end in.
+	tokens := make(chan struct{}, 4*workers+4)
+	type done struct {
+		i   int
+		row []byte
+		err error
+	}
+	results := make(chan done, cap(tokens))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(keys)) {
+	for range workers {
 		wg.Go(func() {
 			for {
+				tokens <- struct{}{}
 				i := int(next.Add(1) - 1)
 				if i >= len(keys) {
+					<-tokens
 					return
 				}
-				legs[i] = w.load(keys[i], w.legs[keys[i]], opts.Traces)
+				l := w.load(keys[i], w.legs[keys[i]], opts.Traces)
+				var row []byte
+				var err error
+				if rows != DiscardRows {
+					row, err = l.row()
+				} else {
+					l.dropRaw()
+				}
+				legs[i] = l
+				results <- done{i, row, err}
 				if progress != nil {
 					mu.Lock()
 					p.LegsDone++
@@ -272,8 +310,39 @@ func (w *walker) loadAll(keys []legKey, opts Options) []*Leg {
 			}
 		})
 	}
-	wg.Wait()
-	return legs
+	go func() { wg.Wait(); close(results) }()
+	pending := map[int][]byte{}
+	var firstErr error
+	flushed := 0
+	for d := range results {
+		if d.err != nil && firstErr == nil {
+			firstErr = d.err
+		}
+		pending[d.i] = d.row
+		for row, ok := pending[flushed]; ok; row, ok = pending[flushed] {
+			delete(pending, flushed)
+			if firstErr == nil {
+				sep := ",\n"
+				if flushed == 0 {
+					sep = ""
+				}
+				if _, err := io.WriteString(rows, sep); err != nil {
+					firstErr = rowsErr(err)
+				} else if _, err := rows.Write(row); err != nil {
+					firstErr = rowsErr(err)
+				}
+			}
+			flushed++
+			<-tokens
+		}
+	}
+	return legs, firstErr
+}
+
+// rowsErr is a failed write of all-runs.json's leg rows, without the
+// name of the temporary file they go to, which no one sees.
+func rowsErr(err error) error {
+	return fmt.Errorf("all-runs.json's leg rows: %w", unwrapPath(err))
 }
 
 // load reads and judges one leg's evidence. It only reads the walker, so

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -12,10 +14,11 @@ import (
 	"syscall"
 )
 
-// output is one file summarize --out writes: its name in DIR and its bytes.
+// output is one file summarize --out writes: its name in DIR, and what
+// writes its bytes.
 type output struct {
-	name string
-	data []byte
+	name  string
+	write func(io.Writer) error
 }
 
 // outputStep is called before each step of writeOutputs with the step's
@@ -118,7 +121,7 @@ func writeOutputs(dir string, files []output) error {
 		if err := step("write " + f.name); err != nil {
 			return err
 		}
-		if err := writeSynced(filepath.Join(staging, f.name), f.data); err != nil {
+		if err := writeSynced(filepath.Join(staging, f.name), f.write); err != nil {
 			return usageErr("--out %s: %v", dir, err)
 		}
 	}
@@ -170,13 +173,18 @@ func writeOutputs(dir string, files []output) error {
 	return nil
 }
 
-// writeSynced creates path, writes data, syncs and closes it.
-func writeSynced(path string, data []byte) error {
+// writeSynced creates path, writes it with write, syncs and closes it.
+func writeSynced(path string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		f.Close()
 		return err
 	}

@@ -402,26 +402,39 @@ func TestOutputsSIGINT(t *testing.T) {
 // TestOutputsFileSizeLimit makes a real write fail part-way: under
 // RLIMIT_FSIZE (ulimit -f) the second output is larger than the limit and
 // its write fails with EFBIG, as a full disk would, even as root.
+//
+// all-runs.json's leg rows wait in a temporary file while the tree is
+// read, so two limits are tried: one that fails all-runs.json itself (its
+// rows, without the comparisons before them, still fit), and one that
+// fails the rows' file, before any output is written. Either way DIR
+// holds the old outputs.
 func TestOutputsFileSizeLimit(t *testing.T) {
 	oldSet, newSet, _ := outputSets(t)
-	limit := len(newSet["summary.json"]) + 1
-	if len(newSet["all-runs.json"]) <= limit {
-		t.Fatalf("all-runs.json (%d bytes) must outgrow the limit %d", len(newSet["all-runs.json"]), limit)
-	}
-	dir := filepath.Join(t.TempDir(), "out")
-	if code, stderr := summarizeOut(dir, oldTree); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	cmd, out, result := helper(t, []string{"summarize", "--out", dir, newTree}, "CLOCKGATE_OUTPUTS_FSIZE="+strconv.Itoa(limit))
-	code, stderr := waitHelper(t, cmd, out, result)
-	if code != ExitUsage || !strings.Contains(stderr, "all-runs.json: file too large") {
-		t.Errorf("exit %d, stderr %q; want %d and all-runs.json: file too large", code, stderr, ExitUsage)
-	}
-	if got := snapshot(t, dir); !sameFiles(got, oldSet) {
-		t.Errorf("DIR holds %s; want the old outputs", describe(got, oldSet, newSet))
-	}
-	if left := leftovers(t, dir); len(left) > 0 {
-		t.Errorf("left behind: %q", left)
+	for _, c := range []struct {
+		limit int
+		want  string
+	}{
+		{len(newSet["all-runs.json"]) - 1, "all-runs.json: file too large"},
+		{len(newSet["summary.json"]) + 1, "all-runs.json's leg rows: file too large"},
+	} {
+		if len(newSet["summary.json"]) >= c.limit {
+			t.Fatalf("summary.json (%d bytes) must fit the limit %d", len(newSet["summary.json"]), c.limit)
+		}
+		dir := filepath.Join(t.TempDir(), "out")
+		if code, stderr := summarizeOut(dir, oldTree); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		cmd, out, result := helper(t, []string{"summarize", "--out", dir, newTree}, "CLOCKGATE_OUTPUTS_FSIZE="+strconv.Itoa(c.limit))
+		code, stderr := waitHelper(t, cmd, out, result)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("limit %d: exit %d, stderr %q; want %d and %s", c.limit, code, stderr, ExitUsage, c.want)
+		}
+		if got := snapshot(t, dir); !sameFiles(got, oldSet) {
+			t.Errorf("limit %d: DIR holds %s; want the old outputs", c.limit, describe(got, oldSet, newSet))
+		}
+		if left := leftovers(t, dir); len(left) > 0 {
+			t.Errorf("limit %d: left behind: %q", c.limit, left)
+		}
 	}
 }
 

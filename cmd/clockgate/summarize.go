@@ -1,12 +1,13 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -15,6 +16,11 @@ import (
 	"github.com/clockgate/clockgate/report"
 	"github.com/clockgate/clockgate/summarize"
 )
+
+// summarizeMemoryLimit is summarize's soft memory limit (GOMEMLIMIT, when
+// set, wins): a quarter of the 1 GiB a small CI runner has, and above what
+// 400 legs of two-hour streams need.
+const summarizeMemoryLimit = 192 << 20
 
 // summarizeOutputs are the files summarize --out writes, and the only names
 // it overwrites.
@@ -118,7 +124,27 @@ func runSummarize(opts *summarizeOptions) error {
 			return err
 		}
 	}
-	sopts := summarize.Options{Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot, Traces: opts.Out != ""}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A tree of many small legs keeps a few KiB of each in memory
+		// (what arms, ratios and pictures need). Past this soft limit the
+		// collector works harder rather than let the heap double: memory
+		// stays near what is live, and a small tree never reaches it.
+		debug.SetMemoryLimit(summarizeMemoryLimit)
+	}
+	sopts := summarize.Options{Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot,
+		Traces: opts.Out != "", Rows: summarize.DiscardRows}
+	if opts.Out != "" {
+		// all-runs.json's leg rows wait in a file, written as the legs are
+		// read: a large tree's bench objects are never all in memory. It
+		// is unlinked at once, so that nothing of it outlives the run.
+		spool, err := os.CreateTemp("", "clockgate-legs-*")
+		if err != nil {
+			return usageErr("--out %s: a temporary file for all-runs.json's rows: %v", opts.Out, err)
+		}
+		os.Remove(spool.Name())
+		defer spool.Close()
+		sopts.Rows = spool
+	}
 	var bar *progressBar
 	if isTerminal(opts.IO.ErrOut) {
 		bar = newProgressBar(opts.IO.ErrOut, time.Now)
@@ -129,33 +155,24 @@ func runSummarize(opts *summarizeOptions) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	summaryJSON, err := s.SummaryJSON()
-	if err != nil {
-		return err
-	}
-	var md bytes.Buffer
-	if err := report.Markdown(&md, s); err != nil {
-		return err
-	}
+	doc := report.Build(s)
 	if opts.Out != "" {
-		allRuns, err := s.AllRunsJSON()
-		if err != nil {
-			return err
-		}
-		var page bytes.Buffer
-		if err := report.HTML(&page, s); err != nil {
-			return err
-		}
 		if err := writeOutputs(opts.Out, []output{
-			{"summary.json", summaryJSON}, {"all-runs.json", allRuns}, {"report.md", md.Bytes()}, {"report.html", page.Bytes()}}); err != nil {
+			{"summary.json", s.WriteSummary}, {"all-runs.json", s.WriteAllRuns},
+			{"report.md", doc.Markdown}, {"report.html", doc.HTML}}); err != nil {
 			return err
 		}
 	}
-	out := md.Bytes()
+	out := bufio.NewWriterSize(opts.IO.Out, 64<<10)
 	if opts.JSON {
-		out = summaryJSON
+		err = s.WriteSummary(out)
+	} else {
+		err = doc.Markdown(out)
 	}
-	if _, err := opts.IO.Out.Write(out); err != nil {
+	if err == nil {
+		err = out.Flush()
+	}
+	if err != nil {
 		return err
 	}
 	if opts.Strict && !s.GatePass {

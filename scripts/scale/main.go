@@ -1,18 +1,22 @@
 // Command scale measures clockgate summarize against the floor of reading
-// the same bytes: it generates synthetic trees with the project's own
-// generator, warms the page cache, then times, in one run and side by side,
-// `cat` of every file of a tree into /dev/null and `clockgate summarize` of
-// it, several times each, and prints a table of medians, ratios, peak RSS
-// and CPU use.
+// the same bytes. It generates synthetic trees with the project's own
+// generator, writes the same streams again in the layouts other recorders
+// use, warms the page cache, then times, in one run and side by side, `cat`
+// of every file of a tree into /dev/null, `clockgate summarize --json` and
+// `clockgate summarize --out`, several times each, and prints a table of
+// medians, ratios, peak RSS and CPU use.
 //
-//	go run ./scripts/scale                      # 400 legs × 3,600 samples, and × 7,200
-//	go run ./scripts/scale -legs 40 -runs 3     # a quick look
+//	go run ./scripts/scale                 # every layout at 200 legs × 3,600 samples; the memory shapes
+//	go run ./scripts/scale -legs 40 -runs 3 -memory=false   # a quick look
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"flag"
 	"fmt"
 	"io/fs"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,12 +25,57 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/clockgate/clockgate/strictjson"
 )
 
+// layouts are the ways other recorders write the same samples.
+var layouts = []struct {
+	name string
+	// line rewrites one stream line (without its newline); eol ends it.
+	line func(rng *rand.Rand, l []byte) []byte
+	eol  string
+}{
+	{"lines as clockgate sample writes them", nil, "\n"},
+	{"keys in another recorder's order", relayout(func(*rand.Rand) strictjson.Layout {
+		return strictjson.Layout{Order: []string{"gpu_name", "gpu_uuid", "gpu_index", "driver_version", "boot_id", "t",
+			"pstate", "persistence_mode", "utilization_gpu_pct", "throttle_reasons_active",
+			"clocks_applications_graphics_mhz", "clocks_max_sm_mhz", "sm_clock_mhz"}}
+	}), "\n"},
+	{`Python json.dumps separators (", ", ": ")`, relayout(func(*rand.Rand) strictjson.Layout {
+		return strictjson.Layout{Comma: ", ", Colon: ": "}
+	}), "\n"},
+	{"CRLF line ends", nil, "\r\n"},
+	{"key order changing on every line", relayout(func(rng *rand.Rand) strictjson.Layout {
+		keys := []string{"t", "boot_id", "gpu_index", "gpu_uuid", "gpu_name", "driver_version", "sm_clock_mhz",
+			"clocks_max_sm_mhz", "clocks_applications_graphics_mhz", "throttle_reasons_active", "persistence_mode",
+			"pstate", "utilization_gpu_pct"}
+		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		return strictjson.Layout{Order: keys}
+	}), "\n"},
+}
+
+func relayout(layout func(*rand.Rand) strictjson.Layout) func(*rand.Rand, []byte) []byte {
+	return func(rng *rand.Rand, l []byte) []byte {
+		v, err := strictjson.ParseObject(l)
+		check(err)
+		return strictjson.AppendLayout(nil, v, layout(rng))
+	}
+}
+
+type result struct {
+	tree, what string
+	bytes      int64
+	cat, sum   time.Duration
+	cpu        time.Duration
+	rss        int64
+}
+
 func main() {
-	legs := flag.Int("legs", 400, "legs per tree")
-	samples := flag.Int("samples", 3600, "clock samples per leg of the first tree; the second has twice as many")
+	legs := flag.Int("legs", 200, "legs of the layout trees")
+	samples := flag.Int("samples", 3600, "clock samples per leg of the layout trees")
 	runs := flag.Int("runs", 5, "timed runs of each command per tree")
+	memory := flag.Bool("memory", true, "also measure the memory shapes: 400 legs × 7,200 samples, and 20,000 legs × 60")
 	work := flag.String("work", "", "directory for the trees and binary (default: a temporary one, removed after)")
 	flag.Parse()
 
@@ -40,63 +89,119 @@ func main() {
 	bin := filepath.Join(dir, "clockgate")
 	run("go", "build", "-o", bin, "./cmd/clockgate")
 
-	type result struct {
-		name                    string
-		bytes                   int64
-		files                   int
-		cat, sum, cpu           time.Duration
-		rss                     int64
-		ratio, cores, perSample float64
-	}
+	base := generate(dir, *legs, *samples)
 	var results []result
-	for _, n := range []int{*samples, 2 * *samples} {
-		tree := filepath.Join(dir, fmt.Sprintf("tree-%dx%d", *legs, n))
-		if _, err := os.Stat(tree); err != nil {
-			fmt.Fprintf(os.Stderr, "generating %d legs × %d samples into %s\n", *legs, n, tree)
-			run("go", "run", "./summarize/internal/treegen/cmd/treegen", "-out", tree,
-				"-legs", fmt.Sprint(*legs), "-samples", fmt.Sprint(n))
-		}
-		files, size := listFiles(tree)
-		catArgs := append([]string{"cat"}, files...)
-		// Warm the cache, then alternate the two commands so both see the
-		// same machine.
-		measure(catArgs)
-		measure([]string{bin, "summarize", tree})
-		var cats, sums, cpus []time.Duration
-		var rss int64
-		for i := 0; i < *runs; i++ {
-			c := measure(catArgs)
-			s := measure([]string{bin, "summarize", tree})
-			cats, sums, cpus = append(cats, c.wall), append(sums, s.wall), append(cpus, s.cpu)
-			rss = max(rss, s.maxRSS)
-		}
-		r := result{name: fmt.Sprintf("%d legs × %d samples", *legs, n), bytes: size, files: len(files),
-			cat: median(cats), sum: median(sums), cpu: median(cpus), rss: rss}
-		r.ratio = r.sum.Seconds() / r.cat.Seconds()
-		r.cores = r.cpu.Seconds() / r.sum.Seconds()
-		results = append(results, r)
-	}
-	small := make([]time.Duration, 0, *runs)
-	for i := 0; i < *runs+1; i++ {
-		m := measure([]string{bin, "summarize", "testdata/trees/clean-grid"})
+	for i, l := range layouts {
+		tree := base
 		if i > 0 {
-			small = append(small, m.wall)
+			tree = derive(base, fmt.Sprintf("%s-layout%d", base, i), l.line, l.eol)
+		}
+		results = append(results, timeTree(bin, tree, l.name, *runs)...)
+	}
+	if *memory {
+		for _, shape := range [][2]int{{400, 7200}, {20000, 60}} {
+			tree := generate(dir, shape[0], shape[1])
+			results = append(results, timeTree(bin, tree, fmt.Sprintf("%d legs × %d samples", shape[0], shape[1]), max(1, *runs/2))...)
 		}
 	}
 
 	fmt.Printf("machine: %d cores (GOMAXPROCS %d), %s/%s, %s; median of %d runs, warm cache\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, cpuName(), *runs)
-	fmt.Println("| tree | files | bytes | cat (floor) | clockgate summarize | ratio | cores used | peak RSS |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| tree | command | bytes | cat (floor) | clockgate | ratio | cores used | peak RSS |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
-		fmt.Printf("| %s | %d | %.0f MiB | %.3f s | %.3f s | %.2f× | %.2f | %.1f MiB |\n",
-			r.name, r.files, float64(r.bytes)/(1<<20), r.cat.Seconds(), r.sum.Seconds(), r.ratio, r.cores, float64(r.rss)/1024)
+		fmt.Printf("| %s | %s | %.0f MiB | %.3f s | %.3f s | %.2f× | %.2f | %.1f MiB |\n", r.tree, r.what,
+			float64(r.bytes)/(1<<20), r.cat.Seconds(), r.sum.Seconds(), r.sum.Seconds()/r.cat.Seconds(),
+			r.cpu.Seconds()/r.sum.Seconds(), float64(r.rss)/1024)
 	}
-	if len(results) == 2 {
-		fmt.Printf("\ndoubling the samples costs %.2f× the time (cat: %.2f×)\n",
-			results[1].sum.Seconds()/results[0].sum.Seconds(), results[1].cat.Seconds()/results[0].cat.Seconds())
+	for i := 0; i+1 < len(results); i += 2 {
+		if results[i].tree == results[i+1].tree {
+			fmt.Printf("\n%s: --out costs %.2f× --json", results[i].tree, results[i+1].sum.Seconds()/results[i].sum.Seconds())
+		}
 	}
-	fmt.Printf("the shipped clean grid (testdata/trees/clean-grid) summarizes in %.1f ms\n", float64(median(small).Microseconds())/1000)
+	fmt.Println()
+}
+
+// generate writes a tree of legs × samples with the generator, once.
+func generate(dir string, legs, samples int) string {
+	tree := filepath.Join(dir, fmt.Sprintf("tree-%dx%d", legs, samples))
+	if _, err := os.Stat(tree); err != nil {
+		fmt.Fprintf(os.Stderr, "generating %d legs × %d samples into %s\n", legs, samples, tree)
+		run("go", "run", "./summarize/internal/treegen/cmd/treegen", "-out", tree,
+			"-legs", fmt.Sprint(legs), "-samples", fmt.Sprint(samples))
+	}
+	return tree
+}
+
+// derive writes tree again into out, every stream line rewritten by line
+// and ended by eol; other files are linked.
+func derive(tree, out string, line func(*rand.Rand, []byte) []byte, eol string) string {
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	fmt.Fprintf(os.Stderr, "rewriting %s's streams into %s\n", tree, out)
+	rng := rand.New(rand.NewSource(1))
+	check(filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(tree, p)
+		dst := filepath.Join(out, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if !strings.HasSuffix(p, ".samples.jsonl") {
+			return os.Link(p, dst)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			l := sc.Bytes()
+			if line != nil {
+				l = line(rng, l)
+			}
+			b.Write(l)
+			b.WriteString(eol)
+		}
+		return os.WriteFile(dst, b.Bytes(), 0o644)
+	}))
+	return out
+}
+
+// timeTree times cat, summarize --json and summarize --out of tree,
+// alternating them so that all see the same machine.
+func timeTree(bin, tree, name string, runs int) []result {
+	_, size := listFiles(tree)
+	// cat of every file, the floor; xargs splits the list where a tree
+	// has more files than one command line holds.
+	catArgs := []string{"sh", "-c", `find "$1" -type f -print0 | sort -z | xargs -0 cat > /dev/null`, "cat", tree}
+	out := tree + "-out"
+	cmds := [][]string{{bin, "summarize", "--json", tree}, {bin, "summarize", "--out", out, tree}}
+	measure(catArgs) // warm the cache
+	for _, c := range cmds {
+		measure(c)
+	}
+	res := []result{{tree: name, what: "--json", bytes: size}, {tree: name, what: "--out", bytes: size}}
+	var cats []time.Duration
+	sums := make([][]time.Duration, len(cmds))
+	cpus := make([][]time.Duration, len(cmds))
+	for i := 0; i < runs; i++ {
+		cats = append(cats, measure(catArgs).wall)
+		for k, c := range cmds {
+			m := measure(c)
+			sums[k], cpus[k] = append(sums[k], m.wall), append(cpus[k], m.cpu)
+			res[k].rss = max(res[k].rss, m.maxRSS)
+		}
+	}
+	for k := range cmds {
+		res[k].cat, res[k].sum, res[k].cpu = median(cats), median(sums[k]), median(cpus[k])
+	}
+	return res
 }
 
 type measurement struct {

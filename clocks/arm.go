@@ -2,11 +2,14 @@ package clocks
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
 
-// Side is one arm's part of a clock block.
+// Side is one arm's part of a clock block. For an arm of several GPUs per
+// leg, its numbers are over every GPU's busy samples together, and GPUs
+// gives each GPU position's own.
 type Side struct {
 	Engine string `json:"engine"`
 	// BootIDs lists every boot the arm's trusted legs ran on, sorted.
@@ -14,14 +17,38 @@ type Side struct {
 	// MedianMHz is the median SM clock over the union of the trusted legs'
 	// busy samples, in MHz; nil when the arm has no trusted leg.
 	MedianMHz *float64 `json:"median_mhz"`
+	// MeanMHz is the mean of the same samples, in MHz, to 0.01.
+	MeanMHz *float64 `json:"mean_mhz"`
 	// PctOfMax is MedianMHz as a percentage of clocks.max.sm.
 	PctOfMax *float64 `json:"pct_of_max"`
 	// SpreadPct is (max − min) / median × 100 over the same union.
-	SpreadPct           *float64 `json:"spread_pct"`
+	SpreadPct *float64 `json:"spread_pct"`
+	// PowerW is the median power_draw_w over the busy samples that carry
+	// one, in watts; nil where power was not sampled. It is reported,
+	// never a gate term.
+	PowerW              *float64 `json:"power_w"`
 	BusySamples         int      `json:"busy_samples"`
 	IdleSamplesExcluded int      `json:"idle_samples_excluded"`
 	// Legs counts the arm's legs, trusted or not.
 	Legs int `json:"legs"`
+	// GPUs are the arm's GPU positions (the legs' GPUs in index order),
+	// when its legs sampled several GPUs.
+	GPUs []GPUSide `json:"gpus,omitempty"`
+}
+
+// GPUSide is one GPU position of an arm: the position's GPU in the arm's
+// first trusted leg, and its clock over every trusted leg.
+type GPUSide struct {
+	Position            int      `json:"position"`
+	GPUIndex            int      `json:"gpu_index"`
+	GPUUUID             string   `json:"gpu_uuid"`
+	MedianMHz           *float64 `json:"median_mhz"`
+	MeanMHz             *float64 `json:"mean_mhz"`
+	PctOfMax            *float64 `json:"pct_of_max"`
+	SpreadPct           *float64 `json:"spread_pct"`
+	PowerW              *float64 `json:"power_w"`
+	BusySamples         int      `json:"busy_samples"`
+	IdleSamplesExcluded int      `json:"idle_samples_excluded"`
 }
 
 // Arm is every leg of one (model, engine), merged.
@@ -39,15 +66,102 @@ type Arm struct {
 	Reasons []Reason
 	Caveats []Reason
 
-	hist      map[int]int
-	median2   int64
-	hasMedian bool
+	// gpus are the merged GPU positions; all merges them all.
+	gpus []*armGPU
+	all  armGPU
+	// multi is true when the legs sampled several GPUs.
+	multi bool
+	boots map[string][]string
+}
+
+// armGPU is one GPU position merged over an arm's trusted legs.
+type armGPU struct {
+	index   int
+	uuid    string
+	hist    map[int]int
+	sumMHz  Sum
+	idle    int
+	powerMW map[int64]int
 	// static maps each STATIC_FIELDS name to its printed values and the
 	// trusted legs that carry each.
 	static map[string]map[string][]string
-	boots  map[string][]string
-	// maxSM holds the trusted legs' clocks.max.sm values, in MHz.
+	// maxSM holds the legs' clocks.max.sm values, in MHz.
 	maxSM map[int]bool
+	legs  int
+}
+
+func newArmGPU() *armGPU {
+	return &armGPU{hist: map[int]int{}, powerMW: map[int64]int{}, static: map[string]map[string][]string{}, maxSM: map[int]bool{}}
+}
+
+func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
+	for v, c := range f.Hist {
+		g.hist[v] += c
+	}
+	for v, c := range f.PowerMW {
+		g.powerMW[v] += c
+	}
+	g.sumMHz.AddSum(f.SumMHz)
+	g.idle += f.Idle
+	g.maxSM[rec.ClocksMaxSMMHz] = true
+	for i, v := range rec.static() {
+		k := staticNames[i]
+		if g.static[k] == nil {
+			g.static[k] = map[string][]string{}
+		}
+		g.static[k][v] = append(g.static[k][v], leg)
+	}
+	g.legs++
+}
+
+// stats are the position's numbers, as a side reports them.
+func (g *armGPU) stats() (st hist, median, mean, pct, spread, power *float64) {
+	st = summarize(g.hist)
+	if st.n == 0 {
+		return st, nil, nil, nil, nil, nil
+	}
+	median = ptr(float64(st.median2) / 2)
+	mean = ptr(round2(g.sumMHz.Float() / float64(st.n)))
+	spread = ptr(round2(spreadPct(int64(st.min), int64(st.max), st.median2)))
+	if len(g.maxSM) == 1 {
+		for mx := range g.maxSM {
+			pct = ptr(round2(*median / float64(mx) * 100))
+		}
+	}
+	if m, ok := medianOf(g.powerMW); ok {
+		power = ptr(m / 1000)
+	}
+	return st, median, mean, pct, spread, power
+}
+
+// medianOf is the median of values counted in h; the mean of the middle
+// two of an even count.
+func medianOf(h map[int64]int) (float64, bool) {
+	vals := make([]int64, 0, len(h))
+	n := 0
+	for v, c := range h {
+		vals = append(vals, v)
+		n += c
+	}
+	if n == 0 {
+		return 0, false
+	}
+	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
+	lo, hi := (n-1)/2, n/2
+	var a, b int64
+	seen := 0
+	for _, v := range vals {
+		c := h[v]
+		if lo >= seen && lo < seen+c {
+			a = v
+		}
+		if hi >= seen && hi < seen+c {
+			b = v
+			break
+		}
+		seen += c
+	}
+	return (float64(a) + float64(b)) / 2, true
 }
 
 // reason is a reason about the arm.
@@ -55,44 +169,56 @@ func (a *Arm) reason(code, format string, args ...any) Reason {
 	return Reason{Code: code, Message: fmt.Sprintf(format, args...), Scope: ScopeArm, Engine: a.Engine}
 }
 
+// position names GPU position k of the arm in a message, for an arm of
+// several GPUs per leg.
+func (a *Arm) position(k int) string {
+	if !a.multi {
+		return ""
+	}
+	return fmt.Sprintf("GPU position %d (GPU %d): ", k, a.gpus[k].index)
+}
+
 // Merge folds legs into an arm and runs the arm checks: one boot (waivable),
-// one set of STATIC_FIELDS, and the merged spread over the union of the
-// trusted legs' busy samples when two or more legs are trusted.
+// one set of GPUs and of STATIC_FIELDS, and per GPU position the merged
+// spread over the union of the trusted legs' busy samples when two or more
+// legs are trusted.
 func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
-	a := &Arm{Engine: engine, Legs: legs, hist: map[int]int{},
-		static: map[string]map[string][]string{}, boots: map[string][]string{}, maxSM: map[int]bool{}}
+	a := &Arm{Engine: engine, Legs: legs, boots: map[string][]string{}}
+	a.all = *newArmGPU()
 	a.Side = Side{Engine: engine, BootIDs: []string{}, Legs: len(legs)}
+	gpuSets := map[string][]string{}
 	trusted := 0
 	for _, l := range legs {
 		if !l.Trusted() {
 			continue
 		}
 		trusted++
-		for v, c := range l.Fold.Hist {
-			a.hist[v] += c
-		}
-		a.Side.BusySamples += summarize(l.Fold.Hist).n
-		a.Side.IdleSamplesExcluded += l.Fold.Idle
 		a.boots[l.Record.BootID] = append(a.boots[l.Record.BootID], l.Name)
-		a.maxSM[l.Record.ClocksMaxSMMHz] = true
-		for k, v := range l.Record.static() {
-			if a.static[k] == nil {
-				a.static[k] = map[string][]string{}
+		var uuids []string
+		for k, g := range l.Fold.GPUs {
+			if k == len(a.gpus) {
+				ag := newArmGPU()
+				ag.index, ag.uuid = g.Index, g.First.GPUUUID
+				a.gpus = append(a.gpus, ag)
 			}
-			a.static[k][v] = append(a.static[k][v], l.Name)
+			a.gpus[k].add(g, &l.Record.GPUs[k], l.Name)
+			a.all.add(g, &l.Record.GPUs[k], l.Name)
+			uuids = append(uuids, fmt.Sprintf("%q", g.First.GPUUUID))
 		}
+		a.multi = a.multi || len(l.Fold.GPUs) > 1
+		key := "[" + strings.Join(uuids, " ") + "]"
+		gpuSets[key] = append(gpuSets[key], l.Name)
 	}
 	a.Side.BootIDs = sortedKeys(a.boots)
-	h := summarize(a.hist)
-	if h.n > 0 {
-		a.hasMedian, a.median2 = true, h.median2
-		md := float64(h.median2) / 2
-		sp := round2(spreadPct(int64(h.min), int64(h.max), h.median2))
-		a.Side.MedianMHz, a.Side.SpreadPct = &md, &sp
-		if len(a.maxSM) == 1 {
-			for mx := range a.maxSM {
-				a.Side.PctOfMax = ptr(round2(md / float64(mx) * 100))
-			}
+	all, median, mean, pct, spread, power := a.all.stats()
+	a.Side.MedianMHz, a.Side.MeanMHz, a.Side.PctOfMax, a.Side.SpreadPct, a.Side.PowerW = median, mean, pct, spread, power
+	a.Side.BusySamples, a.Side.IdleSamplesExcluded = all.n, a.all.idle
+	if a.multi {
+		for k, g := range a.gpus {
+			st, median, mean, pct, spread, power := g.stats()
+			a.Side.GPUs = append(a.Side.GPUs, GPUSide{Position: k, GPUIndex: g.index, GPUUUID: g.uuid,
+				MedianMHz: median, MeanMHz: mean, PctOfMax: pct, SpreadPct: spread, PowerW: power,
+				BusySamples: st.n, IdleSamplesExcluded: g.idle})
 		}
 	}
 	if len(a.boots) > 1 {
@@ -104,23 +230,64 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 			a.Reasons = append(a.Reasons, r)
 		}
 	}
-	var drift []string
-	for _, k := range StaticFields {
-		if vals := a.static[k]; len(vals) > 1 {
-			drift = append(drift, fmt.Sprintf("%s: %s", k, describeGroups(vals)))
+	if len(gpuSets) > 1 && (a.multi || len(a.gpus) > 1) {
+		a.Reasons = append(a.Reasons, a.reason(CodeStaticMismatch,
+			"arm %s legs sample different GPUs: %s; want every leg of an arm on the same GPUs", engine, describeGroups(gpuSets)))
+	} else {
+		var drift []string
+		for k, g := range a.gpus {
+			for _, name := range StaticFields {
+				if vals := g.static[name]; len(vals) > 1 {
+					drift = append(drift, fmt.Sprintf("%s%s: %s", a.position(k), name, describeGroups(vals)))
+				}
+			}
+		}
+		if len(drift) > 0 {
+			a.Reasons = append(a.Reasons, a.reason(CodeStaticMismatch,
+				"arm %s legs differ in STATIC_FIELDS: %s", engine, strings.Join(drift, "; ")))
 		}
 	}
-	if len(drift) > 0 {
-		a.Reasons = append(a.Reasons, a.reason(CodeStaticMismatch,
-			"arm %s legs differ in STATIC_FIELDS: %s", engine, strings.Join(drift, "; ")))
-	}
-	if trusted >= 2 && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
-		a.Reasons = append(a.Reasons, a.reason(CodeStaircase,
-			"arm %s merged spread %.2f%% > %.1f%%: min %d, median %s, max %d MHz over %d legs, n=%d",
-			engine, spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct,
-			h.min, fmtMedian(h.median2), h.max, trusted, h.n))
+	if trusted >= 2 {
+		for k, g := range a.gpus {
+			h := summarize(g.hist)
+			if g.legs >= 2 && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
+				a.Reasons = append(a.Reasons, a.reason(CodeStaircase,
+					"arm %s %smerged spread %.2f%% > %.1f%%: min %d, median %s, max %d MHz over %d legs, n=%d",
+					engine, a.position(k), spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct,
+					h.min, fmtMedian(h.median2), h.max, g.legs, h.n))
+			}
+		}
 	}
 	return a
+}
+
+// offsets compares GPU position k of two arms: the median offset and the
+// mean offset, each |ours − base| / base × 100, and whether each is within
+// MaxOffsetBasisPoints, exactly.
+type offsets struct {
+	median, mean     float64
+	medianOK, meanOK bool
+	ours2, base2     int64 // twice the medians
+	oursMean         float64
+	baseMean         float64
+}
+
+func compareGPU(o, b *armGPU) (offsets, bool) {
+	oh, bh := summarize(o.hist), summarize(b.hist)
+	if oh.n == 0 || bh.n == 0 {
+		return offsets{}, false
+	}
+	d := oh.median2 - bh.median2
+	if d < 0 {
+		d = -d
+	}
+	x := offsets{ours2: oh.median2, base2: bh.median2,
+		median:   float64(d) / float64(bh.median2) * 100,
+		medianOK: offsetWithin(oh.median2, bh.median2),
+		oursMean: o.sumMHz.Float() / float64(oh.n), baseMean: b.sumMHz.Float() / float64(bh.n)}
+	x.mean = math.Abs(x.oursMean-x.baseMean) / x.baseMean * 100
+	x.meanOK = meanOffsetWithin(o.sumMHz, int64(oh.n), b.sumMHz, int64(bh.n))
+	return x, true
 }
 
 func sortedKeys[V any](m map[string]V) []string {

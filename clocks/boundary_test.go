@@ -92,9 +92,9 @@ func TestFarClocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Hist[7000] != 2 || f.Hist[100] != 1 || f.Hist[2470] != 2 || f.Hist[2470+denseSpan/2] != 1 ||
-		f.Hist[2470-denseSpan/2] != 1 {
-		t.Fatalf("hist %v", f.Hist)
+	h := f.GPUs[0].Hist
+	if h[7000] != 2 || h[100] != 1 || h[2470] != 2 || h[2470+denseSpan/2] != 1 || h[2470-denseSpan/2] != 1 {
+		t.Fatalf("hist %v", h)
 	}
 }
 
@@ -206,7 +206,7 @@ func TestSpreadToleranceEdge(t *testing.T) {
 		t.Run(fmt.Sprint(c.spread), func(t *testing.T) {
 			ss := window(boot13, busy, 0)
 			r := recordOf(t, ss, StopPIDExit)
-			r.SMClockMHz.SpreadPct = ptr(c.spread)
+			r.GPUs[0].SMClockMHz.SpreadPct = ptr(c.spread)
 			_, perr := ParseRecord(recordJSON(t, r))
 			if (perr == nil) != (c.want == "") || perr != nil && !strings.Contains(perr.Error(), "sm_clock_mhz.spread_pct: ") {
 				t.Fatalf("ParseRecord: %v, want %q", perr, c.want)

@@ -169,7 +169,7 @@ func TestStaircaseSpansEveryLeg(t *testing.T) {
 
 // Untrusted legs take no part in the merge.
 func TestUntrustedLegOutOfTheMerge(t *testing.T) {
-	bad := legOf(t, "r2", flatWindow(boot2F, 1500), func(r *Record) { r.IdleSamplesExcluded = 1; r.SMClockMHz.N = 49 })
+	bad := legOf(t, "r2", flatWindow(boot2F, 1500), func(r *Record) { r.GPUs[0].IdleSamplesExcluded = 1; r.GPUs[0].SMClockMHz.N = 49 })
 	good := legOf(t, "r1", flatWindow(boot13, 2190), nil)
 	a := Merge("ours", []*Leg{good, bad}, false)
 	if *a.Side.MedianMHz != 2190 || a.Side.BusySamples != 50 || a.Side.Legs != 2 || len(a.Side.BootIDs) != 1 {
@@ -296,21 +296,27 @@ func TestOverrideWaivesNothingButBoot(t *testing.T) {
 	noPersist[0].PersistenceMode = "Disabled"
 	partial := func(r *Record) { r.Window.StopReason = StopMaxDuration }
 	for _, tc := range []struct {
-		name string
-		leg  *Leg
-		code string
+		name  string
+		leg   *Leg
+		code  string
+		extra []string
 	}{
-		{"spread", legOf(t, "r1", spread, nil), CodeSpread},
-		{"throttle", legOf(t, "r1", throttled, nil), CodeThrottle},
-		{"persistence", legOf(t, "r1", noPersist, nil), CodePersistence},
-		{"partial window", legOf(t, "r1", flatWindow(bootF6, 2190), partial), CodePartialWindow},
-		{"busy floor", legOf(t, "r1", window(bootF6, flat(2190, 29), 0), nil), CodeBusySamples},
+		// Its median is the baseline's, its mean is not: the mean offset
+		// stands beside the leg's own reason.
+		{"spread", legOf(t, "r1", spread, nil), CodeSpread, []string{CodeOffset}},
+		{"throttle", legOf(t, "r1", throttled, nil), CodeThrottle, nil},
+		{"persistence", legOf(t, "r1", noPersist, nil), CodePersistence, nil},
+		{"partial window", legOf(t, "r1", flatWindow(bootF6, 2190), partial), CodePartialWindow, nil},
+		{"busy floor", legOf(t, "r1", window(bootF6, flat(2190, 29), 0), nil), CodeBusySamples, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ours := Merge("ours", []*Leg{tc.leg}, true)
 			b := Compare(ours, arm(t, "vllm", true, flatWindow(boot2F, 2190)), true)
-			wantCodes(t, b.Reasons, CodeLegIneligible)
+			wantCodes(t, b.Reasons, append(tc.extra, CodeLegIneligible)...)
 			wantReason(t, b.Reasons, CodeLegIneligible, "leg ours r1 is not binding-eligible: "+tc.code)
+			if tc.extra != nil {
+				wantReason(t, b.Reasons, CodeOffset, "mean offset 6.29% > 1.0%: ours 2327.70 MHz, vllm 2190.00 MHz, though the medians agree")
+			}
 			wantCodes(t, b.Caveats, CodeCrossBoot)
 			if b.Established {
 				t.Fatal("override waived a leg check")

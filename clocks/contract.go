@@ -10,6 +10,8 @@ package clocks
 
 import (
 	"fmt"
+	"math/big"
+	"math/bits"
 	"time"
 )
 
@@ -144,6 +146,17 @@ func offsetWithin(ours2, base2 int64) bool {
 	return d*10000 <= MaxOffsetBasisPoints*base2
 }
 
+// meanOffsetWithin reports whether |ours − base| / base ≤
+// MaxOffsetBasisPoints of the means sumO/nO and sumB/nB, exactly: in
+// integers, wide enough that no sum of clocks overflows.
+func meanOffsetWithin(sumO Sum, nO int64, sumB Sum, nB int64) bool {
+	d := new(big.Int).Sub(new(big.Int).Mul(sumO.Big(), big.NewInt(nB)), new(big.Int).Mul(sumB.Big(), big.NewInt(nO)))
+	d.Abs(d).Mul(d, big.NewInt(10000))
+	limit := new(big.Int).Mul(sumB.Big(), big.NewInt(nO))
+	limit.Mul(limit, big.NewInt(MaxOffsetBasisPoints))
+	return d.Cmp(limit) <= 0
+}
+
 // busyFractionWithin reports whether busy / (busy + idle) ≥ MinBusyFractionPct, exactly.
 func busyFractionWithin(busy, idle int64) bool {
 	return busy*100 >= MinBusyFractionPct*(busy+idle)
@@ -156,3 +169,30 @@ func spreadPct(min, max, median2 int64) float64 {
 	}
 	return float64(max-min) * 200 / float64(median2)
 }
+
+// Sum adds up clock values in 128 bits: no count of samples, however
+// large, overflows it.
+type Sum struct{ hi, lo uint64 }
+
+// Add adds x.
+func (s *Sum) Add(x uint64) {
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, x, 0)
+	s.hi += carry
+}
+
+// AddSum adds another sum.
+func (s *Sum) AddSum(o Sum) {
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, o.lo, 0)
+	s.hi += o.hi + carry
+}
+
+// Big is the sum as a big.Int.
+func (s Sum) Big() *big.Int {
+	b := new(big.Int).SetUint64(s.hi)
+	return b.Lsh(b, 64).Or(b, new(big.Int).SetUint64(s.lo))
+}
+
+// Float is the sum as a float64.
+func (s Sum) Float() float64 { return float64(s.hi)*(1<<64) + float64(s.lo) }

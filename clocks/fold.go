@@ -10,48 +10,65 @@ import (
 )
 
 // Fold accumulates a stream's samples into what a record must say, without
-// keeping the samples: busy clocks are counted per distinct MHz value, so
-// medians stay exact in bounded memory.
+// keeping the samples: per GPU, busy clocks are counted per distinct MHz
+// value, so medians stay exact in bounded memory.
 type Fold struct {
-	Total int
-	Idle  int
-	// Hist counts busy samples per SM clock value in MHz.
-	Hist   map[int]int
+	// Total counts the stream's rows, every GPU's.
+	Total  int
 	FirstT string
 	LastT  string
-	// First is the window's first sample; its static fields, boot id and
+	// GPUs are the GPUs the stream's rows name, in index order.
+	GPUs []*GPUFold
+	// MaxGapNS is the largest time between two consecutive rows, in
+	// nanoseconds; GapLine is the line of the row that ended it, and
+	// GapFrom and GapTo the two rows' times.
+	MaxGapNS       int64
+	GapLine        int
+	GapFrom, GapTo string
+
+	prevSec, prevNsec int64
+	prevT             []byte
+	lastT             []byte
+	// byIndex finds a GPU's fold by its index, for indices under 64.
+	byIndex [64]*GPUFold
+	// direct counts busy clocks in Hist at once: Add folds one sample at a
+	// time, with no finish to move them.
+	direct, tracing bool
+}
+
+// GPUFold is one GPU's part of a fold.
+type GPUFold struct {
+	Index int
+	// Total counts the GPU's rows; Idle those at utilization 0.
+	Total, Idle int
+	// Hist counts busy samples per SM clock value in MHz; SumMHz adds them
+	// up, for the mean.
+	Hist   map[int]int
+	SumMHz Sum
+	// PowerMW counts busy samples that carry power_draw_w per value in
+	// milliwatts.
+	PowerMW map[int64]int
+	// First is the GPU's first sample; its static fields, boot id and
 	// persistence mode are the record's.
 	First *Sample
 	// Throttle is the union of busy samples' throttle bits, each distinct
 	// value with its first printed spelling.
 	Throttle map[uint64]string
-	// MaxGapNS is the largest time between two consecutive samples, in
-	// nanoseconds; GapLine is the line of the sample that ended it, and
-	// GapFrom and GapTo the two samples' times.
-	MaxGapNS       int64
-	GapLine        int
-	GapFrom, GapTo string
-	// Trace is the window reduced for a picture; nil unless asked for
-	// (NewTracingFold).
+	// Trace is the GPU's window reduced for a picture; nil unless asked
+	// for (NewTracingFold).
 	Trace *Trace
 
-	prevSec, prevNsec int64
-	prevT             []byte
-	lastT             []byte
-	lastBits          uint64
-	persistBad        int
-	persistFirst      int
-	persistFirstVal   string
-	drift             map[string]string
-	driftOrder        []string
+	lastBits        uint64
+	persistBad      int
+	persistFirst    int
+	persistFirstVal string
+	drift           map[string]string
+	driftOrder      []string
 	// dense counts busy clocks near the first busy one, until finish moves
 	// them into Hist: an array index is cheaper than a map update.
 	dense     []int32
 	denseBase int
-	// direct counts busy clocks in Hist at once: Add folds one sample at a
-	// time, with no finish to move them.
-	direct bool
-	trace  *traceBuilder
+	trace     *traceBuilder
 }
 
 // denseSpan is how many clock values around the first busy one are counted
@@ -59,17 +76,11 @@ type Fold struct {
 const denseSpan = 4096
 
 // NewFold returns an empty fold.
-func NewFold() *Fold {
-	return &Fold{Hist: map[int]int{}, Throttle: map[uint64]string{}}
-}
+func NewFold() *Fold { return &Fold{} }
 
-// NewTracingFold returns an empty fold that also reduces the window to a
-// Trace for a clock-over-time picture, in the same pass.
-func NewTracingFold() *Fold {
-	f := NewFold()
-	f.trace = &traceBuilder{}
-	return f
-}
+// NewTracingFold returns an empty fold that also reduces each GPU's window
+// to a Trace for a clock-over-time picture, in the same pass.
+func NewTracingFold() *Fold { return &Fold{tracing: true} }
 
 // FoldStream reads a whole stream, named path in errors, into f. The error
 // is a *LineError; f then holds the lines before it.
@@ -87,6 +98,42 @@ func FoldStream(r io.Reader) (*Fold, error) {
 	f := NewFold()
 	err := f.FoldStream(r, "")
 	return f, err
+}
+
+// Idle counts the idle rows of every GPU.
+func (f *Fold) Idle() int {
+	n := 0
+	for _, g := range f.GPUs {
+		n += g.Idle
+	}
+	return n
+}
+
+// gpu is the fold of GPU index, made on its first row.
+func (f *Fold) gpu(index int) *GPUFold {
+	if uint(index) < uint(len(f.byIndex)) {
+		if g := f.byIndex[index]; g != nil {
+			return g
+		}
+	} else {
+		for _, g := range f.GPUs {
+			if g.Index == index {
+				return g
+			}
+		}
+	}
+	g := &GPUFold{Index: index, Hist: map[int]int{}, Throttle: map[uint64]string{}}
+	if f.tracing {
+		g.trace = &traceBuilder{}
+	}
+	if uint(index) < uint(len(f.byIndex)) {
+		f.byIndex[index] = g
+	}
+	i := sort.Search(len(f.GPUs), func(i int) bool { return f.GPUs[i].Index > index })
+	f.GPUs = append(f.GPUs, nil)
+	copy(f.GPUs[i+1:], f.GPUs[i:])
+	f.GPUs[i] = g
+	return g
 }
 
 func sampleStatic(s *Sample) [6]string {
@@ -134,75 +181,86 @@ func (f *Fold) Add(s *Sample, line int) {
 // AddRow folds in one row read at the given 1-based line.
 func (f *Fold) AddRow(r *Row, line int) {
 	f.Total++
-	if f.First == nil {
-		f.First = r.Sample()
-		f.FirstT = f.First.T
-	} else if s := f.First; s.BootID != string(r.BootID) || s.GPUName != string(r.GPUName) ||
+	if f.Total == 1 {
+		f.FirstT = string(r.T)
+	}
+	f.lastT = append(f.lastT[:0], r.T...)
+	f.gap(r.Sec, r.Nsec, r.T, line)
+	g := f.gpu(r.GPUIndex)
+	g.Total++
+	if g.First == nil {
+		g.First = r.Sample()
+	} else if s := g.First; s.BootID != string(r.BootID) || s.GPUName != string(r.GPUName) ||
 		s.GPUUUID != string(r.GPUUUID) || s.DriverVersion != string(r.DriverVersion) ||
 		s.ClocksMaxSMMHz != r.ClocksMaxSMMHz ||
 		(s.ClocksApplicationsGraphicsMHz == nil) != r.AppsNull ||
 		(!r.AppsNull && *s.ClocksApplicationsGraphicsMHz != r.AppsMHz) {
-		f.driftAt(r.Sample(), line)
+		g.driftAt(r.Sample(), line)
 	}
-	f.lastT = append(f.lastT[:0], r.T...)
-	f.gap(r.Sec, r.Nsec, r.T, line)
 	if string(r.Persistence) != "Enabled" {
-		if f.persistBad == 0 {
-			f.persistFirst, f.persistFirstVal = line, string(r.Persistence)
+		if g.persistBad == 0 {
+			g.persistFirst, g.persistFirstVal = line, string(r.Persistence)
 		}
-		f.persistBad++
+		g.persistBad++
 	}
-	if f.trace != nil {
-		f.trace.add(r, f.First)
+	if g.trace != nil {
+		g.trace.add(r, g.First)
 	}
 	if r.Idle() {
-		f.Idle++
+		g.Idle++
 		return
 	}
-	f.countBusy(r.SMClockMHz)
-	if bits := r.ThrottleBits; bits != f.lastBits || len(f.Throttle) == 0 {
-		f.lastBits = bits
-		if _, ok := f.Throttle[bits]; !ok {
-			f.Throttle[bits] = string(r.Throttle)
+	g.countBusy(r.SMClockMHz, f.direct)
+	g.SumMHz.Add(uint64(r.SMClockMHz))
+	if r.HasPower {
+		if g.PowerMW == nil {
+			g.PowerMW = map[int64]int{}
+		}
+		g.PowerMW[int64(math.Round(r.PowerDrawW*1000))]++
+	}
+	if bits := r.ThrottleBits; bits != g.lastBits || len(g.Throttle) == 0 {
+		g.lastBits = bits
+		if _, ok := g.Throttle[bits]; !ok {
+			g.Throttle[bits] = string(r.Throttle)
 		}
 	}
 }
 
 // countBusy counts one busy sample at sm MHz.
-func (f *Fold) countBusy(sm int) {
-	if f.direct {
-		f.Hist[sm]++
+func (g *GPUFold) countBusy(sm int, direct bool) {
+	if direct {
+		g.Hist[sm]++
 		return
 	}
-	if f.dense == nil {
-		f.dense, f.denseBase = make([]int32, denseSpan), sm-denseSpan/2
+	if g.dense == nil {
+		g.dense, g.denseBase = make([]int32, denseSpan), sm-denseSpan/2
 	}
-	if d := sm - f.denseBase; uint(d) < uint(len(f.dense)) {
-		f.dense[d]++
+	if d := sm - g.denseBase; uint(d) < uint(len(g.dense)) {
+		g.dense[d]++
 	} else {
-		f.Hist[sm]++
+		g.Hist[sm]++
 	}
 }
 
-// driftAt names each static field of s that differs from the window's
-// first sample, once per field.
-func (f *Fold) driftAt(s *Sample, line int) {
-	if f.drift == nil {
-		f.drift = map[string]string{}
+// driftAt names each static field of s that differs from the GPU's first
+// sample, once per field.
+func (g *GPUFold) driftAt(s *Sample, line int) {
+	if g.drift == nil {
+		g.drift = map[string]string{}
 	}
-	a, b := sampleStatic(f.First), sampleStatic(s)
+	a, b := sampleStatic(g.First), sampleStatic(s)
 	for i := range a {
 		if a[i] != b[i] {
-			if _, seen := f.drift[driftNames[i]]; !seen {
-				f.drift[driftNames[i]] = fmt.Sprintf("%s changed at line %d: %s, then %s", driftNames[i], line, a[i], b[i])
-				f.driftOrder = append(f.driftOrder, driftNames[i])
+			if _, seen := g.drift[driftNames[i]]; !seen {
+				g.drift[driftNames[i]] = fmt.Sprintf("%s changed at line %d: %s, then %s", driftNames[i], line, a[i], b[i])
+				g.driftOrder = append(g.driftOrder, driftNames[i])
 			}
 		}
 	}
 }
 
-// gap folds in the time of the sample at line: the largest step from one
-// sample to the next is the window's worst coverage.
+// gap folds in the time of the row at line: the largest step from one row
+// to the next is the window's worst coverage.
 func (f *Fold) gap(sec, nsec int64, t []byte, line int) {
 	if f.Total > 1 {
 		// Seconds apart are bounded first, so that no two times, however
@@ -228,41 +286,56 @@ func gapSeconds(ns int64) float64 { return math.Round(float64(ns)/1e6) / 1e3 }
 
 // finish moves what AddRow kept in scratch space into the fold's fields.
 func (f *Fold) finish() {
-	if f.First != nil {
+	if f.Total > 0 {
 		f.LastT = string(f.lastT)
 	}
-	for i, n := range f.dense {
-		if n > 0 {
-			f.Hist[f.denseBase+i] += int(n)
+	for _, g := range f.GPUs {
+		for i, n := range g.dense {
+			if n > 0 {
+				g.Hist[g.denseBase+i] += int(n)
+			}
 		}
-	}
-	f.dense, f.denseBase = nil, 0
-	if f.trace != nil {
-		f.Trace, f.trace = f.trace.trace(), nil
+		g.dense, g.denseBase = nil, 0
+		if g.trace != nil {
+			g.Trace, g.trace = g.trace.trace(), nil
+		}
 	}
 	f.prevT, f.lastT = nil, nil
 }
 
 // Record builds the record the folded stream recomputes to. intervalS and
-// stopReason are the sampler's, not the stream's.
+// stopReason are the sampler's, not the stream's. A stream of one GPU
+// gives a record in the single-GPU layout.
 func (f *Fold) Record(intervalS float64, stopReason string) (*Record, error) {
-	if f.First == nil {
+	if f.Total == 0 {
 		return nil, errors.New("the stream has no samples")
 	}
-	h := summarize(f.Hist)
-	r := &Record{
-		BootID:                        f.First.BootID,
-		SMClockMHz:                    Stats{N: h.n},
-		ClocksMaxSMMHz:                f.First.ClocksMaxSMMHz,
-		ClocksApplicationsGraphicsMHz: f.First.ClocksApplicationsGraphicsMHz,
-		ThrottleReasonsActive:         f.throttleList(),
-		PersistenceMode:               f.First.PersistenceMode,
-		DriverVersion:                 f.First.DriverVersion,
-		GPUName:                       f.First.GPUName,
-		GPUUUID:                       f.First.GPUUUID,
-		IdleSamplesExcluded:           f.Idle,
+	r := &Record{BootID: f.GPUs[0].First.BootID,
 		Window: Window{FirstT: f.FirstT, LastT: f.LastT, SamplesTotal: f.Total,
-			IntervalS: intervalS, StopReason: stopReason, MaxGapS: ptr(f.MaxGapS())},
+			IntervalS: intervalS, StopReason: stopReason, MaxGapS: ptr(f.MaxGapS())}}
+	for _, g := range f.GPUs {
+		gr := g.record()
+		if len(f.GPUs) > 1 {
+			gr.Index = ptr(g.Index)
+		}
+		r.GPUs = append(r.GPUs, gr)
+	}
+	return r, nil
+}
+
+// record is the GPU's block of the record.
+func (g *GPUFold) record() GPU {
+	h := summarize(g.Hist)
+	r := GPU{
+		UUID:                          g.First.GPUUUID,
+		Name:                          g.First.GPUName,
+		DriverVersion:                 g.First.DriverVersion,
+		SMClockMHz:                    Stats{N: h.n},
+		ClocksMaxSMMHz:                g.First.ClocksMaxSMMHz,
+		ClocksApplicationsGraphicsMHz: g.First.ClocksApplicationsGraphicsMHz,
+		ThrottleReasonsActive:         g.throttleList(),
+		PersistenceMode:               g.First.PersistenceMode,
+		IdleSamplesExcluded:           g.Idle,
 	}
 	if h.n > 0 {
 		mn, mx := h.min, h.max
@@ -270,20 +343,20 @@ func (f *Fold) Record(intervalS float64, stopReason string) (*Record, error) {
 		sp := round2(spreadPct(int64(mn), int64(mx), h.median2))
 		r.SMClockMHz.Min, r.SMClockMHz.Median, r.SMClockMHz.Max, r.SMClockMHz.SpreadPct = &mn, &md, &mx, &sp
 	}
-	return r, nil
+	return r
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func (f *Fold) throttleList() []string {
-	bits := make([]uint64, 0, len(f.Throttle))
-	for b := range f.Throttle {
+func (g *GPUFold) throttleList() []string {
+	bits := make([]uint64, 0, len(g.Throttle))
+	for b := range g.Throttle {
 		bits = append(bits, b)
 	}
 	sort.Slice(bits, func(i, j int) bool { return bits[i] < bits[j] })
 	out := make([]string, len(bits))
 	for i, b := range bits {
-		out[i] = f.Throttle[b]
+		out[i] = g.Throttle[b]
 	}
 	return out
 }

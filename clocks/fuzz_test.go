@@ -42,11 +42,11 @@ func FuzzParseRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
-		st := r.SMClockMHz
+		st := r.GPUs[0].SMClockMHz
 		if st.N <= 0 || st.Min == nil || !(float64(*st.Min) <= *st.Median && *st.Median <= float64(*st.Max)) {
 			t.Fatalf("accepted inconsistent stats %+v", st)
 		}
-		if len(r.ThrottleReasonsActive) == 0 || r.IdleSamplesExcluded < 0 || st.N+r.IdleSamplesExcluded != r.Window.SamplesTotal {
+		if len(r.GPUs[0].ThrottleReasonsActive) == 0 || r.GPUs[0].IdleSamplesExcluded < 0 || st.N+r.GPUs[0].IdleSamplesExcluded != r.Window.SamplesTotal {
 			t.Fatalf("accepted inconsistent record %+v", r)
 		}
 		if !stopReasons[r.Window.StopReason] || !(r.Window.IntervalS > 0) {
@@ -65,7 +65,7 @@ func FuzzFoldStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		sameFold(t, stream)
 		fold, err := FoldStream(bytes.NewReader(stream))
-		if err != nil || fold.First == nil {
+		if err != nil || fold.Total == 0 {
 			return
 		}
 		rec, err := fold.Record(1, StopSignal)
@@ -74,7 +74,7 @@ func FuzzFoldStream(f *testing.F) {
 		}
 		data, _ := json.Marshal(rec)
 		l := JudgeLeg("r1", data, bytes.NewReader(stream), nil)
-		if rec.SMClockMHz.N == 0 {
+		if rec.GPUs[0].SMClockMHz.N == 0 {
 			wantCodes(t, l.Reasons, CodeInvalid)
 			return
 		}

@@ -174,40 +174,20 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 }
 
 // check runs every leg assertion of the contract on a trusted leg and
-// reports every failure.
+// reports every failure: each GPU's checks, naming the GPU when the leg
+// has several, then the GPUs against each other, then the window's.
 func (l *Leg) check() {
 	f := l.Fold
-	h := summarize(f.Hist)
-	if h.n < MinBusySamples {
-		l.add(CodeBusySamples, "busy samples %d < %d: %d idle samples excluded of %d in the window",
-			h.n, MinBusySamples, f.Idle, f.Total)
-	}
-	if !busyFractionWithin(int64(h.n), int64(f.Idle)) {
-		l.add(CodeBusyFraction, "busy fraction %d/%d = %.2f%% < %d%%: %d idle samples excluded",
-			h.n, f.Total, float64(h.n)*100/float64(f.Total), MinBusyFractionPct, f.Idle)
-	}
-	if h.n >= MinBusySamples && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
-		l.add(CodeSpread, "spread %.2f%% > %.1f%%: min %d, median %s, max %d MHz, n=%d",
-			spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct, h.min, fmtMedian(h.median2), h.max, h.n)
-	}
-	var seen uint64
-	for b := range f.Throttle {
-		seen |= b
-	}
-	if bad := seen &^ BenignThrottleMask; bad != 0 {
-		l.add(CodeThrottle, "non-benign throttle bits in busy samples: %s (seen %s; benign mask %s: GpuIdle, ApplicationsClocksSetting, DisplayClockSetting)",
-			nameBits(bad), strings.Join(f.throttleList(), ", "), FormatThrottle(BenignThrottleMask))
-	}
-	if f.persistBad > 0 {
-		l.add(CodePersistence, "persistence_mode %q in %d of %d samples (first at line %d); want \"Enabled\" in every sample",
-			f.persistFirstVal, f.persistBad, f.Total, f.persistFirst)
-	}
-	if len(f.driftOrder) > 0 {
-		msgs := make([]string, len(f.driftOrder))
-		for i, k := range f.driftOrder {
-			msgs[i] = f.drift[k]
+	multi := len(f.GPUs) > 1
+	for _, g := range f.GPUs {
+		pre := ""
+		if multi {
+			pre = fmt.Sprintf("GPU %d: ", g.Index)
 		}
-		l.add(CodeStaticDrift, "not constant within the window: %s", strings.Join(msgs, "; "))
+		l.checkGPU(g, pre)
+	}
+	if multi {
+		l.checkSkew()
 	}
 	switch l.Record.Window.StopReason {
 	case StopMaxDuration:
@@ -223,6 +203,67 @@ func (l *Leg) check() {
 		l.add(CodeCoverage, "largest gap between samples %.3f s > %d × interval_s %v s = %.3f s: from %s to %s (line %d); the sampler did not read the GPU for that long",
 			gapSeconds(f.MaxGapNS), MaxGapIntervals, iv, float64(coverageLimitNS(iv))/1e9, f.GapFrom, f.GapTo, f.GapLine)
 	}
+}
+
+// checkGPU runs the leg assertions on one GPU's samples; pre names the GPU.
+func (l *Leg) checkGPU(g *GPUFold, pre string) {
+	h := summarize(g.Hist)
+	if h.n < MinBusySamples {
+		l.add(CodeBusySamples, "%sbusy samples %d < %d: %d idle samples excluded of %d in the window",
+			pre, h.n, MinBusySamples, g.Idle, g.Total)
+	}
+	if !busyFractionWithin(int64(h.n), int64(g.Idle)) {
+		l.add(CodeBusyFraction, "%sbusy fraction %d/%d = %.2f%% < %d%%: %d idle samples excluded",
+			pre, h.n, g.Total, float64(h.n)*100/float64(g.Total), MinBusyFractionPct, g.Idle)
+	}
+	if h.n >= MinBusySamples && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
+		l.add(CodeSpread, "%sspread %.2f%% > %.1f%%: min %d, median %s, max %d MHz, n=%d",
+			pre, spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct, h.min, fmtMedian(h.median2), h.max, h.n)
+	}
+	var seen uint64
+	for b := range g.Throttle {
+		seen |= b
+	}
+	if bad := seen &^ BenignThrottleMask; bad != 0 {
+		l.add(CodeThrottle, "%snon-benign throttle bits in busy samples: %s (seen %s; benign mask %s: GpuIdle, ApplicationsClocksSetting, DisplayClockSetting)",
+			pre, nameBits(bad), strings.Join(g.throttleList(), ", "), FormatThrottle(BenignThrottleMask))
+	}
+	if g.persistBad > 0 {
+		l.add(CodePersistence, "%spersistence_mode %q in %d of %d samples (first at line %d); want \"Enabled\" in every sample",
+			pre, g.persistFirstVal, g.persistBad, g.Total, g.persistFirst)
+	}
+	if len(g.driftOrder) > 0 {
+		msgs := make([]string, len(g.driftOrder))
+		for i, k := range g.driftOrder {
+			msgs[i] = g.drift[k]
+		}
+		l.add(CodeStaticDrift, "%snot constant within the window: %s", pre, strings.Join(msgs, "; "))
+	}
+}
+
+// checkSkew holds the busy medians of a leg's GPUs within the offset
+// bound of each other: a tensor-parallel step runs at the pace of its
+// slowest GPU. GPUs under the busy floor have no median worth comparing.
+func (l *Leg) checkSkew() {
+	var slow, fast *GPUFold
+	var slow2, fast2 int64
+	for _, g := range l.Fold.GPUs {
+		h := summarize(g.Hist)
+		if h.n < MinBusySamples {
+			continue
+		}
+		if slow == nil || h.median2 < slow2 {
+			slow, slow2 = g, h.median2
+		}
+		if fast == nil || h.median2 > fast2 {
+			fast, fast2 = g, h.median2
+		}
+	}
+	if slow == nil || slow == fast || offsetWithin(fast2, slow2) {
+		return
+	}
+	l.add(CodeGPUSkew, "GPU busy medians differ by %.2f%% > %.1f%%: GPU %d at %s MHz (the slowest), GPU %d at %s MHz; a tensor-parallel step runs at its slowest GPU's pace",
+		float64(fast2-slow2)*100/float64(slow2), MaxOffsetPct, slow.Index, fmtMedian(slow2), fast.Index, fmtMedian(fast2))
 }
 
 // coverageLimitNS is the largest gap a window sampled every intervalS

@@ -26,24 +26,24 @@ func TestStreamReconciliation(t *testing.T) {
 		want string
 	}{
 		{"boot id", func(r *Record) { r.BootID = boot2F }, "boot_id: record " + boot2F + ", stream " + bootF6},
-		{"n", func(r *Record) { r.SMClockMHz.N = 60; r.IdleSamplesExcluded = 4 }, "sm_clock_mhz.n: record 60, stream 61"},
-		{"min", func(r *Record) { r.SMClockMHz.Min = ptr(2400); r.SMClockMHz.SpreadPct = ptr(3.6) }, "sm_clock_mhz.min: record 2400, stream 2398"},
-		{"median", func(r *Record) { r.SMClockMHz.Median = ptr(2471.0) }, "sm_clock_mhz.median: record 2471, stream 2470"},
-		{"max", func(r *Record) { r.SMClockMHz.Max = ptr(2480); r.SMClockMHz.SpreadPct = ptr(3.32) }, "sm_clock_mhz.max: record 2480, stream 2489"},
+		{"n", func(r *Record) { r.GPUs[0].SMClockMHz.N = 60; r.GPUs[0].IdleSamplesExcluded = 4 }, "sm_clock_mhz.n: record 60, stream 61"},
+		{"min", func(r *Record) { r.GPUs[0].SMClockMHz.Min = ptr(2400); r.GPUs[0].SMClockMHz.SpreadPct = ptr(3.6) }, "sm_clock_mhz.min: record 2400, stream 2398"},
+		{"median", func(r *Record) { r.GPUs[0].SMClockMHz.Median = ptr(2471.0) }, "sm_clock_mhz.median: record 2471, stream 2470"},
+		{"max", func(r *Record) { r.GPUs[0].SMClockMHz.Max = ptr(2480); r.GPUs[0].SMClockMHz.SpreadPct = ptr(3.32) }, "sm_clock_mhz.max: record 2480, stream 2489"},
 		{"spread edited to look clean", func(r *Record) {
-			r.SMClockMHz.Min, r.SMClockMHz.Max, r.SMClockMHz.SpreadPct = ptr(2470), ptr(2470), ptr(0.0)
+			r.GPUs[0].SMClockMHz.Min, r.GPUs[0].SMClockMHz.Max, r.GPUs[0].SMClockMHz.SpreadPct = ptr(2470), ptr(2470), ptr(0.0)
 		}, "sm_clock_mhz.min: record 2470, stream 2398"},
-		{"gpu name", func(r *Record) { r.GPUName = "NVIDIA H100 80GB HBM3" }, `gpu_name: record "NVIDIA H100 80GB HBM3", stream "NVIDIA GB10"`},
-		{"gpu uuid", func(r *Record) { r.GPUUUID = "GPU-other" }, `gpu_uuid: record "GPU-other"`},
-		{"driver", func(r *Record) { r.DriverVersion = "590.44.01" }, `driver_version: record "590.44.01", stream "580.159.03"`},
-		{"max clock", func(r *Record) { r.ClocksMaxSMMHz = 1980 }, "clocks_max_sm_mhz: record 1980, stream 3003"},
-		{"applications clock", func(r *Record) { r.ClocksApplicationsGraphicsMHz = nil }, "clocks_applications_graphics_mhz: record null, stream 2418"},
-		{"persistence", func(r *Record) { r.PersistenceMode = "Disabled" }, `persistence_mode: record "Disabled", stream "Enabled"`},
-		{"throttle cleaned", func(r *Record) { r.ThrottleReasonsActive = []string{"0x0000000000000001"} }, "throttle_reasons_active: record [0x0000000000000001], stream [0x0000000000000000]"},
-		{"idle count", func(r *Record) { r.IdleSamplesExcluded = 0; r.Window.SamplesTotal = 61 }, "idle_samples_excluded: record 0, stream 3"},
+		{"gpu name", func(r *Record) { r.GPUs[0].Name = "NVIDIA H100 80GB HBM3" }, `gpu_name: record "NVIDIA H100 80GB HBM3", stream "NVIDIA GB10"`},
+		{"gpu uuid", func(r *Record) { r.GPUs[0].UUID = "GPU-other" }, `gpu_uuid: record "GPU-other"`},
+		{"driver", func(r *Record) { r.GPUs[0].DriverVersion = "590.44.01" }, `driver_version: record "590.44.01", stream "580.159.03"`},
+		{"max clock", func(r *Record) { r.GPUs[0].ClocksMaxSMMHz = 1980 }, "clocks_max_sm_mhz: record 1980, stream 3003"},
+		{"applications clock", func(r *Record) { r.GPUs[0].ClocksApplicationsGraphicsMHz = nil }, "clocks_applications_graphics_mhz: record null, stream 2418"},
+		{"persistence", func(r *Record) { r.GPUs[0].PersistenceMode = "Disabled" }, `persistence_mode: record "Disabled", stream "Enabled"`},
+		{"throttle cleaned", func(r *Record) { r.GPUs[0].ThrottleReasonsActive = []string{"0x0000000000000001"} }, "throttle_reasons_active: record [0x0000000000000001], stream [0x0000000000000000]"},
+		{"idle count", func(r *Record) { r.GPUs[0].IdleSamplesExcluded = 0; r.Window.SamplesTotal = 61 }, "idle_samples_excluded: record 0, stream 3"},
 		{"first_t", func(r *Record) { r.Window.FirstT = "2026-08-12T10:00:00.000Z" }, "window.first_t: record 2026-08-12T10:00:00.000Z, stream 2026-08-12T10:15:03.123Z"},
 		{"last_t", func(r *Record) { r.Window.LastT = "2026-08-12T11:00:00.000Z" }, "window.last_t: record 2026-08-12T11:00:00.000Z"},
-		{"samples total", func(r *Record) { r.Window.SamplesTotal = 65; r.IdleSamplesExcluded = 4 }, "window.samples_total: record 65, stream 64"},
+		{"samples total", func(r *Record) { r.Window.SamplesTotal = 65; r.GPUs[0].IdleSamplesExcluded = 4 }, "window.samples_total: record 65, stream 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := legOf(t, "r1", cleanWindow(bootF6), tc.edit)
@@ -60,14 +60,14 @@ func TestThrottleListReconcilesAsASet(t *testing.T) {
 	ss := cleanWindow(bootF6)
 	ss[5].ThrottleReasonsActive = "0x0000000000000100"
 	l := legOf(t, "r1", ss, func(r *Record) {
-		r.ThrottleReasonsActive = []string{"0x100", "0x0000000000000000"} // other order, other spelling
+		r.GPUs[0].ThrottleReasonsActive = []string{"0x100", "0x0000000000000000"} // other order, other spelling
 	})
 	wantCodes(t, l.Reasons)
 }
 
 func TestRoundedSpreadReconciles(t *testing.T) {
 	// 2470/2398/2489: 3.6842… recorded as 3.68.
-	l := legOf(t, "r1", cleanWindow(bootF6), func(r *Record) { r.SMClockMHz.SpreadPct = ptr(3.68) })
+	l := legOf(t, "r1", cleanWindow(bootF6), func(r *Record) { r.GPUs[0].SMClockMHz.SpreadPct = ptr(3.68) })
 	wantCodes(t, l.Reasons)
 }
 
@@ -315,7 +315,7 @@ func TestEveryLegFailureReported(t *testing.T) {
 	ss[0].ThrottleReasonsActive = "0x0000000000000020"
 	ss[0].PersistenceMode = "Disabled"
 	ss[100].DriverVersion = "590.44.01"
-	l := legOf(t, "r1", ss, func(r *Record) { r.Window.StopReason = StopMaxDuration; r.PersistenceMode = "Disabled" })
+	l := legOf(t, "r1", ss, func(r *Record) { r.Window.StopReason = StopMaxDuration; r.GPUs[0].PersistenceMode = "Disabled" })
 	wantCodes(t, l.Reasons, CodeBusyFraction, CodeSpread, CodeThrottle, CodePersistence, CodeStaticDrift, CodePartialWindow)
 	if !strings.Contains(l.Reasons[2].Message, "SwThermal") {
 		t.Fatal(l.Reasons[2].Message)

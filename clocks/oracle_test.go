@@ -134,13 +134,17 @@ func sameStream(t *testing.T, stream []byte) {
 
 // foldState is what a fold says, without its scratch space.
 func foldState(f *Fold) string {
-	first := ""
-	if f.First != nil {
-		first = string(f.First.AppendJSON(nil))
+	out := fmt.Sprintf("%d %s %s gap %d %d %s %s", f.Total, f.FirstT, f.LastT, f.MaxGapNS, f.GapLine, f.GapFrom, f.GapTo)
+	for _, g := range f.GPUs {
+		first := ""
+		if g.First != nil {
+			first = string(g.First.AppendJSON(nil))
+		}
+		power, _ := medianOf(g.PowerMW)
+		out += fmt.Sprintf("\nGPU %d: %d %d %v %v %v %s %v persist %d %d %q drift %v %v", g.Index, g.Total, g.Idle, g.Hist,
+			g.SumMHz, power, first, g.Throttle, g.persistBad, g.persistFirst, g.persistFirstVal, g.drift, g.driftOrder)
 	}
-	return fmt.Sprintf("%d %d %v %s %s %s %v gap %d %d %s %s persist %d %d %q drift %v %v",
-		f.Total, f.Idle, f.Hist, f.FirstT, f.LastT, first, f.Throttle, f.MaxGapNS, f.GapLine, f.GapFrom, f.GapTo,
-		f.persistBad, f.persistFirst, f.persistFirstVal, f.drift, f.driftOrder)
+	return out
 }
 
 // sameFold holds FoldStream to the oracle's samples folded one by one.

@@ -23,6 +23,7 @@ const (
 	CodePartialWindow  = "clock.partial_window"
 	CodeRefused        = "clock.refused"
 	CodeCoverage       = "clock.coverage"
+	CodeGPUSkew        = "clock.gpu_skew"
 
 	CodeBenchMissing   = "bench.missing"
 	CodeBenchInvalid   = "bench.invalid"
@@ -133,6 +134,7 @@ var Registry = []CodeInfo{
 	{CodePartialWindow, ScopeLeg, false, true, BothFamilies, "the window was cut off at --max-duration, or its record rebuilt"},
 	{CodeRefused, ScopeLeg, false, true, BothFamilies, "the sampler refused a reading mid-window"},
 	{CodeCoverage, ScopeLeg, false, true, BothFamilies, "a gap between consecutive samples over the coverage bound"},
+	{CodeGPUSkew, ScopeLeg, false, true, BothFamilies, "the busy medians of a leg's GPUs differ by more than the offset bound"},
 	{CodeBenchMissing, ScopeLeg, false, false, BothFamilies, "the leg has other evidence but no bench points"},
 	{CodeBenchInvalid, ScopeLeg, false, false, BothFamilies, "a bench file or object is malformed or refused"},
 	{CodeFailedRequests, ScopeLeg, false, false, BothFamilies, "requests failed at a point"},

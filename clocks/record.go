@@ -1,9 +1,11 @@
 package clocks
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/clockgate/clockgate/strictjson"
@@ -52,8 +54,41 @@ type Window struct {
 	MaxGapS *float64 `json:"max_gap_s,omitempty"`
 }
 
-// Record is the per-leg clock record, r<N>.summary.json.
+// GPU is one GPU's part of a leg's clock record: its SM clock over busy
+// samples, its static fields, its throttle and persistence state, and its
+// idle samples.
+type GPU struct {
+	// Index is the GPU's index as the driver numbers it; nil in a record
+	// of one GPU written in the single-GPU layout, which names none.
+	Index                         *int
+	UUID                          string
+	Name                          string
+	DriverVersion                 string
+	SMClockMHz                    Stats
+	ClocksMaxSMMHz                int
+	ClocksApplicationsGraphicsMHz *int
+	ThrottleReasonsActive         []string
+	PersistenceMode               string
+	IdleSamplesExcluded           int
+}
+
+// Record is the per-leg clock record, r<N>.summary.json: the window, and
+// one block per GPU the leg sampled, in index order. A leg of one GPU is
+// written in the single-GPU layout (the block's fields beside the window's,
+// as clockgate wrote every record before it sampled several GPUs); a leg of
+// several, as "gpus": [blocks].
 type Record struct {
+	BootID string
+	GPUs   []GPU
+	Window Window
+	// Refusal is why the sampler refused, exactly when the window's stop
+	// reason is StopRefused.
+	Refusal string
+}
+
+// singleRecord is the single-GPU layout, fields in the order it has
+// always been written.
+type singleRecord struct {
 	BootID                        string   `json:"boot_id"`
 	SMClockMHz                    Stats    `json:"sm_clock_mhz"`
 	ClocksMaxSMMHz                int      `json:"clocks_max_sm_mhz"`
@@ -65,20 +100,102 @@ type Record struct {
 	GPUUUID                       string   `json:"gpu_uuid"`
 	IdleSamplesExcluded           int      `json:"idle_samples_excluded"`
 	Window                        Window   `json:"window"`
-	// Refusal is why the sampler refused, exactly when the window's stop
-	// reason is StopRefused.
-	Refusal string `json:"refusal,omitempty"`
+	Refusal                       string   `json:"refusal,omitempty"`
 }
 
-// static returns the record's STATIC_FIELDS values, printed.
-func (r *Record) static() map[string]string {
-	return map[string]string{
-		"gpu_name":                         fmt.Sprintf("%q", r.GPUName),
-		"gpu_uuid":                         fmt.Sprintf("%q", r.GPUUUID),
-		"driver_version":                   fmt.Sprintf("%q", r.DriverVersion),
-		"clocks_max_sm_mhz":                fmt.Sprint(r.ClocksMaxSMMHz),
-		"clocks_applications_graphics_mhz": intOrNull(r.ClocksApplicationsGraphicsMHz),
+// gpuBlock is one GPU of the several-GPU layout.
+type gpuBlock struct {
+	GPUIndex                      int      `json:"gpu_index"`
+	GPUUUID                       string   `json:"gpu_uuid"`
+	GPUName                       string   `json:"gpu_name"`
+	DriverVersion                 string   `json:"driver_version"`
+	ClocksMaxSMMHz                int      `json:"clocks_max_sm_mhz"`
+	ClocksApplicationsGraphicsMHz *int     `json:"clocks_applications_graphics_mhz"`
+	SMClockMHz                    Stats    `json:"sm_clock_mhz"`
+	ThrottleReasonsActive         []string `json:"throttle_reasons_active"`
+	PersistenceMode               string   `json:"persistence_mode"`
+	IdleSamplesExcluded           int      `json:"idle_samples_excluded"`
+}
+
+type multiRecord struct {
+	BootID  string     `json:"boot_id"`
+	GPUs    []gpuBlock `json:"gpus"`
+	Window  Window     `json:"window"`
+	Refusal string     `json:"refusal,omitempty"`
+}
+
+// MarshalJSON writes the record in the single-GPU layout when it has one
+// GPU that names no index, else in the several-GPU layout.
+func (r Record) MarshalJSON() ([]byte, error) {
+	if len(r.GPUs) == 1 && r.GPUs[0].Index == nil {
+		g := r.GPUs[0]
+		return json.Marshal(singleRecord{BootID: r.BootID, SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz,
+			ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: g.ThrottleReasonsActive,
+			PersistenceMode: g.PersistenceMode, DriverVersion: g.DriverVersion, GPUName: g.Name, GPUUUID: g.UUID,
+			IdleSamplesExcluded: g.IdleSamplesExcluded, Window: r.Window, Refusal: r.Refusal})
 	}
+	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal}
+	for i, g := range r.GPUs {
+		idx := 0
+		if g.Index != nil {
+			idx = *g.Index
+		}
+		m.GPUs[i] = gpuBlock{GPUIndex: idx, GPUUUID: g.UUID, GPUName: g.Name, DriverVersion: g.DriverVersion,
+			ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
+			SMClockMHz: g.SMClockMHz, ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: g.PersistenceMode,
+			IdleSamplesExcluded: g.IdleSamplesExcluded}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads a record in either layout as MarshalJSON writes it,
+// without validating it: ParseRecord is the contract's reader.
+func (r *Record) UnmarshalJSON(data []byte) error {
+	var probe struct {
+		GPUs json.RawMessage `json:"gpus"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return err
+	}
+	if probe.GPUs == nil {
+		var s singleRecord
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName,
+			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
+			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
+			PersistenceMode: s.PersistenceMode, IdleSamplesExcluded: s.IdleSamplesExcluded}}}
+		return nil
+	}
+	var m multiRecord
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal}
+	for _, g := range m.GPUs {
+		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion,
+			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
+			ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: g.PersistenceMode, IdleSamplesExcluded: g.IdleSamplesExcluded})
+	}
+	return nil
+}
+
+// static returns the GPU's STATIC_FIELDS values, printed.
+func (g *GPU) static() [len(staticNames)]string {
+	return [len(staticNames)]string{fmt.Sprintf("%q", g.Name), fmt.Sprintf("%q", g.UUID), fmt.Sprintf("%q", g.DriverVersion),
+		fmt.Sprint(g.ClocksMaxSMMHz), intOrNull(g.ClocksApplicationsGraphicsMHz)}
+}
+
+// staticNames are StaticFields, in the order static returns them.
+var staticNames = [...]string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"}
+
+// Label names the GPU in a message: "GPU 3", or "" in a single-GPU record.
+func (g *GPU) Label() string {
+	if g.Index == nil {
+		return ""
+	}
+	return fmt.Sprintf("GPU %d", *g.Index)
 }
 
 func intOrNull(p *int) string {
@@ -88,56 +205,54 @@ func intOrNull(p *int) string {
 	return fmt.Sprint(*p)
 }
 
-// ParseRecord reads and validates a clock record, fail-closed: every field
-// present, typed, finite and in range, min ≤ median ≤ max, spread_pct
-// agreeing with them, a non-empty throttle list, n > 0, and n plus the idle
-// count equal to the window's samples. The error names the field.
+// ParseRecord reads and validates a clock record in either layout,
+// fail-closed: every field present, typed, finite and in range; for each
+// GPU min ≤ median ≤ max, spread_pct agreeing with them, a non-empty
+// throttle list and n > 0; every GPU's index once; and the GPUs' busy and
+// idle samples adding up to the window's. The error names the field.
 func ParseRecord(data []byte) (*Record, error) {
 	v, err := strictjson.ParseObject(data)
 	if err != nil {
 		return nil, err
 	}
 	o := &obj{v: v}
-	r := &Record{
-		BootID:                        o.str("boot_id"),
-		ClocksMaxSMMHz:                o.intMin("clocks_max_sm_mhz", 1),
-		ClocksApplicationsGraphicsMHz: o.intOrNull("clocks_applications_graphics_mhz", 1),
-		PersistenceMode:               o.str("persistence_mode"),
-		DriverVersion:                 o.str("driver_version"),
-		GPUName:                       o.str("gpu_name"),
-		GPUUUID:                       o.str("gpu_uuid"),
-		IdleSamplesExcluded:           o.intMin("idle_samples_excluded", 0),
-	}
-	if sm := o.object("sm_clock_mhz"); sm != nil {
-		r.SMClockMHz.N = sm.intMin("n", 0)
-		if sm.err == nil && r.SMClockMHz.N == 0 {
-			sm.fail("n", "0: no busy sample in the window, nothing to attribute")
-		}
-		mn, md, mx, sp := sm.intMin("min", 1), sm.num("median"), sm.intMin("max", 1), sm.num("spread_pct")
-		if sm.err == nil {
-			r.SMClockMHz.Min, r.SMClockMHz.Median, r.SMClockMHz.Max, r.SMClockMHz.SpreadPct = &mn, &md, &mx, &sp
-			checkStats(sm, mn, md, mx, sp)
-		}
-		if o.err == nil {
-			o.err = sm.err
-		}
-	}
-	if f := o.get("throttle_reasons_active"); f != nil {
+	r := &Record{}
+	if _, multi := v.Fields["gpus"]; !multi {
+		r.BootID = o.str("boot_id")
+		g, _ := parseGPU(o, false)
+		r.GPUs = []GPU{g}
+	} else {
+		r.BootID = o.str("boot_id")
+		f := o.get("gpus")
 		switch {
+		case f == nil:
 		case f.Kind != strictjson.Array:
-			o.fail("throttle_reasons_active", "want an array of hex strings, found %s", f.Describe())
+			o.fail("gpus", "want an array of GPU blocks, found %s", f.Describe())
 		case len(f.Elems) == 0:
-			o.fail("throttle_reasons_active", "empty list: the window's throttle state is unrecorded")
+			o.fail("gpus", "empty: a record names at least one GPU")
 		}
-		for i, e := range f.Elems {
-			if e.Kind != strictjson.String {
-				o.fail(fmt.Sprintf("throttle_reasons_active[%d]", i), "want a hex string, found %s", e.Describe())
-				continue
+		if f != nil && f.Kind == strictjson.Array {
+			seen := map[int]bool{}
+			for i, e := range f.Elems {
+				name := fmt.Sprintf("gpus[%d]", i)
+				if e.Kind != strictjson.Object {
+					o.fail(name, "want a GPU block, found %s", e.Describe())
+					break
+				}
+				g, err := parseGPU(&obj{v: e, prefix: name + "."}, true)
+				if o.err == nil {
+					o.err = err
+				}
+				if err != nil {
+					break
+				}
+				if seen[*g.Index] {
+					o.fail(name+".gpu_index", "GPU %d twice", *g.Index)
+				}
+				seen[*g.Index] = true
+				r.GPUs = append(r.GPUs, g)
 			}
-			if _, err := ParseThrottle(e.Str); err != nil {
-				o.fail(fmt.Sprintf("throttle_reasons_active[%d]", i), "%v", err)
-			}
-			r.ThrottleReasonsActive = append(r.ThrottleReasonsActive, e.Str)
+			sort.SliceStable(r.GPUs, func(i, j int) bool { return *r.GPUs[i].Index < *r.GPUs[j].Index })
 		}
 	}
 	if w := o.object("window"); w != nil {
@@ -190,14 +305,78 @@ func ParseRecord(data []byte) (*Record, error) {
 			r.Refusal = o.str("refusal")
 		}
 	}
-	if o.err == nil && r.SMClockMHz.N+r.IdleSamplesExcluded != r.Window.SamplesTotal {
-		o.fail("window.samples_total", "%d, but sm_clock_mhz.n %d + idle_samples_excluded %d = %d",
-			r.Window.SamplesTotal, r.SMClockMHz.N, r.IdleSamplesExcluded, r.SMClockMHz.N+r.IdleSamplesExcluded)
+	if o.err == nil {
+		total := 0
+		for _, g := range r.GPUs {
+			total += g.SMClockMHz.N + g.IdleSamplesExcluded
+		}
+		switch {
+		case total == r.Window.SamplesTotal:
+		case len(r.GPUs) == 1:
+			g := r.GPUs[0]
+			o.fail("window.samples_total", "%d, but sm_clock_mhz.n %d + idle_samples_excluded %d = %d",
+				r.Window.SamplesTotal, g.SMClockMHz.N, g.IdleSamplesExcluded, total)
+		default:
+			o.fail("window.samples_total", "%d, but the GPUs' sm_clock_mhz.n + idle_samples_excluded add up to %d",
+				r.Window.SamplesTotal, total)
+		}
 	}
 	if o.err != nil {
 		return nil, o.err
 	}
 	return r, nil
+}
+
+// parseGPU reads one GPU's fields from o, its index too when indexed; the
+// error is o's first defect, naming the field.
+func parseGPU(o *obj, indexed bool) (GPU, error) {
+	var g GPU
+	if indexed {
+		idx := o.intMin("gpu_index", 0)
+		if o.err == nil {
+			g.Index = &idx
+		}
+	}
+	g.ClocksMaxSMMHz = o.intMin("clocks_max_sm_mhz", 1)
+	g.ClocksApplicationsGraphicsMHz = o.intOrNull("clocks_applications_graphics_mhz", 1)
+	g.PersistenceMode = o.str("persistence_mode")
+	g.DriverVersion = o.str("driver_version")
+	g.Name = o.str("gpu_name")
+	g.UUID = o.str("gpu_uuid")
+	g.IdleSamplesExcluded = o.intMin("idle_samples_excluded", 0)
+	if sm := o.object("sm_clock_mhz"); sm != nil {
+		g.SMClockMHz.N = sm.intMin("n", 0)
+		if sm.err == nil && g.SMClockMHz.N == 0 {
+			sm.fail("n", "0: no busy sample in the window, nothing to attribute")
+		}
+		mn, md, mx, sp := sm.intMin("min", 1), sm.num("median"), sm.intMin("max", 1), sm.num("spread_pct")
+		if sm.err == nil {
+			g.SMClockMHz.Min, g.SMClockMHz.Median, g.SMClockMHz.Max, g.SMClockMHz.SpreadPct = &mn, &md, &mx, &sp
+			checkStats(sm, mn, md, mx, sp)
+		}
+		if o.err == nil {
+			o.err = sm.err
+		}
+	}
+	if f := o.get("throttle_reasons_active"); f != nil {
+		switch {
+		case f.Kind != strictjson.Array:
+			o.fail("throttle_reasons_active", "want an array of hex strings, found %s", f.Describe())
+		case len(f.Elems) == 0:
+			o.fail("throttle_reasons_active", "empty list: the window's throttle state is unrecorded")
+		}
+		for i, e := range f.Elems {
+			if e.Kind != strictjson.String {
+				o.fail(fmt.Sprintf("throttle_reasons_active[%d]", i), "want a hex string, found %s", e.Describe())
+				continue
+			}
+			if _, err := ParseThrottle(e.Str); err != nil {
+				o.fail(fmt.Sprintf("throttle_reasons_active[%d]", i), "%v", err)
+			}
+			g.ThrottleReasonsActive = append(g.ThrottleReasonsActive, e.Str)
+		}
+	}
+	return g, o.err
 }
 
 func checkStats(o *obj, mn int, md float64, mx int, sp float64) {
@@ -263,56 +442,63 @@ func reconcile(rec *Record, f *Fold) []string {
 	add := func(field string, got, want any) {
 		bad = append(bad, fmt.Sprintf("%s: record %v, stream %v", field, got, want))
 	}
-	if rec.BootID != f.First.BootID {
-		add("boot_id", rec.BootID, f.First.BootID)
+	if !sameGPUs(rec, f) {
+		add("gpus", gpuList(rec), foldGPUList(f))
+		return bad
 	}
-	h := summarize(f.Hist)
-	st := rec.SMClockMHz
-	if st.N != h.n {
-		add("sm_clock_mhz.n", st.N, h.n)
+	if rec.BootID != f.GPUs[0].First.BootID {
+		add("boot_id", rec.BootID, f.GPUs[0].First.BootID)
 	}
-	if h.n > 0 && st.Min != nil {
-		if *st.Min != h.min {
-			add("sm_clock_mhz.min", *st.Min, h.min)
+	for i := range rec.GPUs {
+		rg, g := &rec.GPUs[i], f.GPUs[i]
+		pre := ""
+		if rg.Index != nil {
+			pre = rg.Label() + " "
 		}
-		if *st.Max != h.max {
-			add("sm_clock_mhz.max", *st.Max, h.max)
+		h := summarize(g.Hist)
+		st := rg.SMClockMHz
+		if st.N != h.n {
+			add(pre+"sm_clock_mhz.n", st.N, h.n)
 		}
-		if *st.Median*2 != float64(h.median2) {
-			add("sm_clock_mhz.median", *st.Median, float64(h.median2)/2)
+		if h.n > 0 && st.Min != nil {
+			if *st.Min != h.min {
+				add(pre+"sm_clock_mhz.min", *st.Min, h.min)
+			}
+			if *st.Max != h.max {
+				add(pre+"sm_clock_mhz.max", *st.Max, h.max)
+			}
+			if *st.Median*2 != float64(h.median2) {
+				add(pre+"sm_clock_mhz.median", *st.Median, float64(h.median2)/2)
+			}
+			want := spreadPct(int64(h.min), int64(h.max), h.median2)
+			if math.Abs(*st.SpreadPct-want) > SpreadTolerancePct+1e-9 {
+				add(pre+"sm_clock_mhz.spread_pct", *st.SpreadPct, fmt.Sprintf("%.4f", want))
+			}
 		}
-		want := spreadPct(int64(h.min), int64(h.max), h.median2)
-		if math.Abs(*st.SpreadPct-want) > SpreadTolerancePct+1e-9 {
-			add("sm_clock_mhz.spread_pct", *st.SpreadPct, fmt.Sprintf("%.4f", want))
+		rs, first := rg.static(), sampleStatic(g.First)
+		for k, name := range staticNames {
+			if rs[k] != first[k+1] {
+				add(pre+name, rs[k], first[k+1])
+			}
 		}
-	}
-	rs, fs := rec.static(), map[string]string{}
-	first := sampleStatic(f.First)
-	for i := 1; i < len(first); i++ {
-		fs[driftNames[i]] = first[i]
-	}
-	for _, k := range StaticFields {
-		if rs[k] != fs[k] {
-			add(k, rs[k], fs[k])
+		if rg.PersistenceMode != g.First.PersistenceMode {
+			add(pre+"persistence_mode", fmt.Sprintf("%q", rg.PersistenceMode), fmt.Sprintf("%q", g.First.PersistenceMode))
 		}
-	}
-	if rec.PersistenceMode != f.First.PersistenceMode {
-		add("persistence_mode", fmt.Sprintf("%q", rec.PersistenceMode), fmt.Sprintf("%q", f.First.PersistenceMode))
-	}
-	recBits := map[uint64]bool{}
-	for _, s := range rec.ThrottleReasonsActive {
-		b, _ := ParseThrottle(s)
-		recBits[b] = true
-	}
-	same := len(recBits) == len(f.Throttle)
-	for b := range f.Throttle {
-		same = same && recBits[b]
-	}
-	if !same {
-		add("throttle_reasons_active", rec.ThrottleReasonsActive, f.throttleList())
-	}
-	if rec.IdleSamplesExcluded != f.Idle {
-		add("idle_samples_excluded", rec.IdleSamplesExcluded, f.Idle)
+		recBits := map[uint64]bool{}
+		for _, s := range rg.ThrottleReasonsActive {
+			b, _ := ParseThrottle(s)
+			recBits[b] = true
+		}
+		same := len(recBits) == len(g.Throttle)
+		for b := range g.Throttle {
+			same = same && recBits[b]
+		}
+		if !same {
+			add(pre+"throttle_reasons_active", rg.ThrottleReasonsActive, g.throttleList())
+		}
+		if rg.IdleSamplesExcluded != g.Idle {
+			add(pre+"idle_samples_excluded", rg.IdleSamplesExcluded, g.Idle)
+		}
 	}
 	if rec.Window.FirstT != f.FirstT {
 		add("window.first_t", rec.Window.FirstT, f.FirstT)
@@ -327,4 +513,43 @@ func reconcile(rec *Record, f *Fold) []string {
 		add("window.max_gap_s", *g, f.MaxGapS())
 	}
 	return bad
+}
+
+// sameGPUs reports whether the record names the stream's GPUs: one, in
+// the single-GPU layout, or each of their indices.
+func sameGPUs(rec *Record, f *Fold) bool {
+	if len(rec.GPUs) != len(f.GPUs) {
+		return false
+	}
+	if len(rec.GPUs) == 1 && rec.GPUs[0].Index == nil {
+		return true
+	}
+	for i, g := range rec.GPUs {
+		if g.Index == nil || *g.Index != f.GPUs[i].Index {
+			return false
+		}
+	}
+	return true
+}
+
+func gpuList(r *Record) string {
+	if len(r.GPUs) == 1 && r.GPUs[0].Index == nil {
+		return "one GPU (the single-GPU layout)"
+	}
+	var idx []string
+	for _, g := range r.GPUs {
+		idx = append(idx, intOrNull(g.Index))
+	}
+	return fmt.Sprintf("GPUs %s", strings.Join(idx, ", "))
+}
+
+func foldGPUList(f *Fold) string {
+	var idx []string
+	for _, g := range f.GPUs {
+		idx = append(idx, fmt.Sprint(g.Index))
+	}
+	if len(idx) == 1 {
+		return "GPU " + idx[0]
+	}
+	return fmt.Sprintf("GPUs %s", strings.Join(idx, ", "))
 }

@@ -9,17 +9,17 @@ import (
 
 func TestBuildRecordCleanWindow(t *testing.T) {
 	r := recordOf(t, cleanWindow(bootF6), StopPIDExit)
-	st := r.SMClockMHz
+	st := r.GPUs[0].SMClockMHz
 	if st.N != 61 || *st.Min != 2398 || *st.Median != 2470 || *st.Max != 2489 || *st.SpreadPct != 3.68 {
 		t.Fatalf("stats = n %d min %d median %v max %d spread %v", st.N, *st.Min, *st.Median, *st.Max, *st.SpreadPct)
 	}
-	if r.IdleSamplesExcluded != 3 || r.Window.SamplesTotal != 64 {
-		t.Fatalf("idle %d of %d", r.IdleSamplesExcluded, r.Window.SamplesTotal)
+	if r.GPUs[0].IdleSamplesExcluded != 3 || r.Window.SamplesTotal != 64 {
+		t.Fatalf("idle %d of %d", r.GPUs[0].IdleSamplesExcluded, r.Window.SamplesTotal)
 	}
 	if r.Window.FirstT != "2026-08-12T10:15:03.123Z" || r.Window.LastT != "2026-08-12T10:16:06.123Z" {
 		t.Fatalf("window %s .. %s", r.Window.FirstT, r.Window.LastT)
 	}
-	if r.BootID != bootF6 || r.GPUName != "NVIDIA GB10" || *r.ClocksApplicationsGraphicsMHz != 2418 {
+	if r.BootID != bootF6 || r.GPUs[0].Name != "NVIDIA GB10" || *r.GPUs[0].ClocksApplicationsGraphicsMHz != 2418 {
 		t.Fatalf("static fields %+v", r)
 	}
 }
@@ -27,15 +27,15 @@ func TestBuildRecordCleanWindow(t *testing.T) {
 func TestBuildRecordIdleExcludedAndCounted(t *testing.T) {
 	// Idle samples at a far lower clock must not move min or median.
 	r := recordOf(t, window(bootF6, flat(2190, 40), 10), StopSignal)
-	if r.SMClockMHz.N != 40 || *r.SMClockMHz.Min != 2190 || r.IdleSamplesExcluded != 10 {
-		t.Fatalf("idle samples priced work: n %d min %d idle %d", r.SMClockMHz.N, *r.SMClockMHz.Min, r.IdleSamplesExcluded)
+	if r.GPUs[0].SMClockMHz.N != 40 || *r.GPUs[0].SMClockMHz.Min != 2190 || r.GPUs[0].IdleSamplesExcluded != 10 {
+		t.Fatalf("idle samples priced work: n %d min %d idle %d", r.GPUs[0].SMClockMHz.N, *r.GPUs[0].SMClockMHz.Min, r.GPUs[0].IdleSamplesExcluded)
 	}
 }
 
 func TestBuildRecordMedianOfEvenCount(t *testing.T) {
 	r := recordOf(t, window(bootF6, []int{2100, 2200, 2301, 2400}, 0), StopSignal)
-	if *r.SMClockMHz.Median != 2250.5 {
-		t.Fatalf("median of 2100 2200 2301 2400 = %v, want 2250.5", *r.SMClockMHz.Median)
+	if *r.GPUs[0].SMClockMHz.Median != 2250.5 {
+		t.Fatalf("median of 2100 2200 2301 2400 = %v, want 2250.5", *r.GPUs[0].SMClockMHz.Median)
 	}
 }
 
@@ -46,15 +46,15 @@ func TestBuildRecordThrottleUnionOverBusySamples(t *testing.T) {
 	ss[3].ThrottleReasonsActive = "0x0000000000000100"
 	ss[4].ThrottleReasonsActive = "0x0000000000000008" // idle: not in the union
 	r := recordOf(t, ss, StopSignal)
-	if got := strings.Join(r.ThrottleReasonsActive, " "); got != "0x0000000000000000 0x0000000000000004 0x0000000000000100" {
+	if got := strings.Join(r.GPUs[0].ThrottleReasonsActive, " "); got != "0x0000000000000000 0x0000000000000004 0x0000000000000100" {
 		t.Fatalf("throttle union = %s", got)
 	}
 }
 
 func TestBuildRecordAllIdle(t *testing.T) {
 	r := recordOf(t, window(bootF6, nil, 5), StopSignal)
-	if r.SMClockMHz.N != 0 || r.SMClockMHz.Min != nil || r.SMClockMHz.Median != nil {
-		t.Fatalf("all-idle stats %+v", r.SMClockMHz)
+	if r.GPUs[0].SMClockMHz.N != 0 || r.GPUs[0].SMClockMHz.Min != nil || r.GPUs[0].SMClockMHz.Median != nil {
+		t.Fatalf("all-idle stats %+v", r.GPUs[0].SMClockMHz)
 	}
 	if _, err := ParseRecord(recordJSON(t, r)); err == nil || !strings.Contains(err.Error(), "sm_clock_mhz.n: 0: no busy sample") {
 		t.Fatalf("n == 0 record: err = %v", err)
@@ -77,7 +77,7 @@ func TestParseRecordValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.SMClockMHz.N != 61 || r.Window.StopReason != StopPIDExit {
+	if r.GPUs[0].SMClockMHz.N != 61 || r.Window.StopReason != StopPIDExit {
 		t.Fatalf("%+v", r)
 	}
 }

@@ -13,7 +13,7 @@ func traceOf(t *testing.T, ss []*Sample) *Trace {
 	if err := f.FoldStream(bytes.NewReader(streamOf(ss)), ""); err != nil {
 		t.Fatal(err)
 	}
-	return f.Trace
+	return f.GPUs[0].Trace
 }
 
 // TestTraceKeepsEveryExcursionInBoundedSpace: a two-hour leg at 1 Hz is

@@ -22,8 +22,8 @@ func traceLeg(t *testing.T, name string, samples []clocks.Sample) Leg {
 	if err := f.FoldStream(bytes.NewReader(encode(samples)), name+".samples.jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	busy, idle := f.Total-f.Idle, f.Idle
-	return Leg{Name: name, Engine: "ours", Trusted: true, BusySamples: &busy, IdleSamples: &idle, Trace: f.Trace}
+	busy, idle := f.Total-f.Idle(), f.Idle()
+	return Leg{Name: name, Engine: "ours", Trusted: true, BusySamples: &busy, IdleSamples: &idle, Trace: f.GPUs[0].Trace}
 }
 
 // encode is samples as stream lines.

@@ -151,14 +151,15 @@ func legRow(l *summarize.Leg) Leg {
 		BindingEligible: l.BindingEligible(), Codes: clocks.Codes(l.Reasons), Reasons: l.Reasons,
 		Trusted: l.Clock.Trusted()}
 	if r.Trusted {
-		r.Trace = l.Clock.Fold.Trace
+		r.Trace = l.Clock.Fold.GPUs[0].Trace
 	}
 	if rec := l.Clock.Record; rec != nil && r.Trusted {
-		st := rec.SMClockMHz
-		busy, idle := st.N, rec.IdleSamplesExcluded
+		g := rec.GPUs[0]
+		st := g.SMClockMHz
+		busy, idle := st.N, g.IdleSamplesExcluded
 		r.BootID, r.MedianMHz, r.MinMHz, r.MaxMHz, r.SpreadPct = rec.BootID, st.Median, st.Min, st.Max, st.SpreadPct
 		r.BusySamples, r.IdleSamples = &busy, &idle
-		r.Throttle = rec.ThrottleReasonsActive
+		r.Throttle = g.ThrottleReasonsActive
 	}
 	if l.Memory != nil {
 		m := l.Memory.PeakGPUMemoryMiB

@@ -426,7 +426,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		}
 	}
 	res.StopReason, res.Stopped = stopped(), stopAt
-	res.Samples, res.Idle, res.Busy = fold.Total, fold.Idle, fold.Total-fold.Idle
+	res.Samples, res.Idle, res.Busy = fold.Total, fold.Idle(), fold.Total-fold.Idle()
 	if fold.Total == 0 {
 		s.stream.Close()
 		os.Remove(s.paths[0])
@@ -522,7 +522,7 @@ func (s *Sampler) refuse(res *Result, fold *clocks.Fold, why error, ours bool) (
 	}
 	s.stream.Close()
 	res.StopReason, res.Refusal = clocks.StopRefused, why.Error()
-	res.Samples, res.Idle, res.Busy = fold.Total, fold.Idle, fold.Total-fold.Idle
+	res.Samples, res.Idle, res.Busy = fold.Total, fold.Idle(), fold.Total-fold.Idle()
 	if fold.Total == 0 {
 		if ours {
 			os.Remove(s.paths[0])

@@ -226,10 +226,10 @@ func TestSamplerWritesStreamAndRecord(t *testing.T) {
 	if string(got) != string(fromFold) {
 		t.Errorf("written record %s\nstream folds to %s", got, fromFold)
 	}
-	if rec.SMClockMHz.N != 5 || *rec.SMClockMHz.Min != 1965 || *rec.SMClockMHz.Max != 1995 || *rec.SMClockMHz.Median != 1980 ||
-		rec.IdleSamplesExcluded != 1 || rec.Window.SamplesTotal != 6 || rec.Window.IntervalS != 0.1 ||
+	if rec.GPUs[0].SMClockMHz.N != 5 || *rec.GPUs[0].SMClockMHz.Min != 1965 || *rec.GPUs[0].SMClockMHz.Max != 1995 || *rec.GPUs[0].SMClockMHz.Median != 1980 ||
+		rec.GPUs[0].IdleSamplesExcluded != 1 || rec.Window.SamplesTotal != 6 || rec.Window.IntervalS != 0.1 ||
 		rec.Window.StopReason != "signal" || rec.Window.FirstT != want.Window.FirstT || rec.Window.LastT != want.Window.LastT ||
-		strings.Join(rec.ThrottleReasonsActive, ",") != "0x0000000000000000" || rec.BootID != testBoot {
+		strings.Join(rec.GPUs[0].ThrottleReasonsActive, ",") != "0x0000000000000000" || rec.BootID != testBoot {
 		t.Errorf("record = %s", recData)
 	}
 	if !b.closed {

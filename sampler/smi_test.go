@@ -377,11 +377,11 @@ func TestSamplerRunsOnNvidiaSMI(t *testing.T) {
 	if !samples[0].Idle() || samples[0].SMClockMHz != 345 || samples[1].Idle() || samples[1].SMClockMHz != 1980 {
 		t.Errorf("first sample %s", samples[0].AppendJSON(nil))
 	}
-	if res.Idle == 0 || res.Busy == 0 || fold.Idle != res.Idle {
-		t.Errorf("idle %d busy %d, stream idle %d", res.Idle, res.Busy, fold.Idle)
+	if res.Idle == 0 || res.Busy == 0 || fold.Idle() != res.Idle {
+		t.Errorf("idle %d busy %d, stream idle %d", res.Idle, res.Busy, fold.Idle())
 	}
 	// Idle samples' throttle bits are excluded from the record.
-	if strings.Join(res.Record.ThrottleReasonsActive, ",") != "0x0000000000000000" || res.Record.ClocksApplicationsGraphicsMHz != nil {
+	if strings.Join(res.Record.GPUs[0].ThrottleReasonsActive, ",") != "0x0000000000000000" || res.Record.GPUs[0].ClocksApplicationsGraphicsMHz != nil {
 		t.Errorf("record %+v", res.Record)
 	}
 	assertReadOnly(t, path)

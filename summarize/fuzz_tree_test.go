@@ -444,7 +444,7 @@ func recordDiff(want, got *clocks.Record) string {
 	var d []string
 	bits := func(r *clocks.Record) []uint64 {
 		var out []uint64
-		for _, s := range r.ThrottleReasonsActive {
+		for _, s := range r.GPUs[0].ThrottleReasonsActive {
 			b, _ := clocks.ParseThrottle(s)
 			out = append(out, b)
 		}
@@ -452,17 +452,18 @@ func recordDiff(want, got *clocks.Record) string {
 		return slices.Compact(out)
 	}
 	if !slices.Equal(bits(want), bits(got)) {
-		d = append(d, fmt.Sprintf("throttle %v, want %v", got.ThrottleReasonsActive, want.ThrottleReasonsActive))
+		d = append(d, fmt.Sprintf("throttle %v, want %v", got.GPUs[0].ThrottleReasonsActive, want.GPUs[0].ThrottleReasonsActive))
 	}
-	ws, gs := want.SMClockMHz, got.SMClockMHz
+	ws, gs := want.GPUs[0].SMClockMHz, got.GPUs[0].SMClockMHz
 	if ws.N != gs.N || *ws.Min != *gs.Min || *ws.Max != *gs.Max || *ws.Median != *gs.Median ||
 		math.Abs(*ws.SpreadPct-*gs.SpreadPct) > 2*clocks.SpreadTolerancePct+1e-9 {
 		d = append(d, fmt.Sprintf("sm_clock_mhz %d/%d/%v/%d/%v, want %d/%d/%v/%d/%v", gs.N, *gs.Min, *gs.Median, *gs.Max, *gs.SpreadPct,
 			ws.N, *ws.Min, *ws.Median, *ws.Max, *ws.SpreadPct))
 	}
 	w, g := *want, *got
-	w.ThrottleReasonsActive, g.ThrottleReasonsActive = nil, nil
-	w.SMClockMHz, g.SMClockMHz = clocks.Stats{}, clocks.Stats{}
+	w.GPUs, g.GPUs = slices.Clone(w.GPUs), slices.Clone(g.GPUs)
+	w.GPUs[0].ThrottleReasonsActive, g.GPUs[0].ThrottleReasonsActive = nil, nil
+	w.GPUs[0].SMClockMHz, g.GPUs[0].SMClockMHz = clocks.Stats{}, clocks.Stats{}
 	w.Window.IntervalS, g.Window.IntervalS = 0, 0
 	wj, _ := json.Marshal(w)
 	gj, _ := json.Marshal(g)

@@ -423,7 +423,7 @@ func TestSampleStopPaths(t *testing.T) {
 			t.Fatalf("%d samples", len(samples))
 		}
 		rec, err := fold.Record(0.1, clocks.StopRebuilt)
-		if err != nil || rec.Window.SamplesTotal != len(samples) || rec.SMClockMHz.N != len(samples) {
+		if err != nil || rec.Window.SamplesTotal != len(samples) || rec.GPUs[0].SMClockMHz.N != len(samples) {
 			t.Fatalf("rebuilt record %+v, %v", rec, err)
 		}
 	})

@@ -348,7 +348,7 @@ var scenarios = []Scenario{
 				if l.run == 1 {
 					l.throttleRun = 9
 					l.editRecord = func(r *clocks.Record) {
-						r.ThrottleReasonsActive = []string{"0x0000000000000000"}
+						r.GPUs[0].ThrottleReasonsActive = []string{"0x0000000000000000"}
 					}
 				}
 			})

@@ -96,6 +96,12 @@ type Point struct {
 	// OutputDiffPct is |ours − baseline| / baseline × 100 of those
 	// medians, in percent.
 	OutputDiffPct *float64
+	// Common is true when both arms have the point, with or without
+	// throughput there.
+	Common bool
+	// Test compares the legs' output throughputs at the point: each arm's
+	// interval around its median, and p where both arms have the point.
+	Test
 }
 
 // MarshalJSON writes the point's identity as vLLM writes it
@@ -112,6 +118,9 @@ func (p Point) MarshalJSON() ([]byte, error) {
 		"ours_output_tokens":     p.OursOutputTokens,
 		"baseline_output_tokens": p.BaselineOutputTokens,
 		"output_tokens_diff_pct": p.OutputDiffPct,
+		"ours_ci":                p.OursCI,
+		"baseline_ci":            p.BaselineCI,
+		"p":                      p.P,
 	})
 }
 
@@ -123,11 +132,14 @@ type Throughput struct {
 	Value  *float64 `json:"value"`
 	Points []Point  `json:"points"`
 	// BindingEligible is true only with no reason and the clock block
-	// established.
+	// established; significance never enters it.
 	BindingEligible bool `json:"binding_eligible"`
 	// Reasons holds every reason, the clock block's included.
 	Reasons []clocks.Reason `json:"reasons"`
 	Clock   *clocks.Block   `json:"clock"`
+	// Significance counts the points both arms have where the legs'
+	// throughputs differ at Alpha. It is reported, never a gate term.
+	Significance Significance `json:"significance"`
 }
 
 // Memory is the MEMORY ratio: ours / baseline median peak GPU memory.
@@ -141,11 +153,17 @@ type Memory struct {
 	Ours     *float64 `json:"-"`
 	Baseline *float64 `json:"-"`
 	// BindingEligible is true only with no reason and the clock block
-	// established.
+	// established; significance never enters it.
 	BindingEligible bool `json:"binding_eligible"`
 	// Reasons holds every reason, the clock block's included.
 	Reasons []clocks.Reason `json:"reasons"`
 	Clock   *clocks.Block   `json:"clock"`
+	// Test compares the legs' peak GPU memory: ours_ci, baseline_ci and p
+	// on the family itself.
+	Test
+	// Significance is 1 point when both arms have a memory record, and
+	// whether it differs at Alpha. It is reported, never a gate term.
+	Significance Significance `json:"significance"`
 }
 
 // Comparison is one engine against the baseline engine for one model.
@@ -196,6 +214,7 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 
 	var undefined []clocks.Reason
 	c.Throughput.Points, c.Throughput.Value, undefined = throughputPoints(ours, baseline)
+	c.Throughput.Significance = pointsSignificance(c.Throughput.Points)
 	output := outputMismatch(ours.Engine, baseline.Engine, c.Throughput.Points)
 	c.Throughput.Clock = block
 	c.Throughput.Reasons = joinReasons(block.Reasons, own, output, undefined)
@@ -203,7 +222,14 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 	// clock block is established, whatever the other reasons say.
 	c.Throughput.BindingEligible = len(own) == 0 && len(output) == 0 && block.Established && c.Throughput.Value != nil
 
-	c.Memory.Ours, c.Memory.Baseline = medianMemory(ours), medianMemory(baseline)
+	oursMem, baseMem := memoryLegs(ours), memoryLegs(baseline)
+	c.Memory.Ours, c.Memory.Baseline = Median(values(oursMem)), Median(values(baseMem))
+	c.Memory.Test = compareLegs(oursMem, baseMem)
+	var memTests []Test
+	if len(oursMem) > 0 && len(baseMem) > 0 {
+		memTests = append(memTests, c.Memory.Test)
+	}
+	c.Memory.Significance = newSignificance(memTests)
 	var memUndefined []clocks.Reason
 	c.Memory.Value, memUndefined = memoryRatio(ours.Engine, baseline.Engine, c.Memory.Ours, c.Memory.Baseline)
 	c.Memory.Clock = block
@@ -294,7 +320,17 @@ func report(x *float64) *float64 {
 // tokens of each leg that has throughput there, and the legs that do not.
 type armPoint struct {
 	tput, out []float64
+	legs      []string
 	none      []string
+}
+
+// legValues are the throughputs of the legs that have one at the point.
+func (ap *armPoint) legValues() []LegValue {
+	out := make([]LegValue, len(ap.tput))
+	for i, x := range ap.tput {
+		out[i] = LegValue{Leg: ap.legs[i], Value: x}
+	}
+	return out
 }
 
 func byPoint(a Arm) map[PointID]*armPoint {
@@ -309,6 +345,7 @@ func byPoint(a Arm) map[PointID]*armPoint {
 			if p.OutputThroughput > 0 {
 				ap.tput = append(ap.tput, p.OutputThroughput)
 				ap.out = append(ap.out, float64(p.TotalOutputTokens))
+				ap.legs = append(ap.legs, l.Clock.Name)
 			} else {
 				ap.none = append(ap.none, l.Clock.Name)
 			}
@@ -346,13 +383,22 @@ func throughputPoints(ours, baseline Arm) ([]Point, *float64, []clocks.Reason) {
 		pt := Point{ID: id}
 		o, b := oursBy[id], baseBy[id]
 		var om, bm *float64
+		var ol, bl []LegValue
 		if o != nil {
 			om = Median(o.tput)
 			pt.Ours, pt.OursOutputTokens = report(om), Median(o.out)
+			ol = o.legValues()
 		}
 		if b != nil {
 			bm = Median(b.tput)
 			pt.Baseline, pt.BaselineOutputTokens = report(bm), Median(b.out)
+			bl = b.legValues()
+		}
+		if pt.Common = o != nil && b != nil; pt.Common {
+			pt.Test = compareLegs(ol, bl)
+		} else {
+			// A point one arm lacks is no comparison: no p.
+			pt.Test = Test{OursLegs: ol, BaselineLegs: bl, OursCI: medianCI(ol), BaselineCI: medianCI(bl)}
 		}
 		if pt.OursOutputTokens != nil && pt.BaselineOutputTokens != nil {
 			pt.OutputDiffPct = diffPct(*pt.OursOutputTokens, *pt.BaselineOutputTokens)
@@ -497,14 +543,35 @@ func pointSet(ids []PointID) string {
 	return "{" + strings.Join(ls, ", ") + "}"
 }
 
-func medianMemory(a Arm) *float64 {
-	var xs []float64
+// memoryLegs are the peak GPU memory of each leg with a valid memory record.
+func memoryLegs(a Arm) []LegValue {
+	var out []LegValue
 	for _, l := range a.Legs {
 		if l.PeakGPUMemoryMiB != nil {
-			xs = append(xs, *l.PeakGPUMemoryMiB)
+			out = append(out, LegValue{Leg: l.Clock.Name, Value: *l.PeakGPUMemoryMiB})
 		}
 	}
-	return Median(xs)
+	return out
+}
+
+func values(legs []LegValue) []float64 {
+	out := make([]float64, len(legs))
+	for i, l := range legs {
+		out[i] = l.Value
+	}
+	return out
+}
+
+// pointsSignificance counts the significant points among those both arms
+// have.
+func pointsSignificance(points []Point) Significance {
+	var ts []Test
+	for _, pt := range points {
+		if pt.Common {
+			ts = append(ts, pt.Test)
+		}
+	}
+	return newSignificance(ts)
 }
 
 // legLabel names a leg in a ratio message: "engine r1".

@@ -12,6 +12,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/renderer/html"
 	gmtext "github.com/yuin/goldmark/text"
@@ -135,8 +136,10 @@ func badgeClass(word string) string {
 // comparison a level-2 heading, a level-3 heading per ratio with its
 // reasons list, then the legs' heading, table and leg reasons. It puts
 // badges on the ratio headings, links the reasons to the pictures,
-// splices each comparison's pictures before its legs' heading, and turns
-// the links GFM makes of bare URLs back into text.
+// splices each family's picture of the legs' spread after its medians
+// (THROUGHPUT's points table, MEMORY's paragraph) and each comparison's
+// clock pictures before its legs' heading, and turns the links GFM makes
+// of bare URLs back into text.
 func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 	// GFM links bare URLs and e-mail addresses; in a tree's text they are
 	// names, not links, and the page links nowhere but into itself.
@@ -179,6 +182,21 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				}
 				legs = true
 				doc.InsertBefore(doc, n, &figuresNode{html: d.figures(ci)})
+			}
+		case *east.Table:
+			// THROUGHPUT's points table: the legs' spread follows it.
+			if ci >= 0 && ri >= 0 && !legs && d.Comparisons[ci].Ratios[ri].Family == FamilyThroughput {
+				if fig := d.spreadFigure(ci, FamilyThroughput); fig != "" {
+					doc.InsertAfter(doc, n, &figuresNode{html: fig})
+				}
+			}
+		case *ast.Paragraph:
+			// MEMORY's medians: the legs' spread follows them.
+			if ci >= 0 && ri >= 0 && !legs && d.Comparisons[ci].Ratios[ri].Family == FamilyMemory &&
+				strings.HasPrefix(plainText(n, src), MemoryLead) {
+				if fig := d.spreadFigure(ci, FamilyMemory); fig != "" {
+					doc.InsertAfter(doc, n, &figuresNode{html: fig})
+				}
 			}
 		case *ast.List:
 			if ci < 0 || ri < 0 {
@@ -414,6 +432,11 @@ section.clock { margin: 1.5rem 0; }
 figure { margin: .75rem 0 1.25rem; break-inside: avoid; page-break-inside: avoid; }
 figure svg { display: block; width: 100%; height: auto; max-width: 960px; }
 figcaption { font-size: .92rem; color: #333; margin-top: .25rem; }
+svg.spread text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", "Liberation Sans", sans-serif; font-size: 12px; }
+svg.spread text:not([fill]) { fill: #333; }
+svg.spread .axis-label { font-size: 13px; font-weight: 600; }
+svg.spread .row-label { font-weight: 600; }
+svg.spread .row-note { font-size: 11px; }
 svg.clock text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", "Liberation Sans", sans-serif; font-size: 12px; }
 svg.clock text:not([fill]) { fill: #333; }
 svg.clock .axis-label { font-size: 13px; font-weight: 600; }

@@ -102,8 +102,9 @@ func TestHTMLInBrowser(t *testing.T) {
 	if m := consoleErrors.FindAllString(stderr, -1); len(m) > 0 {
 		t.Errorf("the page logged console errors:\n%s", strings.Join(m, "\n"))
 	}
-	if got := strings.Count(dom, "<svg "); got != 2 {
-		t.Errorf("the DOM after load holds %d SVGs, want 2", got)
+	// Two clock pictures, and the legs' spread of each family.
+	if got, spread := strings.Count(dom, "<svg "), strings.Count(dom, `<svg xmlns="http://www.w3.org/2000/svg" class="spread"`); got != 4 || spread != 2 {
+		t.Errorf("the DOM after load holds %d SVGs, %d of the legs' spread; want 4 and 2", got, spread)
 	}
 	if !strings.Contains(dom, `<span class="badge not-established">NOT ESTABLISHED</span>`) {
 		t.Error("the DOM after load lost the verdict badge")

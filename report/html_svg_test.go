@@ -334,9 +334,22 @@ func TestTreeTextIsEscaped(t *testing.T) {
 	if cap := fig.all(named("figcaption")); len(cap) != 1 || !strings.HasPrefix(textOf(cap[0]), engine+" (ours)") {
 		t.Errorf("the caption does not show the engine as written")
 	}
-	svgs := d.all(named("svg"))
+	svgs := d.all(withClass("svg", "clock"))
 	if len(svgs) != 2 || !strings.Contains(svgs[1].attr["aria-label"], engine+" median") {
 		t.Errorf("the baseline picture's aria-label does not name the other arm as written")
+	}
+	// The pictures of the legs' spread name the arms as written too.
+	for _, fam := range []string{FamilyThroughput, FamilyMemory} {
+		fig := d.byID(SpreadID(0, fam))
+		if fig == nil {
+			t.Fatalf("no spread picture #%s", SpreadID(0, fam))
+		}
+		if title := fig.all(named("title")); len(title) == 0 || !strings.Contains(title[0].text, " of "+engine+" and vllm") {
+			t.Errorf("#%s: the title does not name %q as written", SpreadID(0, fam), engine)
+		}
+		if labels := fig.all(withClass("text", "arm-label")); len(labels) == 0 || labels[0].text != clip(engine, 14) {
+			t.Errorf("#%s: the arm label does not show %q as written", SpreadID(0, fam), engine)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,6 +29,8 @@ var htmlGolden = []struct {
 }{
 	{"staircase", false, "../golden/staircase/report.html"},
 	{"cross-boot", true, "../golden/cross-boot/with-override/report.html"},
+	{"significance-separated", false, "../golden/significance-separated/report.html"},
+	{"significance-ties", false, "../golden/significance-ties/report.html"},
 }
 
 // page summarizes a tree and renders its report.html and report.md.
@@ -206,8 +209,96 @@ type htmlSummary struct {
 			Clock           struct {
 				CrossBootOverride bool `json:"cross_boot_override"`
 			}
+			Value        *float64
+			Significance struct{ Points int }
+			Points       []struct {
+				MaxConcurrency *int `json:"max_concurrency"`
+				RequestRate    any  `json:"request_rate"`
+				Ours, Baseline *float64
+				Ratio          *float64
+				OursCI         []*float64 `json:"ours_ci"`
+				BaselineCI     []*float64 `json:"baseline_ci"`
+				P              *float64
+			}
+			OursCI     []*float64 `json:"ours_ci"`
+			BaselineCI []*float64 `json:"baseline_ci"`
+			P          *float64
 		}
 	}
+}
+
+// htmlLegs is what the spread pictures are checked against: all-runs.json,
+// each leg's bench objects as written.
+type htmlLegs struct {
+	Legs []struct {
+		Model, Engine string
+		Run           int
+		Memory        *struct {
+			PeakGPUMemoryMiB float64 `json:"peak_gpu_memory_mib"`
+		}
+		Bench []struct {
+			MaxConcurrency   *int    `json:"max_concurrency"`
+			RequestRate      any     `json:"request_rate"`
+			OutputThroughput float64 `json:"output_throughput"`
+		}
+	}
+}
+
+// label is a point's label from its identity as summary.json and
+// all-runs.json write it.
+func label(mc *int, rr any) string {
+	l := "none"
+	if mc != nil {
+		l = strconv.Itoa(*mc)
+	}
+	switch r := rr.(type) {
+	case float64:
+		return l + "/" + strconv.FormatFloat(r, 'f', -1, 64)
+	case string:
+		if r == "inf" || r == "Infinity" {
+			return l + "/inf"
+		}
+	case nil:
+		return l + "/inf"
+	}
+	return l + "/?"
+}
+
+// armValues are what the spread rows of one arm must draw.
+type armValues struct {
+	// values maps a point's label to its legs' output throughput (those
+	// above 0) by run, and "memory" to their peak GPU memory.
+	values map[string]map[string]float64
+	// present holds each point the arm ran, with throughput or not.
+	present map[string]bool
+}
+
+// legValues reads one arm's values from all-runs.json.
+func (h htmlLegs) legValues(model, engine string) armValues {
+	a := armValues{values: map[string]map[string]float64{}, present: map[string]bool{}}
+	add := func(key, run string, v float64) {
+		if a.values[key] == nil {
+			a.values[key] = map[string]float64{}
+		}
+		a.values[key][run] = v
+	}
+	for _, l := range h.Legs {
+		if l.Model != model || l.Engine != engine {
+			continue
+		}
+		run := "r" + strconv.Itoa(l.Run)
+		for _, b := range l.Bench {
+			key := label(b.MaxConcurrency, b.RequestRate)
+			a.present[key] = true
+			if b.OutputThroughput > 0 {
+				add(key, run, b.OutputThroughput)
+			}
+		}
+		if l.Memory != nil {
+			add("memory", run, l.Memory.PeakGPUMemoryMiB)
+		}
+	}
+	return a
 }
 
 var number = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
@@ -237,7 +328,17 @@ func TestHTMLPage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkPage(t, parsePage(t, src), sum, md)
+			rawLegs, err := os.ReadFile(filepath.Join(filepath.Dir(g.golden), "all-runs.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var legs htmlLegs
+			if err := json.Unmarshal(rawLegs, &legs); err != nil {
+				t.Fatal(err)
+			}
+			doc := parsePage(t, src)
+			checkPage(t, doc, sum, md)
+			checkSpread(t, doc, sum, legs)
 		})
 	}
 }
@@ -248,8 +349,9 @@ func checkPage(t *testing.T, doc *elem, sum htmlSummary, md []byte) {
 		t.Fatal("summary.json has no comparison; these pages are chosen to have one")
 	}
 
-	// One picture per arm per comparison, and no other.
-	figures := doc.all(named("figure"))
+	// One clock picture per arm per comparison, and no other; the
+	// pictures of the legs' spread are checked by checkSpread.
+	figures := doc.all(func(e *elem) bool { return e.name == "figure" && e.attr["class"] != "spread" })
 	if len(figures) != 2*len(sum.Comparisons) {
 		t.Errorf("%d figures for %d comparisons, want one per arm", len(figures), len(sum.Comparisons))
 	}
@@ -277,9 +379,12 @@ func checkPage(t *testing.T, doc *elem, sum htmlSummary, md []byte) {
 
 	// Every SVG: a title first, role="img", an aria-label, both axes
 	// labelled, and numbers on both axes.
-	svgs := doc.all(named("svg"))
+	svgs := doc.all(withClass("svg", "clock"))
 	if len(svgs) != len(figures) {
-		t.Errorf("%d SVGs on the page, %d figures", len(svgs), len(figures))
+		t.Errorf("%d clock SVGs on the page, %d clock figures", len(svgs), len(figures))
+	}
+	if all, spread := doc.all(named("svg")), doc.all(withClass("svg", "spread")); len(all) != len(svgs)+len(spread) {
+		t.Errorf("%d SVGs on the page: %d clock, %d spread, and others", len(all), len(svgs), len(spread))
 	}
 	for i, s := range svgs {
 		if kids := s.all(func(c *elem) bool { return c.parent == s }); len(kids) == 0 || kids[0].name != "title" || strings.TrimSpace(kids[0].text) == "" {
@@ -316,13 +421,11 @@ func checkPage(t *testing.T, doc *elem, sum htmlSummary, md []byte) {
 	// Badges: the verdicts of summary.json and of report.md, heading by heading.
 	var want []string
 	for _, c := range sum.Comparisons {
-		for _, r := range []struct {
-			BindingEligible bool `json:"binding_eligible"`
-			Clock           struct {
-				CrossBootOverride bool `json:"cross_boot_override"`
-			}
-		}{c.Throughput, c.Memory} {
-			want = append(want, strings.Join(Badges(r.BindingEligible, r.Clock.CrossBootOverride), "+"))
+		for _, r := range [][2]bool{
+			{c.Throughput.BindingEligible, c.Throughput.Clock.CrossBootOverride},
+			{c.Memory.BindingEligible, c.Memory.Clock.CrossBootOverride},
+		} {
+			want = append(want, strings.Join(Badges(r[0], r[1]), "+"))
 		}
 	}
 	var fromMD []string

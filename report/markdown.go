@@ -79,21 +79,31 @@ func (d *Document) sections(emit func(section int, md []byte) error) error {
 				value = fixed(*r.Value, 4)
 			}
 			p("### %s %s/%s %s: %s\n\n", r.Family, text(cmp.Ours), text(cmp.Baseline), value, Verdict(r.Established))
+			switch r.Family {
+			case FamilyThroughput:
+				p("%s\n\n", text(ThroughputSignificance(cmp.Ours, cmp.Baseline, cmp.Points, r.Significance)))
+			case FamilyMemory:
+				p("%s\n\n", text(MemorySignificance(cmp.Ours, cmp.Baseline, r.Test)))
+			}
 			p("%s\n\n", text(Observed(cmp.Clock)))
 			for _, cv := range r.Caveats {
 				p("%s\n\n", text(Caveat(cv)))
 			}
 			switch r.Family {
 			case FamilyThroughput:
-				p("Output throughput, median over each arm's legs, in tokens/s, at each point (max_concurrency none: no bound; request_rate inf: all at once); " +
-					"the ratio is their geometric mean over the points both arms have. Output tokens: median total_output_tokens over the legs with throughput, and their difference.\n\n")
+				p("Output throughput, median over each arm's legs, in tokens/s, at each point (max_concurrency none: no bound; request_rate inf: all at once); "+
+					"the ratio is their geometric mean over the points both arms have. "+
+					"%s%% CI: each arm's confidence interval around its median over its legs, −∞ or +∞ on a side the legs are too few to bound (both sides need %s). "+
+					"p: two-sided Mann–Whitney U of the legs' throughputs, %s against %s; `~` where p ≥ %s (no difference detected), n/a where an arm has fewer than %d legs with throughput. "+
+					"Output tokens: median total_output_tokens over the legs with throughput, and their difference.\n\n",
+					confidenceText(), legsWord(ratio.CILegsNeeded()), text(cmp.Ours), text(cmp.Baseline), alphaText(), ratio.MinLegs)
 				if err := pointsTable(&b, cmp); err != nil {
 					return err
 				}
 				b.WriteString("\n")
 			case FamilyMemory:
-				p("Peak GPU memory, median over each arm's legs: %s %s, %s %s.\n\n",
-					text(cmp.Ours), mib(r.Ours), text(cmp.Baseline), mib(r.Baseline))
+				p("%s %s %s, %s %s.\n\n", MemoryLead,
+					text(cmp.Ours), memCI(r.Ours, r.Test.OursCI, r.Test.OursLegs), text(cmp.Baseline), memCI(r.Baseline, r.Test.BaselineCI, r.Test.BaselineLegs))
 			}
 			if len(r.Reasons) == 0 {
 				p("Reasons: none.\n\n")
@@ -172,13 +182,26 @@ func newTable(w io.Writer, align []tw.Align) *tablewriter.Table {
 	)
 }
 
+// MemoryLead starts the MEMORY ratio's paragraph of medians; report.html
+// places the legs' picture after it.
+const MemoryLead = "Peak GPU memory, median over each arm's legs:"
+
+// memCI is an arm's median peak GPU memory and its interval.
+func memCI(median *float64, ci ratio.CI, legs []ratio.LegValue) string {
+	if median == nil {
+		return mib(median)
+	}
+	return fmt.Sprintf("%s (%s%% CI %s)", mib(median), confidenceText(), CIText(ci, legs, 2))
+}
+
 func pointsTable(w io.Writer, c Comparison) error {
-	align := make([]tw.Align, 8)
+	align := make([]tw.Align, 11)
 	for i := range align {
 		align[i] = tw.AlignRight
 	}
 	t := newTable(w, align)
 	t.Header("max_concurrency", "request_rate", cell(c.Ours), cell(c.Baseline), "ratio",
+		cell(CIHeader(c.Ours)), cell(CIHeader(c.Baseline)), "p",
 		cell(c.Ours)+" output tokens", cell(c.Baseline)+" output tokens", "output Δ %")
 	for _, pt := range c.Points {
 		ratio := "n/a"
@@ -186,7 +209,10 @@ func pointsTable(w io.Writer, c Comparison) error {
 			ratio = fixed(*pt.Ratio, 4)
 		}
 		mc, rr, _ := strings.Cut(pt.ID.Label(), "/")
+		// "~ " cannot open strikethrough (a space follows it), so the
+		// cell keeps benchstat's mark as written.
 		if err := t.Append(mc, rr, fixed2(pt.Ours), fixed2(pt.Baseline), ratio,
+			CIText(pt.OursCI, pt.OursLegs, 2), CIText(pt.BaselineCI, pt.BaselineLegs, 2), PText(pt.Test),
 			optNum(pt.OursOutputTokens), optNum(pt.BaselineOutputTokens), optFixed2(pt.OutputDiffPct)); err != nil {
 			return err
 		}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +20,7 @@ import (
 	gmtext "github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
+	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/summarize"
 )
 
@@ -50,8 +53,11 @@ type parsed struct {
 	headings []heading
 	tables   [][][]string // each table: header row, then body rows
 	paras    []string
-	// after maps a heading's index to the first paragraph after it.
-	after map[int]string
+	// after maps a heading's index to the paragraphs after it, up to the
+	// next heading.
+	after map[int][]string
+	// struck counts strikethrough spans: a report has none.
+	struck int
 }
 
 type heading struct {
@@ -62,7 +68,7 @@ type heading struct {
 func parse(t *testing.T, src []byte) parsed {
 	t.Helper()
 	doc := gfm.Parser().Parse(gmtext.NewReader(src))
-	p := parsed{after: map[int]string{}}
+	p := parsed{after: map[int][]string{}}
 	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -89,9 +95,7 @@ func parse(t *testing.T, src []byte) parsed {
 			s := plain(n, src)
 			p.paras = append(p.paras, s)
 			if i := len(p.headings) - 1; i >= 0 {
-				if _, ok := p.after[i]; !ok {
-					p.after[i] = s
-				}
+				p.after[i] = append(p.after[i], s)
 			}
 			return ast.WalkSkipChildren, nil
 		}
@@ -100,6 +104,12 @@ func parse(t *testing.T, src []byte) parsed {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if _, ok := n.(*east.Strikethrough); ok && entering {
+			p.struck++
+		}
+		return ast.WalkContinue, nil
+	})
 	return p
 }
 
@@ -114,9 +124,68 @@ type goldenSummary struct {
 			Clock           struct {
 				Caveats []struct{ Code string }
 			}
+			Significance struct {
+				Test              string
+				Alpha             float64
+				Points            int
+				SignificantPoints int `json:"significant_points"`
+			}
+			Points []goldenPoint
+			// MEMORY's test, on the family.
+			OursCI     []*float64 `json:"ours_ci"`
+			BaselineCI []*float64 `json:"baseline_ci"`
+			P          *float64
 		}
 	}
 	Warnings []string
+}
+
+type goldenPoint struct {
+	MaxConcurrency *int `json:"max_concurrency"`
+	Ours, Baseline *float64
+	OursCI         []*float64 `json:"ours_ci"`
+	BaselineCI     []*float64 `json:"baseline_ci"`
+	P              *float64
+}
+
+// ciCell is the cell report.md must print for an interval of
+// summary.json: n/a where the arm has no median there.
+func ciCell(median *float64, ci []*float64) string {
+	if median == nil {
+		return "n/a"
+	}
+	b := []string{"−∞", "+∞"}
+	for i, x := range ci {
+		if x != nil {
+			b[i] = fixed(*x, 2)
+		}
+	}
+	return "[" + b[0] + ", " + b[1] + "]"
+}
+
+// checkPCell checks a p cell against summary.json's p: "n/a" for null, the
+// p at three decimals (from the unrounded value, so within half a unit of
+// the rounded one), "~ " before it where p ≥ α.
+func checkPCell(t *testing.T, where, cell string, p *float64) {
+	t.Helper()
+	if p == nil {
+		if cell != "n/a" {
+			t.Errorf("%s: p cell %q, summary.json p null", where, cell)
+		}
+		return
+	}
+	num, tilde := strings.CutPrefix(cell, "~ ")
+	if tilde != (*p >= ratio.Alpha) {
+		t.Errorf("%s: p cell %q for p %v: want \"~ \" exactly where p ≥ %v", where, cell, *p, ratio.Alpha)
+	}
+	got, err := strconv.ParseFloat(num, 64)
+	if err != nil && !(num == "< 0.001" && *p < 0.0005) {
+		t.Errorf("%s: p cell %q is not a p", where, cell)
+		return
+	}
+	if err == nil && (len(num) != 5 || math.Abs(got-*p) > 0.0005+1e-4) {
+		t.Errorf("%s: p cell %q for p %v: want three decimals of it", where, cell, *p)
+	}
 }
 
 var ratioHeading = regexp.MustCompile(`^(THROUGHPUT|MEMORY) (\S+)/(\S+) (n/a|\d+\.\d{4}): (ESTABLISHED|NOT ESTABLISHED)$`)
@@ -211,9 +280,52 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 			if m[1] != fam.name || m[2] != c.Ours || m[3] != c.Baseline || m[4] != value || m[5] != verdict {
 				t.Errorf("heading %q, want %s %s/%s %s: %s", p.headings[idx].text, fam.name, c.Ours, c.Baseline, value, verdict)
 			}
-			if obs := p.after[idx]; !strings.HasPrefix(obs, "observed: median SM clock "+c.Ours+" ") || !strings.Contains(obs, "busy samples") ||
+			after := append(p.after[idx], "", "")
+			sig := c.Throughput.Significance
+			wantSig := fmt.Sprintf("significance: %d of %d point", sig.SignificantPoints, sig.Points)
+			if sig.Points == 0 {
+				wantSig = "significance: no point both arms have"
+			}
+			if j == 1 {
+				wantSig = "significance: "
+			}
+			if !strings.HasPrefix(after[0], wantSig) || (sig.Points > 0 && j == 0 && !strings.Contains(after[0], " at α = 0.05 (Mann–Whitney U, ")) {
+				t.Errorf("after %q: %q, want the significance line %q…", p.headings[idx].text, after[0], wantSig)
+			}
+			if fam := []struct {
+				Test              string
+				Alpha             float64
+				Points            int
+				SignificantPoints int `json:"significant_points"`
+			}{c.Throughput.Significance, c.Memory.Significance}[j]; fam.Test != "mann-whitney-u" || fam.Alpha != ratio.Alpha ||
+				fam.SignificantPoints > fam.Points {
+				t.Errorf("%s: significance %+v", p.headings[idx].text, fam)
+			}
+			if obs := after[1]; !strings.HasPrefix(obs, "observed: median SM clock "+c.Ours+" ") || !strings.Contains(obs, "busy samples") ||
 				!strings.Contains(obs, "idle samples excluded") || !strings.Contains(obs, "offset") || !strings.Contains(obs, "estimated effect") {
-				t.Errorf("after %q: %q, want the observed: line", p.headings[idx].text, obs)
+				t.Errorf("after %q: %q, want the observed: line second", p.headings[idx].text, obs)
+			}
+		}
+		// MEMORY's medians and intervals, and whether its line says it differs.
+		m := c.Memory
+		if len(m.OursCI) != 2 || len(m.BaselineCI) != 2 {
+			t.Errorf("%s: memory ours_ci %v baseline_ci %v; want two bounds each", sections[i], m.OursCI, m.BaselineCI)
+		}
+		memLine := append(p.after[ratios[2*i+1]], "")[0]
+		if differs := strings.HasPrefix(memLine, "significance: peak GPU memory differs at α = 0.05"); differs != (m.P != nil && *m.P < ratio.Alpha) {
+			t.Errorf("%s: memory line %q for p %v", sections[i], memLine, m.P)
+		}
+		if m.P != nil && !strings.Contains(memLine, "p = ") {
+			t.Errorf("%s: memory line %q does not give p", sections[i], memLine)
+		}
+		if m.Significance.Points == 1 {
+			// Both arms have a memory median: each is followed by its interval.
+			has := 1.0
+			want := fmt.Sprintf(" MiB (95%% CI %s), %s ", ciCell(&has, m.OursCI), c.Baseline)
+			want2 := fmt.Sprintf(" MiB (95%% CI %s).", ciCell(&has, m.BaselineCI))
+			para := strings.Join(p.after[ratios[2*i+1]], "\n")
+			if !strings.Contains(para, want) || !strings.Contains(para, want2) {
+				t.Errorf("%s: no memory paragraph with %q and %q", sections[i], want, want2)
 			}
 		}
 		wantCaveats += 2 * len(c.Throughput.Clock.Caveats)
@@ -239,8 +351,26 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 		case i < 2*len(sum.Comparisons) && i%2 == 0:
 			c := sum.Comparisons[i/2]
 			if strings.Join(tb[0], ",") != "max_concurrency,request_rate,"+c.Ours+","+c.Baseline+",ratio,"+
+				c.Ours+" (95% CI),"+c.Baseline+" (95% CI),p,"+
 				c.Ours+" output tokens,"+c.Baseline+" output tokens,output Δ %" {
 				t.Errorf("points table header %q", tb[0])
+			}
+			if len(tb)-1 != len(c.Throughput.Points) {
+				t.Errorf("points table has %d rows, summary.json %d points", len(tb)-1, len(c.Throughput.Points))
+				continue
+			}
+			for r, pt := range c.Throughput.Points {
+				row, where := tb[r+1], fmt.Sprintf("%s point %d", c.Ours, r+1)
+				if len(row) != 11 {
+					continue
+				}
+				if got, want := row[5], ciCell(pt.Ours, pt.OursCI); got != want {
+					t.Errorf("%s: ours CI cell %q, summary.json says %q", where, got, want)
+				}
+				if got, want := row[6], ciCell(pt.Baseline, pt.BaselineCI); got != want {
+					t.Errorf("%s: baseline CI cell %q, summary.json says %q", where, got, want)
+				}
+				checkPCell(t, where, row[7], pt.P)
 			}
 		case i < 2*len(sum.Comparisons):
 			if strings.Join(tb[0], ",") != strings.Join(legCols, ",") {
@@ -251,6 +381,9 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 				t.Errorf("uncompared legs table header %q", tb[0])
 			}
 		}
+	}
+	if p.struck != 0 {
+		t.Errorf("%d strikethrough spans: a `~` opened one", p.struck)
 	}
 	if n := len(p.tables); n != 2*len(sum.Comparisons) && n != 2*len(sum.Comparisons)+1 {
 		t.Errorf("%d tables for %d comparisons", n, len(sum.Comparisons))

@@ -71,6 +71,12 @@ type Ratio struct {
 	// checks the cross-boot override waived.
 	Reasons []clocks.Reason
 	Caveats []clocks.Reason
+	// Significance is the family's count of points that differ at
+	// ratio.Alpha; never part of the verdict.
+	Significance ratio.Significance
+	// Test is the MEMORY ratio's test over the legs' peak GPU memory;
+	// THROUGHPUT's tests are per point, in Comparison.Points.
+	Test ratio.Test
 }
 
 // Leg is one leg's row.
@@ -125,10 +131,11 @@ func Build(s *summarize.Summary) *Document {
 			Points: c.Throughput.Points}
 		dc.Ratios = []Ratio{
 			{Family: FamilyThroughput, Value: c.Throughput.Value, Established: c.Throughput.BindingEligible,
-				Reasons: c.Throughput.Reasons, Caveats: c.Throughput.Clock.Caveats},
+				Reasons: c.Throughput.Reasons, Caveats: c.Throughput.Clock.Caveats, Significance: c.Throughput.Significance},
 			{Family: FamilyMemory, Value: c.Memory.Value, Established: c.Memory.BindingEligible,
 				Ours: c.Memory.Ours, Baseline: c.Memory.Baseline,
-				Reasons: c.Memory.Reasons, Caveats: c.Memory.Clock.Caveats},
+				Reasons: c.Memory.Reasons, Caveats: c.Memory.Clock.Caveats,
+				Significance: c.Memory.Significance, Test: c.Memory.Test},
 		}
 		for _, e := range []string{c.Ours, c.Baseline} {
 			compared[[2]string{c.Model, e}] = true

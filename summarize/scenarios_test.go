@@ -273,6 +273,24 @@ var newScenarioWants = map[string]wantScenario{
 			"model llama-3-8b-instruct: only the baseline arm vllm; nothing to compare",
 		},
 	},
+	// The significance scenarios: clean, every ratio ESTABLISHED whatever
+	// the legs' p-values say.
+	"significance-separated": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+	},
+	"significance-interleaved": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+	},
+	"significance-three-legs": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+	},
+	"significance-ties": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+	},
 	"real-sglang": {
 		baseline: "sglang",
 		legs: map[string][]string{

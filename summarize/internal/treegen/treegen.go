@@ -239,6 +239,9 @@ type leg struct {
 	burstiness string
 	// sidecars adds the files a benchmark writes beside its results.
 	sidecars bool
+	// tputs, when set, fix each point's output_throughput as written
+	// (pyFloat); the duration is what gives it.
+	tputs []float64
 }
 
 // conc is point i's concurrency for the generator's arithmetic.
@@ -253,7 +256,7 @@ func (l *leg) conc(i int) int {
 }
 
 // scenarios lists every tree.
-var scenarios = []Scenario{
+var scenarios = append([]Scenario{
 	{Name: "clean-grid", About: "2 models × fastengine and vllm × 2 runs × 4 points on one GB10 boot; every ratio ESTABLISHED",
 		build: func(t *tree) {
 			for _, m := range []model{llama, qwen} {
@@ -535,7 +538,7 @@ var scenarios = []Scenario{
 			t.real("bench/"+m+"/sglang-offline/r1/llama_3_3_70b_offline_output.jsonl", "sglang/outputs/llama_3_3_70b_offline_output.jsonl")
 			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
 		}},
-}
+}, significanceScenarios...)
 
 // day is a time on 2026-08-12 plus d−12 days, UTC.
 func day(d, h, m, s int) time.Time { return time.Date(2026, 8, d, h, m, s, 0, time.UTC) }
@@ -647,11 +650,14 @@ func (t *tree) render(l leg) map[string][]byte {
 		if l.busy[i] <= 1 {
 			dur = float64(p.prompts)*float64(l.model.outputLen)/float64(p.conc)*l.stepMS(p.conc, 1)/1000 + 0.7
 		}
+		if l.tputs != nil {
+			dur = float64(p.prompts*l.model.outputLen) / l.tputs[i]
+		}
 		if l.style != "" {
 			objs = append(objs, l.result(rng, i, dur, bounds[i]))
 			continue
 		}
-		objs = append(objs, l.benchJSON(rng, p, dur, bounds[i]))
+		objs = append(objs, l.benchJSON(rng, i, dur, bounds[i]))
 	}
 	if l.style != "" {
 		l.writeResults(out, base, objs)
@@ -829,7 +835,8 @@ func (p profile) values(rng *rand.Rand, n int) []int {
 // benchJSON writes one point the way vllm bench serve --save-result does
 // (json.dump: one line, ", " and ": "), or the legacy
 // benchmarks/benchmark_serving.py, which has no failed key.
-func (l *leg) benchJSON(rng *rand.Rand, p point, dur float64, span [2]time.Time) []byte {
+func (l *leg) benchJSON(rng *rand.Rand, i int, dur float64, span [2]time.Time) []byte {
+	p := l.points[i]
 	failed := l.failedAt[p.conc]
 	completed := p.prompts - failed
 	in := completed * l.model.inputLen
@@ -862,7 +869,7 @@ func (l *leg) benchJSON(rng *rand.Rand, p point, dur float64, span [2]time.Time)
 		[2]string{"total_output_tokens", strconv.Itoa(out)},
 		[2]string{"request_throughput", pyFloat(float64(completed) / dur)},
 		[2]string{"request_goodput", "null"},
-		[2]string{"output_throughput", pyFloat(float64(out) / dur)},
+		[2]string{"output_throughput", l.outputThroughput(i, out, dur)},
 		[2]string{"total_token_throughput", pyFloat(float64(in+out) / dur)},
 		[2]string{"mean_ttft_ms", pyFloat(ttft)},
 		[2]string{"median_ttft_ms", pyFloat(ttft * (0.97 + 0.02*rng.Float64()))},
@@ -889,6 +896,15 @@ func (l *leg) benchJSON(rng *rand.Rand, p point, dur float64, span [2]time.Time)
 	}
 	b.WriteByte('}')
 	return []byte(b.String())
+}
+
+// outputThroughput is point i's output_throughput as written: tputs[i]
+// when the leg fixes it, else out / dur.
+func (l *leg) outputThroughput(i, out int, dur float64) string {
+	if l.tputs != nil {
+		return pyFloat(l.tputs[i])
+	}
+	return pyFloat(float64(out) / dur)
 }
 
 // pyFloat prints x as Python's repr does for the values a benchmark writes:

@@ -294,12 +294,12 @@ func (s Selection) Resolve(listed []GPU) (*Resolved, error) {
 			usesIndex = true
 			idx, _ = indexOf(e)
 			if _, ok := byIndex[idx]; !ok && (listed != nil || s.NeedsList()) {
-				return nil, selectErrf("%s: there is no GPU %d on this box: %s", s.describe(), idx, listing(listed))
+				return nil, selectErrf("%s: there is no GPU %d on this box: %s%s", s.describe(), idx, listing(listed), s.cudaStops(i))
 			}
 		case idUUID:
 			var err error
 			if idx, err = matchUUID(s, e, listed); err != nil {
-				return nil, err
+				return nil, selectErrf("%v%s", err, s.cudaStops(i))
 			}
 		case idMIG:
 			return nil, selectErrf("%s: %s is %s", s.describe(), e, migRefusal)
@@ -327,6 +327,19 @@ func (s Selection) Resolve(listed []GPU) (*Resolved, error) {
 	}
 	sort.Ints(r.Indices)
 	return r, nil
+}
+
+// cudaStops says, for CUDA_VISIBLE_DEVICES, what CUDA makes of an entry
+// it cannot find at position i: it stops reading there.
+func (s Selection) cudaStops(i int) string {
+	if s.Source != SourceCUDA {
+		return ""
+	}
+	if i == 0 {
+		return "; CUDA stops reading at an entry it cannot find, so the command sees no GPU: fix " + EnvCUDAVisibleDevices + ", or pass --gpu"
+	}
+	seen := strings.Join(s.IDs[:i], ",")
+	return fmt.Sprintf("; CUDA stops reading at an entry it cannot find, so the command sees only %s: pass --gpu %s to sample exactly those, or fix %s", seen, seen, EnvCUDAVisibleDevices)
 }
 
 // matchUUID finds the one GPU whose UUID is e, or starts with e.

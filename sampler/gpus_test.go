@@ -252,7 +252,9 @@ func TestGPUResolveReal(t *testing.T) {
 		{"CUDA indices, fastest first", mustEnv(t, map[string]string{EnvCUDAVisibleDevices: "3", EnvCUDADeviceOrder: "FASTEST_FIRST"}), mixed,
 			"CUDA_VISIBLE_DEVICES=3 names GPUs by CUDA index, and CUDA_DEVICE_ORDER is FASTEST_FIRST, so CUDA numbers the GPUs fastest first, which on this box of different GPUs (GeForce GTX 1060 6GB; GeForce GTX 1080 Ti) need not be nvidia-smi's order: set CUDA_DEVICE_ORDER=PCI_BUS_ID (for the command too), name the GPUs by UUID, or pass --gpu"},
 		{"CUDA index past the box", mustEnv(t, map[string]string{EnvCUDAVisibleDevices: "4,5", EnvCUDADeviceOrder: "PCI_BUS_ID"}), mixed,
-			"CUDA_VISIBLE_DEVICES=4,5: there is no GPU 5 on this box: " + mixedList},
+			"CUDA_VISIBLE_DEVICES=4,5: there is no GPU 5 on this box: " + mixedList + "; CUDA stops reading at an entry it cannot find, so the command sees only 4: pass --gpu 4 to sample exactly those, or fix CUDA_VISIBLE_DEVICES"},
+		{"CUDA UUID not on the box", mustEnv(t, map[string]string{EnvCUDAVisibleDevices: "GPU-8932f937,1"}), mixed,
+			"CUDA_VISIBLE_DEVICES=GPU-8932f937,1: no GPU on this box has UUID GPU-8932f937 (or one starting with it): " + mixedList + "; CUDA stops reading at an entry it cannot find, so the command sees no GPU: fix CUDA_VISIBLE_DEVICES, or pass --gpu"},
 		{"negative, programmatic", GPUIndices(-1), nil, "--gpu -1: -1 is negative: want a GPU index ≥ 0"},
 	}
 	for _, c := range bad {

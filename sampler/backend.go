@@ -30,8 +30,9 @@ var ErrNVMLUnavailable = errors.New("NVML unavailable")
 type Options struct {
 	// Kind is KindAuto, KindNVML or KindSMI.
 	Kind string
-	// GPU is the index of the GPU to read.
-	GPU int
+	// GPUs selects the GPUs to read (ParseGPUFlag, SelectFromEnv); the zero
+	// Selection is GPU 0.
+	GPUs Selection
 	// SMIPath is the nvidia-smi executable; "" finds it on PATH.
 	SMIPath string
 	// QueryTimeout bounds one reading and the startup probe; zero means
@@ -41,22 +42,24 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Open opens and probes the backend o.Kind names.
+// Open opens and probes the backend o.Kind names, for the GPUs o.GPUs
+// selects, resolved against the box. A selection the box cannot satisfy is
+// ErrSelect.
 func Open(ctx context.Context, o Options) (Backend, error) {
 	logf := o.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	smi := func() (Backend, error) {
-		return NewSMI(ctx, SMIOptions{Path: o.SMIPath, GPU: o.GPU, QueryTimeout: o.QueryTimeout, Logf: logf})
+		return NewSMI(ctx, SMIOptions{Path: o.SMIPath, GPUs: o.GPUs, QueryTimeout: o.QueryTimeout, Logf: logf})
 	}
 	switch o.Kind {
 	case KindSMI:
 		return smi()
 	case KindNVML:
-		return openNVML(o.GPU, o.QueryTimeout, logf)
+		return openNVML(o.GPUs, o.QueryTimeout, logf)
 	case KindAuto, "":
-		b, err := openNVML(o.GPU, o.QueryTimeout, logf)
+		b, err := openNVML(o.GPUs, o.QueryTimeout, logf)
 		if errors.Is(err, ErrNVMLUnavailable) {
 			logf("%v; using nvidia-smi", err)
 			return smi()

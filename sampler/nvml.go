@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -103,6 +104,7 @@ type nvmlLib interface {
 	Init() nvmlReturn // nvmlInit_v2
 	Shutdown() nvmlReturn
 	SystemGetDriverVersion() (string, nvmlReturn)
+	DeviceGetCount() (int, nvmlReturn)                         // nvmlDeviceGetCount_v2
 	DeviceGetHandleByIndex(index int) (nvmlDevice, nvmlReturn) // nvmlDeviceGetHandleByIndex_v2
 	DeviceGetUUID(nvmlDevice) (string, nvmlReturn)
 	DeviceGetName(nvmlDevice) (string, nvmlReturn)
@@ -120,15 +122,18 @@ type nvmlLib interface {
 	DeviceGetMigMode(nvmlDevice) (current, pending uint32, ret nvmlReturn)
 }
 
-// NVML reads one GPU through NVML, the library nvidia-smi itself reads. Each
-// field is the NVML call nvidia-smi answers the same query field with.
+// NVML reads its GPUs through NVML, the library nvidia-smi itself reads,
+// in one pass over their handles per reading. Each field is the NVML call
+// nvidia-smi answers the same query field with.
 type NVML struct {
-	lib      nvmlLib
-	dev      nvmlDevice
-	gpu      int
+	lib nvmlLib
+	// devs are the handles of the GPUs read, in the order of gpus (sorted
+	// by index).
+	devs     []nvmlDevice
+	gpus     []int
 	throttle string
 	timeout  time.Duration
-	// optional fields the device answered at open, in query order.
+	// optional fields every device answered at open, in query order.
 	temp, power, mem bool
 
 	mu     sync.Mutex
@@ -138,19 +143,24 @@ type NVML struct {
 	// alone at Close: nvmlShutdown under a running call is not safe.
 	hung bool
 	busy int
+	// current is the GPU whose calls are in flight, for naming a hung one.
+	current int
 }
 
-// NewNVML initializes lib, finds GPU gpu, picks the throttle call the driver
-// has (nvmlDeviceGetCurrentClocksEventReasons, else
+// NewNVML initializes lib, resolves sel (the zero Selection is GPU 0)
+// against the GPUs NVML lists where the selection needs them listed, finds
+// each GPU's handle, picks the throttle call the driver has
+// (nvmlDeviceGetCurrentClocksEventReasons, else
 // nvmlDeviceGetCurrentClocksThrottleReasons), keeps each optional reading
-// the device answers, and takes one probe reading that must succeed within
-// timeout (zero: DefaultQueryTimeout), as must every reading after it.
-func NewNVML(lib nvmlLib, gpu int, timeout time.Duration, logf func(string, ...any)) (*NVML, error) {
+// every device answers, and takes one probe reading that must succeed
+// within timeout (zero: DefaultQueryTimeout), as must every reading after
+// it.
+func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string, ...any)) (*NVML, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	if gpu < 0 {
-		return nil, fmt.Errorf("GPU index %d is negative", gpu)
+	if sel.Source == "" {
+		sel = DefaultSelection()
 	}
 	if timeout <= 0 {
 		timeout = DefaultQueryTimeout
@@ -158,7 +168,7 @@ func NewNVML(lib nvmlLib, gpu int, timeout time.Duration, logf func(string, ...a
 	if ret := lib.Init(); ret != nvmlSuccess {
 		return nil, fmt.Errorf("NVML: nvmlInit_v2: %v", ret)
 	}
-	n := &NVML{lib: lib, gpu: gpu, timeout: timeout}
+	n := &NVML{lib: lib, timeout: timeout}
 	ok := false
 	defer func() {
 		if !ok {
@@ -179,25 +189,45 @@ func NewNVML(lib nvmlLib, gpu int, timeout time.Duration, logf func(string, ...a
 		return nil, fmt.Errorf("NVML: the driver has no %s, so %s cannot be read; %s",
 			symAppClock, FieldClocksApplicationsGraphics, nvmlDriverAdvice)
 	}
-	dev, ret := lib.DeviceGetHandleByIndex(gpu)
-	if ret != nvmlSuccess {
-		return nil, fmt.Errorf("NVML: nvmlDeviceGetHandleByIndex_v2(%d): %v", gpu, ret)
+	var listed []GPU
+	if sel.NeedsList() {
+		var err error
+		if listed, err = listNVML(lib); err != nil {
+			return nil, err
+		}
 	}
-	n.dev = dev
-	if _, ret := lib.DeviceGetTemperature(dev, nvmlTemperatureGPU); ret == nvmlSuccess {
-		n.temp = true
-	} else {
-		logf("NVML: optional field %s dropped: nvmlDeviceGetTemperature: %v", FieldTemperatureGPU, ret)
+	res, err := sel.Resolve(listed)
+	if err != nil {
+		return nil, err
 	}
-	if _, ret := lib.DeviceGetPowerUsage(dev); ret == nvmlSuccess {
-		n.power = true
-	} else {
-		logf("NVML: optional field %s dropped: nvmlDeviceGetPowerUsage: %v", FieldPowerDraw, ret)
+	n.gpus = res.Indices
+	for _, gpu := range n.gpus {
+		dev, ret := lib.DeviceGetHandleByIndex(gpu)
+		if ret != nvmlSuccess {
+			msg := fmt.Sprintf("NVML: nvmlDeviceGetHandleByIndex_v2(%d): %v", gpu, ret)
+			if ret == nvmlErrorInvalidArgument || ret == nvmlErrorNotFound {
+				return nil, selectErrf("%s: NVML knows no GPU %d; nvidia-smi -L lists the GPUs", msg, gpu)
+			}
+			return nil, errors.New(msg)
+		}
+		n.devs = append(n.devs, dev)
 	}
-	if v, ret := lib.DeviceGetClockInfo(dev, nvmlClockMem); ret == nvmlSuccess && v > 0 {
-		n.mem = true
-	} else {
-		logf("NVML: optional field %s dropped: nvmlDeviceGetClockInfo(MEM): %v (%d MHz)", FieldClocksMem, ret, v)
+	logf("%v", res)
+	n.temp, n.power, n.mem = true, true, true
+	for i, dev := range n.devs {
+		on := n.onGPU(n.gpus[i])
+		if _, ret := lib.DeviceGetTemperature(dev, nvmlTemperatureGPU); ret != nvmlSuccess && n.temp {
+			n.temp = false
+			logf("NVML: optional field %s dropped: %snvmlDeviceGetTemperature: %v", FieldTemperatureGPU, on, ret)
+		}
+		if _, ret := lib.DeviceGetPowerUsage(dev); ret != nvmlSuccess && n.power {
+			n.power = false
+			logf("NVML: optional field %s dropped: %snvmlDeviceGetPowerUsage: %v", FieldPowerDraw, on, ret)
+		}
+		if v, ret := lib.DeviceGetClockInfo(dev, nvmlClockMem); (ret != nvmlSuccess || v == 0) && n.mem {
+			n.mem = false
+			logf("NVML: optional field %s dropped: %snvmlDeviceGetClockInfo(MEM): %v (%d MHz)", FieldClocksMem, on, ret, v)
+		}
 	}
 	if _, err := n.Read(context.Background(), time.Now(), "probe"); err != nil {
 		return nil, err
@@ -206,18 +236,53 @@ func NewNVML(lib nvmlLib, gpu int, timeout time.Duration, logf func(string, ...a
 	return n, nil
 }
 
+// onGPU is "GPU 2: " where several GPUs are read, "" for one.
+func (n *NVML) onGPU(gpu int) string {
+	if len(n.gpus) == 1 {
+		return ""
+	}
+	return fmt.Sprintf("GPU %d: ", gpu)
+}
+
+// listNVML lists every GPU NVML knows: its index, UUID and name.
+func listNVML(lib nvmlLib) ([]GPU, error) {
+	count, ret := lib.DeviceGetCount()
+	if ret != nvmlSuccess {
+		return nil, fmt.Errorf("NVML: listing the GPUs: nvmlDeviceGetCount_v2: %v", ret)
+	}
+	gpus := []GPU{}
+	for i := 0; i < count; i++ {
+		dev, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvmlSuccess {
+			return nil, fmt.Errorf("NVML: listing the GPUs: nvmlDeviceGetHandleByIndex_v2(%d): %v; name the GPUs to sample by index with --gpu", i, ret)
+		}
+		g := GPU{Index: i}
+		if g.UUID, ret = lib.DeviceGetUUID(dev); ret != nvmlSuccess {
+			return nil, fmt.Errorf("NVML: listing the GPUs: GPU %d: nvmlDeviceGetUUID: %v; name the GPUs to sample by index with --gpu", i, ret)
+		}
+		if g.Name, ret = lib.DeviceGetName(dev); ret != nvmlSuccess {
+			return nil, fmt.Errorf("NVML: listing the GPUs: GPU %d: nvmlDeviceGetName: %v; name the GPUs to sample by index with --gpu", i, ret)
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus, nil
+}
+
 // nvmlDriverAdvice says what to do about a driver that lacks a call every
 // sample needs.
 const nvmlDriverAdvice = "clockgate cannot record clock evidence through this driver: update the NVIDIA driver, or try --backend nvidia-smi"
 
-// Name says which GPU is read and how.
+// Name says which GPUs are read and how.
 func (n *NVML) Name() string {
-	s := fmt.Sprintf("NVML GPU %d, throttle field %s", n.gpu, n.throttle)
+	s := fmt.Sprintf("NVML %s, throttle field %s", gpusWord(n.gpus), n.throttle)
 	if opt := n.optional(); len(opt) > 0 {
 		s += ", optional " + strings.Join(opt, " ")
 	}
 	return s
 }
+
+// GPUs returns the indices of the GPUs read, sorted.
+func (n *NVML) GPUs() []int { return append([]int(nil), n.gpus...) }
 
 // ThrottleField returns the nvidia-smi spelling of the throttle call used.
 func (n *NVML) ThrottleField() string { return n.throttle }
@@ -238,10 +303,10 @@ func (n *NVML) optional() []string {
 
 // fail names the GPU, the field and the NVML call that failed, and, when
 // the driver cannot give a field every sample needs, what to do.
-func (n *NVML) fail(field, call string, ret nvmlReturn) error {
-	msg := fmt.Sprintf("NVML GPU %d: %s: %s returned %v", n.gpu, field, call, ret)
+func (n *NVML) fail(gpu int, dev nvmlDevice, field, call string, ret nvmlReturn) error {
+	msg := fmt.Sprintf("NVML GPU %d: %s: %s returned %v", gpu, field, call, ret)
 	if ret == nvmlErrorNotSupported || ret == nvmlErrorNoPermission {
-		if why := n.unsupported(field, ret); why != "" {
+		if why := n.unsupported(gpu, dev, field, ret); why != "" {
 			msg += ": " + why
 		}
 	}
@@ -249,15 +314,15 @@ func (n *NVML) fail(field, call string, ret nvmlReturn) error {
 }
 
 // unsupported explains a required field the device will not give.
-func (n *NVML) unsupported(field string, ret nvmlReturn) string {
+func (n *NVML) unsupported(gpu int, dev nvmlDevice, field string, ret nvmlReturn) string {
 	if ret == nvmlErrorNoPermission {
 		return "reading it needs privileges this process lacks; run clockgate as a user the driver lets read it"
 	}
 	if field == FieldUtilizationGPU {
 		mig := ""
 		if n.lib.Has(symMigMode) {
-			if cur, _, ret := n.lib.DeviceGetMigMode(n.dev); ret == nvmlSuccess && cur == nvmlMIGEnabled {
-				mig = fmt.Sprintf(" GPU %d is in MIG mode, where NVML gives no utilization.", n.gpu)
+			if cur, _, ret := n.lib.DeviceGetMigMode(dev); ret == nvmlSuccess && cur == nvmlMIGEnabled {
+				mig = fmt.Sprintf(" GPU %d is in MIG mode, where NVML gives no utilization.", gpu)
 			}
 		}
 		return "this GPU reports no utilization." + mig + " " + migAdvice
@@ -273,37 +338,49 @@ func (n *NVML) unsupported(field string, ret nvmlReturn) string {
 const migAdvice = "clockgate needs utilization.gpu to tell busy samples from idle ones, so it cannot sample a MIG instance or a GPU in MIG mode: record the leg on a GPU with MIG disabled (nvidia-smi --query-gpu=index,mig.mode.current --format=csv shows which)"
 
 // failf names the GPU and the field with an explanation.
-func (n *NVML) failf(field, format string, args ...any) error {
-	return fmt.Errorf("NVML GPU %d: %s: %s", n.gpu, field, fmt.Sprintf(format, args...))
+func (n *NVML) failf(gpu int, field, format string, args ...any) error {
+	return fmt.Errorf("NVML GPU %d: %s: %s", gpu, field, fmt.Sprintf(format, args...))
 }
 
-// Read takes one reading. Every call must succeed, except that
-// ERROR_DEPRECATED from nvmlDeviceGetApplicationsClock (what nvidia-smi
-// prints as "[Requested functionality has been deprecated]") records the
-// applications clock as null. A reading that does not return within the
-// timeout is refused; the calls it made are left to the driver, and the
-// library is never shut down under them.
-func (n *NVML) Read(ctx context.Context, t time.Time, bootID string) (*clocks.Sample, error) {
+// Read takes one reading of every GPU, one pass over their handles.
+// Every call must succeed, except that ERROR_DEPRECATED from
+// nvmlDeviceGetApplicationsClock (what nvidia-smi prints as "[Requested
+// functionality has been deprecated]") records the applications clock as
+// null. A pass that does not return within the timeout is refused, naming
+// the GPU whose call was in flight; the calls it made are left to the
+// driver, and the library is never shut down under them.
+func (n *NVML) Read(ctx context.Context, t time.Time, bootID string) ([]*clocks.Sample, error) {
 	n.mu.Lock()
 	if n.hung {
+		gpu := n.current
 		n.mu.Unlock()
-		return nil, fmt.Errorf("NVML GPU %d: an earlier reading never returned", n.gpu)
+		return nil, fmt.Errorf("NVML GPU %d: an earlier reading never returned", gpu)
 	}
+	n.busy++
 	n.mu.Unlock()
 	type result struct {
-		s   *clocks.Sample
+		s   []*clocks.Sample
 		err error
 	}
 	c := make(chan result, 1)
-	n.mu.Lock()
-	n.busy++
-	n.mu.Unlock()
 	go func() {
-		s, err := n.read(t, bootID)
+		var out []*clocks.Sample
+		var err error
+		for i, dev := range n.devs {
+			n.mu.Lock()
+			n.current = n.gpus[i]
+			n.mu.Unlock()
+			var s *clocks.Sample
+			if s, err = n.read(n.gpus[i], dev, t, bootID); err != nil {
+				out = nil
+				break
+			}
+			out = append(out, s)
+		}
 		n.mu.Lock()
 		n.busy--
 		n.mu.Unlock()
-		c <- result{s, err}
+		c <- result{out, err}
 	}()
 	timer := time.NewTimer(n.timeout)
 	defer timer.Stop()
@@ -313,8 +390,9 @@ func (n *NVML) Read(ctx context.Context, t time.Time, bootID string) (*clocks.Sa
 	case <-timer.C:
 		n.mu.Lock()
 		n.hung = true
+		gpu := n.current
 		n.mu.Unlock()
-		return nil, fmt.Errorf("NVML GPU %d did not answer within %v", n.gpu, n.timeout)
+		return nil, fmt.Errorf("NVML GPU %d did not answer within %v", gpu, n.timeout)
 	case <-ctx.Done():
 		// The stop cut this reading short; its calls finish on their own
 		// and Close leaves the library to them.
@@ -322,24 +400,25 @@ func (n *NVML) Read(ctx context.Context, t time.Time, bootID string) (*clocks.Sa
 	}
 }
 
-func (n *NVML) read(t time.Time, bootID string) (*clocks.Sample, error) {
-	r := &Reading{Fields: append(QueryFields(n.throttle), n.optional()...), Index: n.gpu, ThrottleField: n.throttle}
-	lib, dev := n.lib, n.dev
+// read reads one GPU.
+func (n *NVML) read(gpu int, dev nvmlDevice, t time.Time, bootID string) (*clocks.Sample, error) {
+	r := &Reading{Fields: append(QueryFields(n.throttle), n.optional()...), Index: gpu, ThrottleField: n.throttle}
+	lib := n.lib
 	var ret nvmlReturn
 	if r.UUID, ret = lib.DeviceGetUUID(dev); ret != nvmlSuccess {
-		return nil, n.fail(FieldUUID, "nvmlDeviceGetUUID", ret)
+		return nil, n.fail(gpu, dev, FieldUUID, "nvmlDeviceGetUUID", ret)
 	}
 	if r.Name, ret = lib.DeviceGetName(dev); ret != nvmlSuccess {
-		return nil, n.fail(FieldName, "nvmlDeviceGetName", ret)
+		return nil, n.fail(gpu, dev, FieldName, "nvmlDeviceGetName", ret)
 	}
 	if r.DriverVersion, ret = lib.SystemGetDriverVersion(); ret != nvmlSuccess {
-		return nil, n.fail(FieldDriverVersion, "nvmlSystemGetDriverVersion", ret)
+		return nil, n.fail(gpu, dev, FieldDriverVersion, "nvmlSystemGetDriverVersion", ret)
 	}
 	var err error
-	if r.SMClockMHz, err = n.clockMHz(FieldClocksSM, "nvmlDeviceGetClockInfo(SM)", lib.DeviceGetClockInfo, nvmlClockSM); err != nil {
+	if r.SMClockMHz, err = n.clockMHz(gpu, dev, FieldClocksSM, "nvmlDeviceGetClockInfo(SM)", lib.DeviceGetClockInfo, nvmlClockSM); err != nil {
 		return nil, err
 	}
-	if r.ClocksMaxSMMHz, err = n.clockMHz(FieldClocksMaxSM, "nvmlDeviceGetMaxClockInfo(SM)", lib.DeviceGetMaxClockInfo, nvmlClockSM); err != nil {
+	if r.ClocksMaxSMMHz, err = n.clockMHz(gpu, dev, FieldClocksMaxSM, "nvmlDeviceGetMaxClockInfo(SM)", lib.DeviceGetMaxClockInfo, nvmlClockSM); err != nil {
 		return nil, err
 	}
 	switch v, ret := lib.DeviceGetApplicationsClock(dev, nvmlClockGraphics); ret {
@@ -347,12 +426,12 @@ func (n *NVML) read(t time.Time, bootID string) (*clocks.Sample, error) {
 		r.ClocksApplicationsGraphicsMHz = nil
 	case nvmlSuccess:
 		if v == 0 {
-			return nil, n.failf(FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS) gave 0 MHz")
+			return nil, n.failf(gpu, FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS) gave 0 MHz")
 		}
 		mhz := int(v)
 		r.ClocksApplicationsGraphicsMHz = &mhz
 	default:
-		return nil, n.fail(FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS)", ret)
+		return nil, n.fail(gpu, dev, FieldClocksApplicationsGraphics, "nvmlDeviceGetApplicationsClock(GRAPHICS)", ret)
 	}
 	var bits uint64
 	call := symEventReasons
@@ -363,39 +442,39 @@ func (n *NVML) read(t time.Time, bootID string) (*clocks.Sample, error) {
 		bits, ret = lib.DeviceGetCurrentClocksThrottleReasons(dev)
 	}
 	if ret != nvmlSuccess {
-		return nil, n.fail(n.throttle, call, ret)
+		return nil, n.fail(gpu, dev, n.throttle, call, ret)
 	}
 	r.ThrottleReasonsActive = clocks.FormatThrottle(bits)
 	switch pm, ret := lib.DeviceGetPersistenceMode(dev); {
 	case ret != nvmlSuccess:
-		return nil, n.fail(FieldPersistenceMode, "nvmlDeviceGetPersistenceMode", ret)
+		return nil, n.fail(gpu, dev, FieldPersistenceMode, "nvmlDeviceGetPersistenceMode", ret)
 	case pm == nvmlFeatureEnabled:
 		r.PersistenceMode = "Enabled"
 	case pm == nvmlFeatureDisabled:
 		r.PersistenceMode = "Disabled"
 	default:
-		return nil, n.failf(FieldPersistenceMode, "nvmlDeviceGetPersistenceMode gave unknown state %d", pm)
+		return nil, n.failf(gpu, FieldPersistenceMode, "nvmlDeviceGetPersistenceMode gave unknown state %d", pm)
 	}
 	switch ps, ret := lib.DeviceGetPerformanceState(dev); {
 	case ret != nvmlSuccess:
-		return nil, n.fail(FieldPState, "nvmlDeviceGetPerformanceState", ret)
+		return nil, n.fail(gpu, dev, FieldPState, "nvmlDeviceGetPerformanceState", ret)
 	case ps > nvmlPState15:
-		return nil, n.failf(FieldPState, "nvmlDeviceGetPerformanceState gave unknown state %d", ps)
+		return nil, n.failf(gpu, FieldPState, "nvmlDeviceGetPerformanceState gave unknown state %d", ps)
 	default:
 		r.PState = fmt.Sprintf("P%d", ps)
 	}
 	switch u, _, ret := lib.DeviceGetUtilizationRates(dev); {
 	case ret != nvmlSuccess:
-		return nil, n.fail(FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates", ret)
+		return nil, n.fail(gpu, dev, FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates", ret)
 	case u > 100:
-		return nil, n.failf(FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates gave %d%%, more than 100", u)
+		return nil, n.failf(gpu, FieldUtilizationGPU, "nvmlDeviceGetUtilizationRates gave %d%%, more than 100", u)
 	default:
 		r.UtilizationGPUPct = int(u)
 	}
 	if n.temp {
 		v, ret := lib.DeviceGetTemperature(dev, nvmlTemperatureGPU)
 		if ret != nvmlSuccess {
-			return nil, n.fail(FieldTemperatureGPU, "nvmlDeviceGetTemperature(GPU)", ret)
+			return nil, n.fail(gpu, dev, FieldTemperatureGPU, "nvmlDeviceGetTemperature(GPU)", ret)
 		}
 		c := float64(v)
 		r.TemperatureGPUC = &c
@@ -403,13 +482,13 @@ func (n *NVML) read(t time.Time, bootID string) (*clocks.Sample, error) {
 	if n.power {
 		v, ret := lib.DeviceGetPowerUsage(dev)
 		if ret != nvmlSuccess {
-			return nil, n.fail(FieldPowerDraw, "nvmlDeviceGetPowerUsage", ret)
+			return nil, n.fail(gpu, dev, FieldPowerDraw, "nvmlDeviceGetPowerUsage", ret)
 		}
 		w := float64(v) / 1000 // NVML reports mW
 		r.PowerDrawW = &w
 	}
 	if n.mem {
-		mhz, err := n.clockMHz(FieldClocksMem, "nvmlDeviceGetClockInfo(MEM)", lib.DeviceGetClockInfo, nvmlClockMem)
+		mhz, err := n.clockMHz(gpu, dev, FieldClocksMem, "nvmlDeviceGetClockInfo(MEM)", lib.DeviceGetClockInfo, nvmlClockMem)
 		if err != nil {
 			return nil, err
 		}
@@ -417,19 +496,19 @@ func (n *NVML) read(t time.Time, bootID string) (*clocks.Sample, error) {
 	}
 	s, err := r.Sample(t, bootID)
 	if err != nil {
-		return nil, fmt.Errorf("NVML GPU %d: %v", n.gpu, err)
+		return nil, fmt.Errorf("NVML GPU %d: %v", gpu, err)
 	}
 	return s, nil
 }
 
 // clockMHz reads one clock and refuses a failed call or a zero clock.
-func (n *NVML) clockMHz(field, call string, get func(nvmlDevice, nvmlClock) (uint32, nvmlReturn), ct nvmlClock) (int, error) {
-	v, ret := get(n.dev, ct)
+func (n *NVML) clockMHz(gpu int, dev nvmlDevice, field, call string, get func(nvmlDevice, nvmlClock) (uint32, nvmlReturn), ct nvmlClock) (int, error) {
+	v, ret := get(dev, ct)
 	if ret != nvmlSuccess {
-		return 0, n.fail(field, call, ret)
+		return 0, n.fail(gpu, dev, field, call, ret)
 	}
 	if v == 0 {
-		return 0, n.failf(field, "%s gave 0 MHz", call)
+		return 0, n.failf(gpu, field, "%s gave 0 MHz", call)
 	}
 	return int(v), nil
 }

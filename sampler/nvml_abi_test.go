@@ -59,7 +59,8 @@ func fakeNVMLLibrary(t *testing.T, variant string) string {
 // purego bindings and reads both of its GPUs: every value crosses the C ABI
 // (strings, a pointer to a device handle, unsigned ints, the 64-bit
 // throttle set with a high bit, the utilization struct), and a call the
-// library lacks is known absent.
+// library lacks is known absent; nvmlDeviceGetCount_v2 lists both GPUs,
+// and one reading reads both.
 func TestSamplerNVMLBindingsABI(t *testing.T) {
 	dir := fakeNVMLLibrary(t, "")
 	lib, err := loadNVML(filepath.Join(dir, "libnvidia-ml.so.1"))
@@ -77,11 +78,11 @@ func TestSamplerNVMLBindingsABI(t *testing.T) {
 		1: `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":1,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1740,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000010000000004","persistence_mode":"Enabled","pstate":"P2","utilization_gpu_pct":87,"temperature_gpu_c":47,"power_draw_w":412.345,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active"}`,
 	}
 	for gpu := 0; gpu < 2; gpu++ {
-		n, err := NewNVML(lib, gpu, time.Second, t.Logf)
+		n, err := NewNVML(lib, GPUIndices(gpu), time.Second, t.Logf)
 		if err != nil {
 			t.Fatalf("GPU %d: %v", gpu, err)
 		}
-		smp, err := n.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot)
+		smp, err := one(n.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot))
 		if err != nil {
 			t.Fatalf("GPU %d: %v", gpu, err)
 		}
@@ -92,8 +93,32 @@ func TestSamplerNVMLBindingsABI(t *testing.T) {
 			t.Errorf("GPU %d: %v", gpu, err)
 		}
 	}
-	_, err = NewNVML(lib, 2, time.Second, t.Logf)
-	if err == nil || err.Error() != "NVML: nvmlDeviceGetHandleByIndex_v2(2): ERROR_INVALID_ARGUMENT" {
+	// Both GPUs in one pass, chosen by --gpu all through
+	// nvmlDeviceGetCount_v2 and by UUID through the listing.
+	for _, text := range []string{"all", "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31,GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30"} {
+		sel, err := ParseGPUFlag(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := NewNVML(lib, sel, time.Second, t.Logf)
+		if err != nil {
+			t.Fatalf("--gpu %s: %v", text, err)
+		}
+		rows, err := n.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot)
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("--gpu %s: %d rows, %v", text, len(rows), err)
+		}
+		for i, smp := range rows {
+			if got := string(smp.AppendJSON(nil)); got != want[i] {
+				t.Errorf("--gpu %s, GPU %d sample\n got %s\nwant %s", text, i, got, want[i])
+			}
+		}
+		if err := n.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	_, err = NewNVML(lib, GPUIndices(2), time.Second, t.Logf)
+	if err == nil || err.Error() != "NVML: nvmlDeviceGetHandleByIndex_v2(2): ERROR_INVALID_ARGUMENT: NVML knows no GPU 2; nvidia-smi -L lists the GPUs" || !errors.Is(err, ErrSelect) {
 		t.Errorf("GPU 2: %v", err)
 	}
 }
@@ -106,7 +131,7 @@ func TestSamplerNVMLBindingsMIG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewNVML(lib, 0, time.Second, t.Logf)
+	_, err = NewNVML(lib, GPUIndices(0), time.Second, t.Logf)
 	want := "NVML GPU 0: utilization.gpu: nvmlDeviceGetUtilizationRates returned ERROR_NOT_SUPPORTED: this GPU reports no utilization. GPU 0 is in MIG mode, where NVML gives no utilization. " + migAdvice
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)

@@ -13,14 +13,14 @@ import (
 // search path, as the driver installs it.
 const nvmlLibrary = "libnvidia-ml.so.1"
 
-// openNVML loads libnvidia-ml.so.1 at run time, without cgo, and opens GPU
-// gpu through it. A library that cannot be loaded is ErrNVMLUnavailable.
-func openNVML(gpu int, timeout time.Duration, logf func(string, ...any)) (Backend, error) {
+// openNVML loads libnvidia-ml.so.1 at run time, without cgo, and opens the
+// GPUs sel selects through it. A library that cannot be loaded is ErrNVMLUnavailable.
+func openNVML(sel Selection, timeout time.Duration, logf func(string, ...any)) (Backend, error) {
 	lib, err := loadNVML(nvmlLibrary)
 	if err != nil {
 		return nil, err
 	}
-	n, err := NewNVML(lib, gpu, timeout, logf)
+	n, err := NewNVML(lib, sel, timeout, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -36,6 +36,7 @@ type dlNVML struct {
 	init                       func() int32
 	shutdown                   func() int32
 	systemGetDriverVersion     func(buf *byte, n uint32) int32
+	deviceGetCount             func(n *uint32) int32
 	deviceGetHandleByIndex     func(i uint32, dev *uintptr) int32
 	deviceGetUUID              func(dev uintptr, buf *byte, n uint32) int32
 	deviceGetName              func(dev uintptr, buf *byte, n uint32) int32
@@ -71,6 +72,7 @@ func loadNVML(path string) (*dlNVML, error) {
 	bind(&l.init, "nvmlInit_v2")
 	bind(&l.shutdown, "nvmlShutdown")
 	bind(&l.systemGetDriverVersion, "nvmlSystemGetDriverVersion")
+	bind(&l.deviceGetCount, "nvmlDeviceGetCount_v2")
 	bind(&l.deviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2")
 	bind(&l.deviceGetUUID, "nvmlDeviceGetUUID")
 	bind(&l.deviceGetName, "nvmlDeviceGetName")
@@ -126,6 +128,15 @@ func cString(f func(buf *byte, n uint32) int32) (string, nvmlReturn) {
 
 func (l *dlNVML) SystemGetDriverVersion() (string, nvmlReturn) {
 	return cString(l.systemGetDriverVersion)
+}
+
+func (l *dlNVML) DeviceGetCount() (int, nvmlReturn) {
+	if l.deviceGetCount == nil {
+		return 0, nvmlReturn(missing)
+	}
+	var n uint32
+	ret := l.deviceGetCount(&n)
+	return int(n), nvmlReturn(ret)
 }
 
 func (l *dlNVML) DeviceGetHandleByIndex(i int) (nvmlDevice, nvmlReturn) {

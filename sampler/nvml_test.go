@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -9,37 +10,50 @@ import (
 	"time"
 )
 
-// fakeNVML is a synthetic H100 behind the nvmlLib interface; its fields say
-// what each NVML call answers. The interface has no call that changes GPU
-// state, so no test needs to watch for one.
+// fakeNVML is a box of synthetic H100s (one unless count says more)
+// behind the nvmlLib interface; its fields say what each NVML call answers,
+// on every device, and smBy, utilBy and smRetBy override the SM clock, the
+// utilization and the SM clock call's status per device index. The
+// interface has no call that changes GPU state, so no test needs to watch
+// for one.
 type fakeNVML struct {
-	mu      sync.Mutex
-	symbols map[string]bool
-	initRet nvmlReturn
-	sm      uint32
-	smRet   nvmlReturn
-	app     uint32
-	appRet  nvmlReturn
-	util    uint32
-	utilRet nvmlReturn
-	mig     uint32
-	pm      uint32
-	ps      uint32
-	tempRet nvmlReturn
-	powRet  nvmlReturn
-	// hang makes every SM clock read wait until release is closed.
+	mu       sync.Mutex
+	symbols  map[string]bool
+	initRet  nvmlReturn
+	count    int
+	countRet nvmlReturn
+	sm       uint32
+	smRet    nvmlReturn
+	app      uint32
+	appRet   nvmlReturn
+	util     uint32
+	utilRet  nvmlReturn
+	mig      uint32
+	pm       uint32
+	ps       uint32
+	tempRet  nvmlReturn
+	powRet   nvmlReturn
+	smBy     map[int]uint32
+	utilBy   map[int]uint32
+	smRetBy  map[int]nvmlReturn
+	// hang makes every SM clock read wait until release is closed; hangBy
+	// makes one device's.
 	hang    bool
+	hangBy  map[int]bool
 	release chan struct{}
 
 	shut       int
 	eventCalls int
 	throtCalls int
+	// smReads counts the SM clock reads of each device.
+	smReads map[int]int
 }
 
 func newFakeNVML() *fakeNVML {
 	return &fakeNVML{
 		symbols: map[string]bool{symEventReasons: true, symThrottleReasons: true, symAppClock: true, symMigMode: true},
-		sm:      1980, appRet: nvmlErrorDeprecated, util: 100, pm: nvmlFeatureEnabled,
+		count:   1, sm: 1980, appRet: nvmlErrorDeprecated, util: 100, pm: nvmlFeatureEnabled,
+		smBy: map[int]uint32{}, utilBy: map[int]uint32{}, smRetBy: map[int]nvmlReturn{}, hangBy: map[int]bool{}, smReads: map[int]int{},
 		release: make(chan struct{}),
 	}
 }
@@ -50,12 +64,31 @@ func (g *fakeNVML) set(f func(*fakeNVML)) {
 	g.mu.Unlock()
 }
 
-func (g *fakeNVML) get() *fakeNVML {
+// state is a copy of what device d answers now.
+type fakeState struct {
+	sm, app, util, mig, pm, ps      uint32
+	smRet, appRet, utilRet, tempRet nvmlReturn
+	powRet                          nvmlReturn
+	hang                            bool
+}
+
+func (g *fakeNVML) get(d nvmlDevice) fakeState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	c := &fakeNVML{sm: g.sm, smRet: g.smRet, app: g.app, appRet: g.appRet, util: g.util, utilRet: g.utilRet,
+	i := int(d - fakeDev)
+	s := fakeState{sm: g.sm, smRet: g.smRet, app: g.app, appRet: g.appRet, util: g.util, utilRet: g.utilRet,
 		mig: g.mig, pm: g.pm, ps: g.ps, tempRet: g.tempRet, powRet: g.powRet, hang: g.hang}
-	return c
+	if v, ok := g.smBy[i]; ok {
+		s.sm = v
+	}
+	if v, ok := g.utilBy[i]; ok {
+		s.util = v
+	}
+	if v, ok := g.smRetBy[i]; ok {
+		s.smRet = v
+	}
+	s.hang = s.hang || g.hangBy[i]
+	return s
 }
 
 func (g *fakeNVML) shutdowns() int {
@@ -64,14 +97,18 @@ func (g *fakeNVML) shutdowns() int {
 	return g.shut
 }
 
+// fakeDev is device 0's handle; device i's is fakeDev+i.
 const fakeDev nvmlDevice = 0x5000
 
 func (g *fakeNVML) dev(d nvmlDevice) nvmlReturn {
-	if d != fakeDev {
+	if d < fakeDev || int(d-fakeDev) >= g.count {
 		return nvmlErrorInvalidArgument
 	}
 	return nvmlSuccess
 }
+
+// fakeUUID is device i's UUID.
+func fakeUUID(i int) string { return fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a%d", 37+i) }
 
 func (g *fakeNVML) Has(s string) bool { return g.symbols[s] }
 func (g *fakeNVML) Init() nvmlReturn  { return g.initRet }
@@ -80,24 +117,29 @@ func (g *fakeNVML) Shutdown() nvmlReturn {
 	return nvmlSuccess
 }
 func (g *fakeNVML) SystemGetDriverVersion() (string, nvmlReturn) { return "590.44.01", nvmlSuccess }
+func (g *fakeNVML) DeviceGetCount() (int, nvmlReturn)            { return g.count, g.countRet }
 func (g *fakeNVML) DeviceGetHandleByIndex(i int) (nvmlDevice, nvmlReturn) {
-	if i != 0 {
+	if i < 0 || i >= g.count {
 		return 0, nvmlErrorInvalidArgument
 	}
-	return fakeDev, nvmlSuccess
+	return fakeDev + nvmlDevice(i), nvmlSuccess
 }
 func (g *fakeNVML) DeviceGetUUID(d nvmlDevice) (string, nvmlReturn) {
-	return "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37", g.dev(d)
+	return fakeUUID(int(d - fakeDev)), g.dev(d)
 }
 func (g *fakeNVML) DeviceGetName(d nvmlDevice) (string, nvmlReturn) {
 	return "NVIDIA H100 80GB HBM3", g.dev(d)
 }
 func (g *fakeNVML) DeviceGetClockInfo(d nvmlDevice, ct nvmlClock) (uint32, nvmlReturn) {
-	s := g.get()
+	s := g.get(d)
 	switch ct {
 	case nvmlClockSM:
+		g.set(func(g *fakeNVML) { g.smReads[int(d-fakeDev)]++ })
 		if s.hang {
 			<-g.release
+		}
+		if ret := g.dev(d); ret != nvmlSuccess {
+			return 0, ret
 		}
 		return s.sm, s.smRet
 	case nvmlClockMem:
@@ -115,7 +157,7 @@ func (g *fakeNVML) DeviceGetApplicationsClock(d nvmlDevice, ct nvmlClock) (uint3
 	if ct != nvmlClockGraphics {
 		return 0, nvmlErrorInvalidArgument
 	}
-	s := g.get()
+	s := g.get(d)
 	return s.app, s.appRet
 }
 func (g *fakeNVML) DeviceGetCurrentClocksEventReasons(d nvmlDevice) (uint64, nvmlReturn) {
@@ -127,26 +169,27 @@ func (g *fakeNVML) DeviceGetCurrentClocksThrottleReasons(d nvmlDevice) (uint64, 
 	return 0x4, g.dev(d)
 }
 func (g *fakeNVML) DeviceGetPersistenceMode(d nvmlDevice) (uint32, nvmlReturn) {
-	return g.get().pm, g.dev(d)
+	return g.get(d).pm, g.dev(d)
 }
 func (g *fakeNVML) DeviceGetPerformanceState(d nvmlDevice) (uint32, nvmlReturn) {
-	return g.get().ps, g.dev(d)
+	return g.get(d).ps, g.dev(d)
 }
 func (g *fakeNVML) DeviceGetUtilizationRates(d nvmlDevice) (uint32, uint32, nvmlReturn) {
-	s := g.get()
+	s := g.get(d)
 	if s.utilRet != nvmlSuccess {
 		return 0, 0, s.utilRet
 	}
 	return s.util, 40, g.dev(d)
 }
 func (g *fakeNVML) DeviceGetTemperature(d nvmlDevice, sensor uint32) (uint32, nvmlReturn) {
-	return 45, g.get().tempRet
+	return 45, g.get(d).tempRet
 }
 func (g *fakeNVML) DeviceGetPowerUsage(d nvmlDevice) (uint32, nvmlReturn) {
-	return 312450, g.get().powRet
+	return 312450, g.get(d).powRet
 }
 func (g *fakeNVML) DeviceGetMigMode(d nvmlDevice) (uint32, uint32, nvmlReturn) {
-	return g.get().mig, g.get().mig, g.dev(d)
+	s := g.get(d)
+	return s.mig, s.mig, g.dev(d)
 }
 
 func readFileString(path string) (string, error) {
@@ -156,14 +199,14 @@ func readFileString(path string) (string, error) {
 
 func TestSamplerNVMLReads(t *testing.T) {
 	g := newFakeNVML()
-	n, err := NewNVML(g, 0, time.Second, t.Logf)
+	n, err := NewNVML(g, GPUIndices(0), time.Second, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n.ThrottleField() != FieldEventReasons {
 		t.Errorf("throttle field %s", n.ThrottleField())
 	}
-	smp, err := n.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot)
+	smp, err := one(n.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,11 +231,11 @@ func TestSamplerNVMLOldDriver(t *testing.T) {
 	g := newFakeNVML()
 	g.symbols[symEventReasons] = false
 	g.app, g.appRet = 1755, nvmlSuccess
-	n, err := NewNVML(g, 0, time.Second, t.Logf)
+	n, err := NewNVML(g, GPUIndices(0), time.Second, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	smp, err := n.Read(context.Background(), time.Now(), testBoot)
+	smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +251,7 @@ func TestSamplerNVMLOldDriver(t *testing.T) {
 func TestSamplerNVMLInitFails(t *testing.T) {
 	g := newFakeNVML()
 	g.initRet = nvmlErrorDriverNotLoaded
-	_, err := NewNVML(g, 0, time.Second, nil)
+	_, err := NewNVML(g, GPUIndices(0), time.Second, nil)
 	if err == nil || err.Error() != "NVML: nvmlInit_v2: ERROR_DRIVER_NOT_LOADED" {
 		t.Fatalf("driver not loaded: %v", err)
 	}
@@ -248,7 +291,7 @@ func TestSamplerNVMLRefusesAtOpen(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			g := newFakeNVML()
 			c.edit(g)
-			_, err := NewNVML(g, c.gpu, time.Second, t.Logf)
+			_, err := NewNVML(g, GPUIndices(c.gpu), time.Second, t.Logf)
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 				t.Fatalf("err = %v\nwant %s", err, c.want)
 			}
@@ -264,11 +307,11 @@ func TestSamplerNVMLRefusesAtOpen(t *testing.T) {
 func TestSamplerNVMLOptionalFields(t *testing.T) {
 	g := newFakeNVML()
 	g.tempRet = nvmlErrorNotSupported
-	n, err := NewNVML(g, 0, time.Second, t.Logf)
+	n, err := NewNVML(g, GPUIndices(0), time.Second, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	smp, err := n.Read(context.Background(), time.Now(), testBoot)
+	smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +333,7 @@ func TestSamplerNVMLOptionalFields(t *testing.T) {
 // library is not shut down under the hung call.
 func TestSamplerNVMLHungCall(t *testing.T) {
 	g := newFakeNVML()
-	n, err := NewNVML(g, 0, 200*time.Millisecond, t.Logf)
+	n, err := NewNVML(g, GPUIndices(0), 200*time.Millisecond, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +363,7 @@ func TestSamplerRunsOnNVML(t *testing.T) {
 	t.Parallel()
 	g := newFakeNVML()
 	cfg := testConfig(t)
-	open := func(context.Context) (Backend, error) { return NewNVML(g, 0, time.Second, t.Logf) }
+	open := func(context.Context) (Backend, error) { return NewNVML(g, GPUIndices(0), time.Second, t.Logf) }
 	s, err := New(context.Background(), cfg, open)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 // Package sampler records the GPU clock state of one benchmark leg. It reads
-// the GPU at a fixed interval through a Backend (nvidia-smi or NVML), appends
-// each sample to PREFIX.samples.jsonl as one whole line as soon as it is
+// the leg's GPUs (one, or several for a tensor-parallel leg: Selection) at a
+// fixed interval through a Backend (nvidia-smi or NVML), one query per
+// reading for all of them, appends the reading's samples to
+// PREFIX.samples.jsonl as whole lines, one per GPU, as soon as they are
 // taken, and when it stops writes the record the stream folds to,
 // PREFIX.summary.json, atomically.
 //
@@ -29,14 +31,14 @@ import (
 	"github.com/clockgate/clockgate/clocks"
 )
 
-// Backend reads one GPU's clock state. Every error from Read is a refusal to
-// sample.
+// Backend reads the clock state of the GPUs a leg samples, all of them in
+// one query per reading. Every error from Read is a refusal to sample.
 type Backend interface {
-	// Name says which backend reads which GPU, and how, for status lines.
+	// Name says which backend reads which GPUs, and how, for status lines.
 	Name() string
-	// Read takes one reading and returns it as a sample stamped with the
-	// time t and the boot id bootID.
-	Read(ctx context.Context, t time.Time, bootID string) (*clocks.Sample, error)
+	// Read takes one reading of every GPU and returns one sample per GPU,
+	// sorted by index, each stamped with the time t and the boot id bootID.
+	Read(ctx context.Context, t time.Time, bootID string) ([]*clocks.Sample, error)
 	// Close releases what the backend holds.
 	Close() error
 }
@@ -124,6 +126,11 @@ type Result struct {
 	// Samples is the number of lines written to the stream; Busy and Idle
 	// split it.
 	Samples, Busy, Idle int
+	// Ticks is the number of readings written: each is one line per GPU.
+	Ticks int
+	// GPUs are the indices of the GPUs sampled, sorted (nil when no
+	// reading was taken).
+	GPUs []int
 	// StreamPath is the stream written ("" when no sample was taken: the
 	// empty stream is removed).
 	StreamPath string
@@ -148,6 +155,9 @@ type Sampler struct {
 	nlink uint64
 	// written counts the bytes of whole lines in the stream.
 	written int64
+	// gpus are the GPUs of the window's first reading; every reading must
+	// give the same.
+	gpus []int
 	// write appends to the stream (a test replaces it to fail a write).
 	write func([]byte) (int, error)
 }
@@ -391,6 +401,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	ticker := time.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
 	var line []byte
+	var backs []*clocks.Sample
 	var lastT, inFlight time.Time
 	for stopped() == "" {
 		if s.proc != nil && !s.proc.alive() {
@@ -401,7 +412,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 			return s.refuse(res, fold, err, false)
 		}
 		t := time.Now()
-		smp, err := s.backend.Read(runCtx, t, s.bootID)
+		rows, err := s.backend.Read(runCtx, t, s.bootID)
 		if err != nil {
 			if stopped() != "" {
 				inFlight = t // the stop cut this reading short; it is not a sample
@@ -409,16 +420,34 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 			}
 			return s.refuse(res, fold, err, true)
 		}
-		line = append(smp.AppendJSON(line[:0]), '\n')
-		// What is written must read back as a valid stream line.
-		back, err := clocks.ParseSample(line[:len(line)-1])
-		if err != nil {
-			return s.refuse(res, fold, fmt.Errorf("%s gave a sample that is not valid: %v", s.backend.Name(), err), true)
-		}
-		if err := s.append(line, fold.Total); err != nil {
+		if err := s.checkTick(rows); err != nil {
 			return s.refuse(res, fold, err, true)
 		}
-		fold.Add(back, fold.Total+1)
+		line, backs = line[:0], backs[:0]
+		for _, smp := range rows {
+			start := len(line)
+			line = smp.AppendJSON(line)
+			// What is written must read back as a valid stream line.
+			back, err := clocks.ParseSample(line[start:])
+			if err != nil {
+				what := "a sample"
+				if len(rows) > 1 {
+					what = fmt.Sprintf("a sample of GPU %d", smp.GPUIndex)
+				}
+				return s.refuse(res, fold, fmt.Errorf("%s gave %s that is not valid: %v", s.backend.Name(), what, err), true)
+			}
+			line = append(line, '\n')
+			backs = append(backs, back)
+		}
+		// The tick's rows go to the stream in one write: a stream never
+		// holds part of a tick.
+		if err := s.append(line, fold.Total, len(rows)); err != nil {
+			return s.refuse(res, fold, err, true)
+		}
+		for _, back := range backs {
+			fold.Add(back, fold.Total+1)
+		}
+		res.Ticks++
 		lastT = t
 		select {
 		case <-runCtx.Done():
@@ -426,7 +455,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		}
 	}
 	res.StopReason, res.Stopped = stopped(), stopAt
-	res.Samples, res.Idle, res.Busy = fold.Total, fold.Idle(), fold.Total-fold.Idle()
+	res.Samples, res.Idle, res.Busy, res.GPUs = fold.Total, fold.Idle(), fold.Total-fold.Idle(), s.gpus
 	if fold.Total == 0 {
 		s.stream.Close()
 		os.Remove(s.paths[0])
@@ -453,7 +482,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		return res, err
 	}
 	res.Record, res.RecordPath = rec, s.paths[1]
-	s.cfg.Logf("stopped (%s) after %d samples (%d busy, %d idle); wrote %s", res.StopReason, res.Samples, res.Busy, res.Idle, s.paths[1])
+	s.cfg.Logf("stopped (%s) after %s(%d busy, %d idle); wrote %s", res.StopReason, s.count(res), res.Busy, res.Idle, s.paths[1])
 	if res.StopReason == clocks.StopMaxDuration {
 		s.cfg.Logf("the window was cut off at --max-duration %v: the record is partial and its leg will not be established", s.cfg.MaxDuration)
 	}
@@ -479,24 +508,66 @@ func (s *Sampler) tail(reason string, stopAt, lastT, inFlight time.Time) error {
 		reason, gap.Seconds(), lastT.UTC().Format(SampleTimeLayout), clocks.MaxGapIntervals, s.cfg.Interval, bound, what)
 }
 
-// append writes one whole line to the stream. A write that fails or falls
-// short is cut back to the last whole line, so the stream never keeps a
-// torn line.
-func (s *Sampler) append(line []byte, samples int) error {
-	n, err := s.write(line)
-	if err == nil && n == len(line) {
+// append writes one tick's lines (lines of them, one per GPU) to the
+// stream in one write. A write that fails or falls short is cut back to the
+// last whole tick, so the stream never keeps a torn line or part of a tick.
+func (s *Sampler) append(buf []byte, samples, lines int) error {
+	n, err := s.write(buf)
+	if err == nil && n == len(buf) {
 		s.written += int64(n)
 		return nil
 	}
 	if err == nil {
 		err = io.ErrShortWrite
 	}
-	if terr := s.stream.Truncate(s.written); terr != nil {
-		return fmt.Errorf("writing %s failed after %d whole samples (%d of %d bytes of the next line written): %v; cutting the torn line off failed too: %v",
-			s.paths[0], samples, n, len(line), err, terr)
+	next := "the next line"
+	if lines > 1 {
+		next = fmt.Sprintf("the next tick's %d lines", lines)
 	}
-	return fmt.Errorf("writing %s failed after %d whole samples (%d of %d bytes of the next line written): %v; the stream was cut back to its last whole line",
-		s.paths[0], samples, n, len(line), err)
+	if terr := s.stream.Truncate(s.written); terr != nil {
+		return fmt.Errorf("writing %s failed after %d whole samples (%d of %d bytes of %s written): %v; cutting the torn line off failed too: %v",
+			s.paths[0], samples, n, len(buf), next, err, terr)
+	}
+	return fmt.Errorf("writing %s failed after %d whole samples (%d of %d bytes of %s written): %v; the stream was cut back to its last whole line",
+		s.paths[0], samples, n, len(buf), next, err)
+}
+
+// checkTick refuses a reading that is not one sample per GPU, sorted by
+// index, each GPU once, all at one time, and the same GPUs as the window's
+// first reading: a backend that answers otherwise would write a stream
+// whose rows cannot be told apart.
+func (s *Sampler) checkTick(rows []*clocks.Sample) error {
+	name := s.backend.Name()
+	if len(rows) == 0 {
+		return fmt.Errorf("%s gave no sample", name)
+	}
+	got := make([]int, len(rows))
+	for i, r := range rows {
+		got[i] = r.GPUIndex
+		if i > 0 && r.GPUIndex <= rows[i-1].GPUIndex {
+			return fmt.Errorf("%s gave samples for GPUs %s: want each GPU once, sorted by index", name, JoinIndices(got[:i+1]))
+		}
+		if r.T != rows[0].T {
+			return fmt.Errorf("%s gave GPU %d's sample at %s and GPU %d's at %s: one reading's samples share one time", name, rows[0].GPUIndex, rows[0].T, r.GPUIndex, r.T)
+		}
+	}
+	if s.gpus == nil {
+		s.gpus = got
+		return nil
+	}
+	if JoinIndices(got) != JoinIndices(s.gpus) {
+		return fmt.Errorf("%s gave samples for GPUs %s where the window samples GPUs %s", name, JoinIndices(got), JoinIndices(s.gpus))
+	}
+	return nil
+}
+
+// count says how much was sampled, for status lines: "12 samples " for
+// one GPU, "12 ticks × 4 GPUs = 48 samples " for several.
+func (s *Sampler) count(res *Result) string {
+	if len(s.gpus) <= 1 {
+		return fmt.Sprintf("%d samples ", res.Samples)
+	}
+	return fmt.Sprintf("%d ticks × %d GPUs = %d samples ", res.Ticks, len(s.gpus), res.Samples)
 }
 
 // writeRecord writes the record atomically, never replacing a file.
@@ -522,7 +593,7 @@ func (s *Sampler) refuse(res *Result, fold *clocks.Fold, why error, ours bool) (
 	}
 	s.stream.Close()
 	res.StopReason, res.Refusal = clocks.StopRefused, why.Error()
-	res.Samples, res.Idle, res.Busy = fold.Total, fold.Idle(), fold.Total-fold.Idle()
+	res.Samples, res.Idle, res.Busy, res.GPUs = fold.Total, fold.Idle(), fold.Total-fold.Idle(), s.gpus
 	if fold.Total == 0 {
 		if ours {
 			os.Remove(s.paths[0])
@@ -539,6 +610,6 @@ func (s *Sampler) refuse(res *Result, fold *clocks.Fold, why error, ours bool) (
 		return res, fmt.Errorf("%w: %v; the record could not be written either: %v (%s keeps its %d samples)", ErrRefused, why, err, s.paths[0], fold.Total)
 	}
 	res.Record, res.RecordPath = rec, s.paths[1]
-	s.cfg.Logf("refused after %d samples (%d busy, %d idle); wrote %s with stop_reason refused", res.Samples, res.Busy, res.Idle, s.paths[1])
+	s.cfg.Logf("refused after %s(%d busy, %d idle); wrote %s with stop_reason refused", s.count(res), res.Busy, res.Idle, s.paths[1])
 	return res, fmt.Errorf("%w: %v; the record says stop_reason refused, and the leg will not be established", ErrRefused, why)
 }

@@ -47,8 +47,11 @@ func bootFile(t *testing.T) string {
 }
 
 // fakeBackend is an in-process Backend: reading i (1-based) has SM clock
-// clocks[(i-1) % len] and utilization util[(i-1) % len].
+// clocks[(i-1) % len] and utilization util[(i-1) % len] on every GPU it
+// reads (gpus; nil is GPU 0 alone).
 type fakeBackend struct {
+	gpus   []int
+	rows   func(n int, rows []*clocks.Sample) []*clocks.Sample // edits reading n's rows
 	mu     sync.Mutex
 	sm     []int
 	util   []int
@@ -62,9 +65,14 @@ type fakeBackend struct {
 	closed bool
 }
 
-func (f *fakeBackend) Name() string { return "fake GPU 0" }
+func (f *fakeBackend) Name() string {
+	if len(f.gpus) > 1 {
+		return "fake GPUs " + JoinIndices(f.gpus)
+	}
+	return "fake GPU 0"
+}
 
-func (f *fakeBackend) Read(ctx context.Context, t time.Time, bootID string) (*clocks.Sample, error) {
+func (f *fakeBackend) Read(ctx context.Context, t time.Time, bootID string) ([]*clocks.Sample, error) {
 	f.mu.Lock()
 	f.reads++
 	n := f.reads
@@ -89,19 +97,30 @@ func (f *fakeBackend) Read(ctx context.Context, t time.Time, bootID string) (*cl
 	if len(f.util) > 0 {
 		util = f.util[(n-1)%len(f.util)]
 	}
-	s := &clocks.Sample{
-		T: t.UTC().Format(SampleTimeLayout), BootID: bootID, GPUUUID: "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37",
-		GPUName: "NVIDIA H100 80GB HBM3", DriverVersion: "590.44.01", SMClockMHz: sm, ClocksMaxSMMHz: 1980,
-		ThrottleReasonsActive: "0x0000000000000000", PersistenceMode: "Enabled", PState: "P0",
-		UtilizationGPUPct: util, ThrottleField: FieldEventReasons,
+	gpus := f.gpus
+	if gpus == nil {
+		gpus = []int{0}
 	}
-	if util == 0 {
-		s.ThrottleReasonsActive = "0x0000000000000001"
+	var rows []*clocks.Sample
+	for _, g := range gpus {
+		s := &clocks.Sample{
+			T: t.UTC().Format(SampleTimeLayout), BootID: bootID, GPUIndex: g, GPUUUID: fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a%d", 37+g),
+			GPUName: "NVIDIA H100 80GB HBM3", DriverVersion: "590.44.01", SMClockMHz: sm, ClocksMaxSMMHz: 1980,
+			ThrottleReasonsActive: "0x0000000000000000", PersistenceMode: "Enabled", PState: "P0",
+			UtilizationGPUPct: util, ThrottleField: FieldEventReasons,
+		}
+		if util == 0 {
+			s.ThrottleReasonsActive = "0x0000000000000001"
+		}
+		if f.mutate != nil {
+			f.mutate(s)
+		}
+		rows = append(rows, s)
 	}
-	if f.mutate != nil {
-		f.mutate(s)
+	if f.rows != nil {
+		rows = f.rows(n, rows)
 	}
-	return s, nil
+	return rows, nil
 }
 
 func (f *fakeBackend) Close() error {
@@ -891,4 +910,15 @@ func TestSamplerPIDExitLatency(t *testing.T) {
 			}
 		})
 	}
+}
+
+// one returns the only sample of a one-GPU reading.
+func one(rows []*clocks.Sample, err error) (*clocks.Sample, error) {
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) != 1 {
+		return nil, fmt.Errorf("a one-GPU reading gave %d samples", len(rows))
+	}
+	return rows[0], nil
 }

@@ -28,8 +28,8 @@ const DefaultQueryTimeout = 5 * time.Second
 type SMIOptions struct {
 	// Path is the nvidia-smi executable; "" finds "nvidia-smi" on PATH.
 	Path string
-	// GPU is the index passed to nvidia-smi -i.
-	GPU int
+	// GPUs selects the GPUs to read; the zero Selection is GPU 0.
+	GPUs Selection
 	// QueryTimeout bounds one call, and the startup probe as a whole; zero
 	// means DefaultQueryTimeout.
 	QueryTimeout time.Duration
@@ -37,18 +37,24 @@ type SMIOptions struct {
 	Logf func(format string, args ...any)
 }
 
-// SMI reads one GPU with nvidia-smi --query-gpu=… --format=csv,noheader,nounits
-// -i GPU, one call per reading. It never passes nvidia-smi anything else.
-// Each call runs in a process group of its own, and the whole group is
-// killed when the call times out or the sampler stops, so a wrapper's
-// children never outlive a reading.
+// SMI reads its GPUs with nvidia-smi --query-gpu=… --format=csv,noheader,nounits
+// -i GPUS, one call per reading for all of them (GPUS is a comma list, which
+// nvidia-smi answers with one line per GPU). It never passes nvidia-smi
+// anything else, except, where the selection needs the box's GPUs listed
+// (all, UUIDs, CUDA_VISIBLE_DEVICES), one --query-gpu=index,uuid,name
+// without -i at start. Each call runs in a process group of its own, and
+// the whole group is killed when the call times out or the sampler stops,
+// so a wrapper's children never outlive a reading.
 type SMI struct {
-	path     string
-	gpu      int
+	path string
+	// gpus are the GPUs read, sorted by index; ids is them as -i takes them.
+	gpus     []int
+	ids      string
 	timeout  time.Duration
 	fields   []string
 	throttle string
 	dropped  []string
+	listed   []GPU
 }
 
 // rejectedRE finds the field nvidia-smi names when it does not know one:
@@ -70,8 +76,9 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	if o.GPU < 0 {
-		return nil, fmt.Errorf("GPU index %d is negative", o.GPU)
+	sel := o.GPUs
+	if sel.Source == "" {
+		sel = DefaultSelection()
 	}
 	path := o.Path
 	if path == "" {
@@ -81,12 +88,27 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 		}
 		path = p
 	}
-	s := &SMI{path: path, gpu: o.GPU, timeout: o.QueryTimeout}
+	s := &SMI{path: path, timeout: o.QueryTimeout}
 	if s.timeout <= 0 {
 		s.timeout = DefaultQueryTimeout
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	if sel.NeedsList() {
+		listed, err := s.list(pctx)
+		if err != nil {
+			if errors.Is(err, errTimedOut) {
+				return nil, fmt.Errorf("%v (the startup probe; nothing was sampled)", err)
+			}
+			return nil, err
+		}
+		s.listed = listed
+	}
+	res, err := sel.Resolve(s.listed)
+	if err != nil {
+		return nil, err
+	}
+	s.gpus, s.ids = res.Indices, JoinIndices(res.Indices)
 	throttle := FieldEventReasons
 	optional := OptionalQueryFields()
 	for {
@@ -101,8 +123,8 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 					throttle = FieldThrottleReasons
 					continue
 				case f == FieldThrottleReasons && throttle == FieldThrottleReasons:
-					return nil, fmt.Errorf("nvidia-smi -i %d: the driver rejects both %s and %s, so the throttle bit set cannot be read; %s",
-						s.gpu, FieldEventReasons, FieldThrottleReasons, smiDriverAdvice)
+					return nil, fmt.Errorf("%s: the driver rejects both %s and %s, so the throttle bit set cannot be read; %s",
+						s.what(), FieldEventReasons, FieldThrottleReasons, smiDriverAdvice)
 				case removeField(&optional, f):
 					logf("nvidia-smi: optional field %s dropped: the driver does not know it", f)
 					s.dropped = append(s.dropped, f)
@@ -110,6 +132,9 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 				default:
 					return nil, fmt.Errorf("%v; %s is a field every sample needs, and %s", qe, f, smiDriverAdvice)
 				}
+			}
+			if qe.status == smiNotFound && !sel.NeedsList() {
+				return nil, selectErrf("%v: nvidia-smi knows no GPU by one of the indices %s; nvidia-smi -L lists the GPUs", qe, s.ids)
 			}
 		}
 		if err != nil {
@@ -123,9 +148,34 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 			return nil, err
 		}
 		s.fields, s.throttle = kept, throttle
+		logf("%v", res)
 		return s, nil
 	}
 }
+
+// smiNotFound is nvidia-smi's exit status for "a query to find an object was
+// unsuccessful" (nvidia-smi(1), RETURN VALUE), which an -i naming no GPU
+// gives, printing "No devices were found".
+const smiNotFound = 6
+
+// list asks nvidia-smi for every GPU's index, UUID and name.
+func (s *SMI) list(ctx context.Context) ([]GPU, error) {
+	out, err := s.run(ctx, listFields, false)
+	if err != nil {
+		return nil, err
+	}
+	gpus, err := ParseGPUList(strings.Join(listFields, ", "), string(out))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", listWhat, err)
+	}
+	return gpus, nil
+}
+
+// listWhat names the listing call in messages.
+const listWhat = "nvidia-smi --query-gpu=index,uuid,name (listing the GPUs)"
+
+// what names the reading call in messages: "nvidia-smi -i 0,1,2,3".
+func (s *SMI) what() string { return "nvidia-smi -i " + s.ids }
 
 // smiDriverAdvice says what to do about a driver that cannot answer a field
 // every sample needs.
@@ -143,44 +193,85 @@ func removeField(fields *[]string, f string) bool {
 }
 
 // probeOptional reads the probe's answer: the optional fields after the
-// first nRequired whose values are not numbers are dropped, and the rest of
-// the line must parse whole. It returns the fields each reading will ask
-// for.
+// first nRequired whose values are not numbers, on any GPU, are dropped,
+// and the rest of every line must parse whole. It returns the fields each
+// reading will ask for.
 func (s *SMI) probeOptional(fields []string, out []byte, nRequired int, logf func(string, ...any)) ([]string, error) {
-	line, err := s.oneLine(out)
+	lines, err := s.lines(out)
 	if err != nil {
 		return nil, err
 	}
-	cells := splitCSV(line)
-	if len(cells) != len(fields) {
-		_, err := ParseCSVLine(fields, line) // names the count
-		return nil, s.explain(err)
+	rows := make([][]string, len(lines))
+	for n, line := range lines {
+		rows[n] = splitCSV(line)
+		if len(rows[n]) != len(fields) {
+			_, err := ParseCSVLine(fields, line) // names the count
+			return nil, s.explain(lineGPU(line), err)
+		}
 	}
-	var kept, keptCells []string
+	var kept []string
+	var keep []int
 	for i, f := range fields {
+		ok := true
 		if i >= nRequired {
-			if err := (&Reading{}).set(f, cells[i]); err != nil {
-				logf("nvidia-smi: optional field %s dropped: %v", f, err)
-				s.dropped = append(s.dropped, f)
-				continue
+			for n, cells := range rows {
+				if err := (&Reading{}).set(f, cells[i]); err != nil {
+					if len(s.gpus) > 1 {
+						logf("nvidia-smi: optional field %s dropped: GPU %s: %v", f, lineGPU(lines[n]), err)
+					} else {
+						logf("nvidia-smi: optional field %s dropped: %v", f, err)
+					}
+					s.dropped = append(s.dropped, f)
+					ok = false
+					break
+				}
 			}
 		}
-		kept, keptCells = append(kept, f), append(keptCells, cells[i])
+		if ok {
+			kept, keep = append(kept, f), append(keep, i)
+		}
 	}
-	if _, err := s.parse(kept, []byte(strings.Join(keptCells, ", "))); err != nil {
+	var b strings.Builder
+	for _, cells := range rows {
+		for j, i := range keep {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(cells[i])
+		}
+		b.WriteByte('\n')
+	}
+	if _, err := s.parse(kept, []byte(b.String())); err != nil {
 		return nil, err
 	}
 	return kept, nil
 }
 
-// Name says which GPU is read and with which fields.
+// lineGPU returns the index a line of an answer starts with, as printed,
+// or "?" when it has none.
+func lineGPU(line string) string {
+	cells := splitCSV(line)
+	if r := (&Reading{}); r.set(FieldIndex, cells[0]) == nil {
+		return strconv.Itoa(r.Index)
+	}
+	return "?"
+}
+
+// Name says which GPUs are read and with which fields.
 func (s *SMI) Name() string {
-	n := fmt.Sprintf("nvidia-smi (%s) GPU %d, throttle field %s", s.path, s.gpu, s.throttle)
+	n := fmt.Sprintf("nvidia-smi (%s) %s, throttle field %s", s.path, gpusWord(s.gpus), s.throttle)
 	if opt := s.fields[len(QueryFields(s.throttle)):]; len(opt) > 0 {
 		n += ", optional " + strings.Join(opt, " ")
 	}
 	return n
 }
+
+// GPUs returns the indices of the GPUs read, sorted.
+func (s *SMI) GPUs() []int { return append([]int(nil), s.gpus...) }
+
+// Listed returns the GPUs the driver listed at start, nil when the
+// selection needed no listing.
+func (s *SMI) Listed() []GPU { return append([]GPU(nil), s.listed...) }
 
 // Fields returns the fields each reading queries, in order.
 func (s *SMI) Fields() []string { return append([]string(nil), s.fields...) }
@@ -191,21 +282,35 @@ func (s *SMI) ThrottleField() string { return s.throttle }
 // Dropped returns the optional fields the driver could not give numbers for.
 func (s *SMI) Dropped() []string { return append([]string(nil), s.dropped...) }
 
-// Read runs one query and turns its answer into a sample.
-func (s *SMI) Read(ctx context.Context, t time.Time, bootID string) (*clocks.Sample, error) {
+// Read runs one query for every GPU and turns its answer into one sample
+// per GPU, sorted by index, all stamped t.
+func (s *SMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clocks.Sample, error) {
 	out, err := s.query(ctx, s.fields)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.parse(s.fields, out)
+	rs, err := s.parse(s.fields, out)
 	if err != nil {
 		return nil, err
 	}
-	smp, err := r.Sample(t, bootID)
-	if err != nil {
-		return nil, fmt.Errorf("nvidia-smi -i %d: %v", s.gpu, err)
+	samples := make([]*clocks.Sample, len(rs))
+	for i, r := range rs {
+		smp, err := r.Sample(t, bootID)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s%v", s.what(), s.gpuPrefix(r.Index), err)
+		}
+		samples[i] = smp
 	}
-	return smp, nil
+	return samples, nil
+}
+
+// gpuPrefix is "GPU 2: " where several GPUs are read, "" for one: a
+// single GPU's messages stay as they were.
+func (s *SMI) gpuPrefix(gpu int) string {
+	if len(s.gpus) == 1 {
+		return ""
+	}
+	return fmt.Sprintf("GPU %d: ", gpu)
 }
 
 // Close does nothing: each reading is its own process.
@@ -213,7 +318,7 @@ func (s *SMI) Close() error { return nil }
 
 // queryError is an nvidia-smi call that exited non-zero.
 type queryError struct {
-	gpu    int
+	what   string
 	status int
 	output string
 }
@@ -223,7 +328,7 @@ func (e *queryError) Error() string {
 	if len(msg) > 300 {
 		msg = msg[:300] + "…"
 	}
-	return fmt.Sprintf("nvidia-smi -i %d exited with status %d: %q", e.gpu, e.status, msg)
+	return fmt.Sprintf("%s exited with status %d: %q", e.what, e.status, msg)
 }
 
 // errTimedOut marks a call that did not answer within the query timeout.
@@ -234,15 +339,25 @@ var errTimedOut = errors.New("did not answer")
 // they are closed and its process group killed.
 const queryWaitDelay = 100 * time.Millisecond
 
-// query runs one nvidia-smi call in a process group of its own. When the
-// call times out or ctx ends, the whole group is killed (a wrapper script's
-// children with it); after any call, whatever is left in the group is
-// killed too.
+// query runs one reading call: fields for the GPUs read (-i GPUS).
 func (s *SMI) query(ctx context.Context, fields []string) ([]byte, error) {
+	return s.run(ctx, fields, true)
+}
+
+// run runs one nvidia-smi call in a process group of its own, with -i
+// GPUS when withI, else for every GPU (the listing). When the call times
+// out or ctx ends, the whole group is killed (a wrapper script's children
+// with it); after any call, whatever is left in the group is killed too.
+func (s *SMI) run(ctx context.Context, fields []string, withI bool) ([]byte, error) {
 	qctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(qctx, s.path,
-		"--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits", "-i", strconv.Itoa(s.gpu))
+	args := []string{"--query-gpu=" + strings.Join(fields, ","), "--format=csv,noheader,nounits"}
+	what := listWhat
+	if withI {
+		args = append(args, "-i", s.ids)
+		what = s.what()
+	}
+	cmd := exec.CommandContext(qctx, s.path, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -263,15 +378,15 @@ func (s *SMI) query(ctx context.Context, fields []string) ([]byte, error) {
 		if dl, ok := ctx.Deadline(); ok && dl.Sub(start) < limit {
 			limit = dl.Sub(start).Round(time.Millisecond)
 		}
-		return nil, fmt.Errorf("nvidia-smi -i %d %w within %v; its process group was killed", s.gpu, errTimedOut, limit)
+		return nil, fmt.Errorf("%s %w within %v; its process group was killed", what, errTimedOut, limit)
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		text := strings.TrimSpace(strings.TrimSpace(stdout.String()) + "\n" + strings.TrimSpace(stderr.String()))
-		return nil, &queryError{gpu: s.gpu, status: ee.ExitCode(), output: text}
+		return nil, &queryError{what: what, status: ee.ExitCode(), output: text}
 	}
 	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-		return nil, fmt.Errorf("nvidia-smi -i %d: %v", s.gpu, err)
+		return nil, fmt.Errorf("%s: %v", what, err)
 	}
 	return stdout.Bytes(), nil
 }
@@ -284,39 +399,62 @@ func killGroup(pgid int) error {
 	return nil
 }
 
-// oneLine returns the one line an -i query answers.
-func (s *SMI) oneLine(out []byte) (string, error) {
+// lines returns the lines an -i query answers: one per GPU read.
+func (s *SMI) lines(out []byte) ([]string, error) {
 	text := strings.TrimRight(string(out), "\r\n")
 	if strings.TrimSpace(text) == "" {
-		return "", fmt.Errorf("nvidia-smi -i %d printed nothing", s.gpu)
+		return nil, fmt.Errorf("%s printed nothing", s.what())
 	}
 	lines := strings.Split(text, "\n")
-	if len(lines) != 1 {
-		return "", fmt.Errorf("nvidia-smi -i %d printed %d lines, want one", s.gpu, len(lines))
+	if len(lines) != len(s.gpus) {
+		if len(s.gpus) == 1 {
+			return nil, fmt.Errorf("%s printed %d lines, want one", s.what(), len(lines))
+		}
+		return nil, fmt.Errorf("%s printed %d lines, want %d, one per GPU", s.what(), len(lines), len(s.gpus))
 	}
-	return lines[0], nil
+	return lines, nil
 }
 
-// parse reads the one line an -i query answers and checks it is this GPU's.
-func (s *SMI) parse(fields []string, out []byte) (*Reading, error) {
-	line, err := s.oneLine(out)
+// parse reads the lines an -i query answers and checks that every GPU read
+// answered exactly once and no other did. The readings come back in the
+// order of s.gpus (sorted by index).
+func (s *SMI) parse(fields []string, out []byte) ([]*Reading, error) {
+	lines, err := s.lines(out)
 	if err != nil {
 		return nil, err
 	}
-	r, err := ParseCSVLine(fields, line)
-	if err != nil {
-		return nil, s.explain(err)
+	pos := make(map[int]int, len(s.gpus))
+	for i, g := range s.gpus {
+		pos[g] = i
 	}
-	if r.Index != s.gpu {
-		return nil, fmt.Errorf("nvidia-smi -i %d answered for GPU %d", s.gpu, r.Index)
+	rs := make([]*Reading, len(s.gpus))
+	for _, line := range lines {
+		r, err := ParseCSVLine(fields, line)
+		if err != nil {
+			return nil, s.explain(lineGPU(line), err)
+		}
+		i, ok := pos[r.Index]
+		switch {
+		case !ok && len(s.gpus) == 1:
+			return nil, fmt.Errorf("%s answered for GPU %d", s.what(), r.Index)
+		case !ok:
+			return nil, fmt.Errorf("%s answered for GPU %d, which it was not asked for", s.what(), r.Index)
+		case rs[i] != nil:
+			return nil, fmt.Errorf("%s answered twice for GPU %d, so some GPU it was asked for went unanswered", s.what(), r.Index)
+		}
+		rs[i] = r
 	}
-	return r, nil
+	return rs, nil
 }
 
-// explain names the GPU in a parse error and, when the driver cannot give
-// a field every sample needs, says what is unsupported and what to do.
-func (s *SMI) explain(err error) error {
-	msg := fmt.Sprintf("nvidia-smi -i %d: %v", s.gpu, err)
+// explain names the GPU in a parse error (gpu as lineGPU gives it) and,
+// when the driver cannot give a field every sample needs, says what is
+// unsupported and what to do.
+func (s *SMI) explain(gpu string, err error) error {
+	msg := fmt.Sprintf("%s: %v", s.what(), err)
+	if len(s.gpus) > 1 && gpu != "?" {
+		msg = fmt.Sprintf("%s: GPU %s: %v", s.what(), gpu, err)
+	}
 	var ve *valueError
 	if errors.As(err, &ve) && !isOptional(ve.field) {
 		switch {

@@ -20,24 +20,27 @@ import (
 
 // smiStep and smiConfig mirror testdata/fakesmi's fakesmi.json.
 type smiStep struct {
-	Values  map[string]string `json:"values,omitempty"`
-	Exit    int               `json:"exit,omitempty"`
-	Msg     string            `json:"msg,omitempty"`
-	SleepMS int               `json:"sleep_ms,omitempty"`
-	Raw     string            `json:"raw,omitempty"`
-	Spawn   bool              `json:"spawn,omitempty"`
+	Values    map[string]string            `json:"values,omitempty"`
+	GPUValues map[string]map[string]string `json:"gpu_values,omitempty"`
+	Exit      int                          `json:"exit,omitempty"`
+	Msg       string                       `json:"msg,omitempty"`
+	SleepMS   int                          `json:"sleep_ms,omitempty"`
+	Raw       string                       `json:"raw,omitempty"`
+	Spawn     bool                         `json:"spawn,omitempty"`
 }
 
 type smiConfig struct {
-	Driver     string    `json:"driver,omitempty"`
-	GPUs       int       `json:"gpus,omitempty"`
-	OptionalNA []string  `json:"optional_na,omitempty"`
-	Rejects    []string  `json:"rejects,omitempty"`
-	RejectMS   int       `json:"reject_sleep_ms,omitempty"`
-	IgnoreI    bool      `json:"ignore_i,omitempty"`
-	WrongIndex bool      `json:"wrong_index,omitempty"`
-	Plan       []smiStep `json:"plan,omitempty"`
-	Cycle      bool      `json:"cycle,omitempty"`
+	Driver     string                       `json:"driver,omitempty"`
+	GPUs       int                          `json:"gpus,omitempty"`
+	GPUValues  map[string]map[string]string `json:"gpu_values,omitempty"`
+	OptionalNA []string                     `json:"optional_na,omitempty"`
+	Rejects    []string                     `json:"rejects,omitempty"`
+	RejectMS   int                          `json:"reject_sleep_ms,omitempty"`
+	IgnoreI    bool                         `json:"ignore_i,omitempty"`
+	WrongIndex bool                         `json:"wrong_index,omitempty"`
+	List       *smiStep                     `json:"list,omitempty"`
+	Plan       []smiStep                    `json:"plan,omitempty"`
+	Cycle      bool                         `json:"cycle,omitempty"`
 }
 
 var fakeBuild struct {
@@ -92,7 +95,9 @@ func smiCalls(t *testing.T, path string) []string {
 }
 
 // readOnlyCall is the one form of nvidia-smi call a sampler may make.
-var readOnlyCall = regexp.MustCompile(`^--query-gpu=[a-z_.,]+ --format=csv,noheader,nounits -i [0-9]+$`)
+// The listing (--query-gpu=index,uuid,name without -i) is the only call
+// without -i.
+var readOnlyCall = regexp.MustCompile(`^--query-gpu=(index,uuid,name --format=csv,noheader,nounits|[a-z_.,]+ --format=csv,noheader,nounits -i [0-9]+(,[0-9]+)*)$`)
 
 func assertReadOnly(t *testing.T, path string) {
 	t.Helper()
@@ -106,7 +111,7 @@ func assertReadOnly(t *testing.T, path string) {
 func newSMI(t *testing.T, cfg smiConfig, gpu int) (*SMI, string, error) {
 	t.Helper()
 	path := installFakeSMI(t, cfg)
-	s, err := NewSMI(context.Background(), SMIOptions{Path: path, GPU: gpu, QueryTimeout: 5 * time.Second, Logf: t.Logf})
+	s, err := NewSMI(context.Background(), SMIOptions{Path: path, GPUs: GPUIndices(gpu), QueryTimeout: 5 * time.Second, Logf: t.Logf})
 	return s, path, err
 }
 
@@ -123,7 +128,7 @@ func TestSamplerSMINewDriver(t *testing.T) {
 	if got := strings.Join(s.Fields(), ","); got != want {
 		t.Errorf("fields %s", got)
 	}
-	smp, err := s.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot)
+	smp, err := one(s.Read(context.Background(), time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC), testBoot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +154,7 @@ func TestSamplerSMIOldDriverFallsBack(t *testing.T) {
 	if s.ThrottleField() != FieldThrottleReasons {
 		t.Fatalf("throttle field %q", s.ThrottleField())
 	}
-	smp, err := s.Read(context.Background(), time.Now(), testBoot)
+	smp, err := one(s.Read(context.Background(), time.Now(), testBoot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +178,7 @@ func TestSamplerSMIOptionalFieldsDropped(t *testing.T) {
 	if got := strings.Join(s.Dropped(), ","); got != "clocks.mem,power.draw" {
 		t.Errorf("dropped %s", got)
 	}
-	smp, err := s.Read(context.Background(), time.Now(), testBoot)
+	smp, err := one(s.Read(context.Background(), time.Now(), testBoot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +193,7 @@ func TestSamplerSMIMultiGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smp, err := s.Read(context.Background(), time.Now(), testBoot)
+	smp, err := one(s.Read(context.Background(), time.Now(), testBoot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +233,7 @@ func TestSamplerSMIRefusesAtStart(t *testing.T) {
 			"nvidia-smi -i 0: 6 values for 14 queried fields"},
 		{"empty value", smiConfig{Plan: []smiStep{{Values: map[string]string{"utilization.gpu": ""}}}}, 0,
 			`nvidia-smi -i 0: utilization.gpu: nvidia-smi printed "": empty value`},
-		{"negative GPU", smiConfig{}, -1, "GPU index -1 is negative"},
+		{"negative GPU", smiConfig{}, -1, "--gpu -1: -1 is negative: want a GPU index ≥ 0"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -469,7 +474,7 @@ func TestSamplerSMIStragglerKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smp, err := s.Read(context.Background(), time.Now(), testBoot)
+	smp, err := one(s.Read(context.Background(), time.Now(), testBoot))
 	if err != nil || smp.SMClockMHz != 1980 {
 		t.Fatalf("read %v, %v", smp, err)
 	}

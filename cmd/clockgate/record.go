@@ -28,17 +28,23 @@ func init() { register(NewCmdRecord) }
 func NewCmdRecord(s *IO) *cobra.Command {
 	opts := &recordOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "record --out PREFIX [--max-duration 7200s] [--interval 1s] [--gpu 0] [--backend auto|nvml|nvidia-smi] -- COMMAND [ARG...]",
+		Use:   "record --out PREFIX [--max-duration 7200s] [--interval 1s] [--gpu 0|0,1,2,3|all|GPU-UUID,...] [--backend auto|nvml|nvidia-smi] -- COMMAND [ARG...]",
 		Short: "Run COMMAND and record GPU clock state while it runs",
 		Long: `record runs COMMAND as its child, with stdin, stdout and stderr passed
-through, samples the GPU as 'clockgate sample' does while it runs, and exits
-with COMMAND's status (128+N when COMMAND died of signal N). SIGINT and
+through, samples the leg's GPUs as 'clockgate sample' does while it runs, and
+exits with COMMAND's status (128+N when COMMAND died of signal N). SIGINT and
 SIGTERM are forwarded to COMMAND; sampling stops when COMMAND exits
 (stop_reason command-exit), so the sampler can never outlive it. A Ctrl-C at a
 terminal reaches COMMAND twice: from the terminal, and forwarded.
 
+The GPUs are chosen as 'clockgate sample --help' says: --gpu (an index, a
+comma list, all, or UUIDs), else the GPUs $CUDA_VISIBLE_DEVICES names, which
+are the GPUs COMMAND sees when it inherits the variable, else GPU 0. One
+stream per leg, one line per GPU per reading, one query per reading for all
+of them.
+
 Sampling is set up before COMMAND starts. If it cannot start — nvidia-smi or
-NVML refuses, PREFIX.samples.jsonl or PREFIX.summary.json already exists, the
+NVML refuses, the GPUs asked for are not on the box, PREFIX.samples.jsonl or PREFIX.summary.json already exists, the
 boot id cannot be read — COMMAND is not run, and record exits 1 (a refusal)
 or 2 (a usage error).
 
@@ -62,7 +68,18 @@ status. It only reads GPU state; it never changes it.`,
       vllm bench serve --model llama --max-concurrency 8 --save-result
 
   # Flags after COMMAND belong to COMMAND.
-  clockgate record --out /tmp/leg --interval 500ms ./bench.sh --points 8,16`,
+  clockgate record --out /tmp/leg --interval 500ms ./bench.sh --points 8,16
+
+  # A tensor-parallel leg (TP=4) on GPUs 0-3.
+  clockgate record --out clocks/llama/vllm/r1 --gpu 0,1,2,3 -- ./bench_tp4.sh
+
+  # Every GPU on the box.
+  clockgate record --out clocks/llama/vllm/r1 --gpu all -- ./bench_tp8.sh
+
+  # The GPUs COMMAND is given: without --gpu, CUDA_VISIBLE_DEVICES decides,
+  # and COMMAND inherits it.
+  CUDA_VISIBLE_DEVICES=4,5,6,7 clockgate record --out clocks/llama/vllm/r1 -- \
+      ./bench.sh --tensor-parallel-size 4`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("record needs a COMMAND to run: clockgate record --out PREFIX -- COMMAND [ARG...]")
@@ -70,7 +87,7 @@ status. It only reads GPU state; it never changes it.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := opts.flags.validate(); err != nil {
+			if err := opts.flags.validate(c.Flags().Changed("gpu"), os.LookupEnv); err != nil {
 				return err
 			}
 			opts.argv = args

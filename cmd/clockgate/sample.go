@@ -27,19 +27,23 @@ type recordingFlags struct {
 	out         string
 	maxDuration time.Duration
 	interval    time.Duration
-	gpu         int
+	gpu         string
 	backend     string
+	// gpus is the selection validate read from --gpu or the environment.
+	gpus sampler.Selection
 }
 
 func (f *recordingFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "output `PREFIX`: writes PREFIX.samples.jsonl and PREFIX.summary.json (required)")
 	fs.DurationVar(&f.maxDuration, "max-duration", clocks.DefaultMaxDuration, "stop after this long, recording stop_reason max-duration (a bound on an orphan, not a budget on a leg)")
 	fs.DurationVar(&f.interval, "interval", time.Second, fmt.Sprintf("time between samples, at least %v", sampler.MinInterval))
-	fs.IntVar(&f.gpu, "gpu", 0, "index of the GPU to sample")
+	fs.StringVar(&f.gpu, "gpu", "", "GPUs to sample: an index (3), a comma list (0,1,2,3), all, or GPU UUIDs (GPU-5f3c…, or a prefix naming one GPU); without it, the GPUs $CUDA_VISIBLE_DEVICES names when it is set, else GPU 0")
 	fs.StringVar(&f.backend, "backend", sampler.KindAuto, "how to read the GPU: "+strings.Join(sampler.Kinds, ", ")+" (auto prefers NVML and falls back to nvidia-smi when NVML is not installed)")
 }
 
-func (f *recordingFlags) validate() error {
+// validate checks the flags and reads the GPU selection: --gpu when
+// gpuSet, else CUDA_VISIBLE_DEVICES through lookup, else GPU 0.
+func (f *recordingFlags) validate(gpuSet bool, lookup func(string) (string, bool)) error {
 	switch {
 	case f.out == "":
 		return usageErr("--out PREFIX is required")
@@ -47,15 +51,24 @@ func (f *recordingFlags) validate() error {
 		return usageErr("--interval %v: want at least %v: nvidia-smi takes tens to hundreds of ms per reading, and utilization.gpu is averaged over 1/6 s to 1 s", f.interval, sampler.MinInterval)
 	case f.maxDuration <= 0:
 		return usageErr("--max-duration %v: want a positive duration", f.maxDuration)
-	case f.gpu < 0:
-		return usageErr("--gpu %d: want a GPU index ≥ 0", f.gpu)
 	}
+	known := false
 	for _, k := range sampler.Kinds {
-		if f.backend == k {
-			return nil
-		}
+		known = known || f.backend == k
 	}
-	return usageErr("--backend %q: want one of %s", f.backend, strings.Join(sampler.Kinds, ", "))
+	if !known {
+		return usageErr("--backend %q: want one of %s", f.backend, strings.Join(sampler.Kinds, ", "))
+	}
+	var err error
+	if gpuSet {
+		f.gpus, err = sampler.ParseGPUFlag(f.gpu)
+	} else {
+		f.gpus, err = sampler.SelectFromEnv(lookup)
+	}
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	return nil
 }
 
 // config turns the flags into a sampler configuration whose status lines go
@@ -73,7 +86,7 @@ func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) 
 		Logf:        logf,
 	}
 	open := func(ctx context.Context) (sampler.Backend, error) {
-		return sampler.Open(ctx, sampler.Options{Kind: f.backend, GPU: f.gpu, Logf: logf})
+		return sampler.Open(ctx, sampler.Options{Kind: f.backend, GPUs: f.gpus, Logf: logf})
 	}
 	return cfg, open
 }
@@ -93,7 +106,7 @@ func printVerdict(s *IO, name, prefix string) {
 // samplerExit gives a sampler error its exit code: setup errors about the
 // inputs are usage errors (2), everything else a refusal (1).
 func samplerExit(err error) error {
-	for _, e := range []error{sampler.ErrExists, sampler.ErrNoProcess, sampler.ErrBootID, sampler.ErrConfig} {
+	for _, e := range []error{sampler.ErrExists, sampler.ErrNoProcess, sampler.ErrBootID, sampler.ErrConfig, sampler.ErrSelect} {
 		if errors.Is(err, e) {
 			return &exitError{code: ExitUsage, err: err}
 		}
@@ -114,11 +127,29 @@ func init() { register(NewCmdSample) }
 func NewCmdSample(s *IO) *cobra.Command {
 	opts := &sampleOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "sample --out PREFIX [--pid PID] [--max-duration 7200s] [--interval 1s] [--gpu 0] [--backend auto|nvml|nvidia-smi]",
+		Use:   "sample --out PREFIX [--pid PID] [--max-duration 7200s] [--interval 1s] [--gpu 0|0,1,2,3|all|GPU-UUID,...] [--backend auto|nvml|nvidia-smi]",
 		Short: "Record GPU clock state into PREFIX.samples.jsonl until told to stop",
-		Long: `sample reads one GPU's clock state every --interval and appends each sample to
-PREFIX.samples.jsonl as one whole line the moment it is taken. When it stops it
-writes the record the stream folds to, PREFIX.summary.json, atomically.
+		Long: `sample reads the clock state of the leg's GPUs every --interval and appends
+the samples to PREFIX.samples.jsonl as whole lines the moment they are taken.
+When it stops it writes the record the stream folds to, PREFIX.summary.json,
+atomically.
+
+Which GPUs (one stream per leg, however many GPUs it spans):
+  --gpu 3               one GPU, by nvidia-smi index
+  --gpu 0,1,2,3         several, as a tensor-parallel leg uses (TP=4)
+  --gpu all             every GPU the driver lists
+  --gpu GPU-5f3c…,…     by UUID (nvidia-smi -L), or a prefix naming one GPU
+  no --gpu              the GPUs $` + sampler.EnvCUDAVisibleDevices + ` names when it is set,
+                        read as CUDA reads it (indices or UUIDs), else GPU 0
+A GPU named twice, an index or UUID the box lacks, a UUID prefix naming
+several GPUs, a MIG instance (MIG-…: clockgate samples whole GPUs),
+` + sampler.EnvCUDAVisibleDevices + ` set but empty or holding an entry CUDA would stop at, and
+` + sampler.EnvCUDAVisibleDevices + ` indices on a box of different GPUs without
+` + sampler.EnvCUDADeviceOrder + `=PCI_BUS_ID (CUDA may number them otherwise) are refused
+(exit 2), saying what to pass instead. The status line says which GPUs were
+chosen and why. Every reading asks all of them at once (one nvidia-smi call,
+or one NVML pass, per interval, however many GPUs), and writes one line per
+GPU, each naming its GPU (gpu_index, gpu_uuid), all with the reading's time.
 
 It stops, and records why (window.stop_reason), when:
   pid-exit      the --pid process is gone: watched continuously (a pidfd, or
@@ -132,11 +163,12 @@ It stops, and records why (window.stop_reason), when:
 
 It only reads GPU state; it never changes it (no -lgc, -ac, -pm, -r).
 
-A refusal stops it: a reading that cannot be taken whole (nvidia-smi exiting
-non-zero, [N/A] or any other non-number where a number belongs, a missing
-column, an answer for the wrong GPU), a reading not answered within 5 s (its
-whole process group is killed), a write that fails (the stream is cut back
-to its last whole line), PREFIX.samples.jsonl deleted, moved or replaced
+A refusal stops it: a reading that cannot be taken whole on every GPU
+(nvidia-smi exiting non-zero, [N/A] or any other non-number where a number
+belongs, a missing column, an answer for a GPU not asked for, or none for one
+that was; the message names the GPU), a reading not answered within 5 s (its
+whole process group is killed), a write that fails (the stream is cut back to
+its last whole reading), PREFIX.samples.jsonl deleted, moved or replaced
 while written, or a stop that comes more than 3 intervals after the last
 sample (the reading in flight is named). sample then writes the record with
 stop_reason refused and the refusal quoted, says why, and exits 1. A reading
@@ -162,12 +194,23 @@ after at most one 5 s probe. Status lines go to stderr; stdout is not used.`,
   kill -TERM "$clock_pid"; wait "$clock_pid"
 
   # Sample GPU 1 every 500 ms until process 4242 exits, reading nvidia-smi.
-  clockgate sample --out /tmp/leg --pid 4242 --gpu 1 --interval 500ms --backend nvidia-smi`,
+  clockgate sample --out /tmp/leg --pid 4242 --gpu 1 --interval 500ms --backend nvidia-smi
+
+  # A tensor-parallel leg on four GPUs (TP=4): one stream, four lines a second.
+  clockgate sample --out clocks/llama/vllm/r1 --pid "$server_pid" --gpu 0,1,2,3 &
+
+  # Every GPU on the box.
+  clockgate sample --out clocks/llama/vllm/r1 --pid "$server_pid" --gpu all &
+
+  # The GPUs the server was given: without --gpu, CUDA_VISIBLE_DEVICES decides.
+  export CUDA_VISIBLE_DEVICES=4,5,6,7
+  vllm serve llama --tensor-parallel-size 4 & server_pid=$!
+  clockgate sample --out clocks/llama/vllm/r1 --pid "$server_pid" &`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageErr("sample takes no arguments, found %q (did you mean 'clockgate record'?)", args)
 			}
-			if err := opts.flags.validate(); err != nil {
+			if err := opts.flags.validate(c.Flags().Changed("gpu"), os.LookupEnv); err != nil {
 				return err
 			}
 			if opts.pid < 0 || c.Flags().Changed("pid") && opts.pid == 0 {

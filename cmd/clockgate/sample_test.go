@@ -80,8 +80,11 @@ func (tools *recTools) leg(t *testing.T, cfg map[string]any) *recLeg {
 		t.Fatal(err)
 	}
 	env := []string{recAsMainEnv + "=1", bootIDFileEnv + "=" + tools.bootFile, "PATH=" + smiDir + ":" + os.Getenv("PATH")}
+	// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER choose the GPUs without
+	// --gpu: a test sets them when it means to, never the box it runs on.
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, bootIDFileEnv+"=") {
+		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, bootIDFileEnv+"=") &&
+			!strings.HasPrefix(kv, sampler.EnvCUDAVisibleDevices+"=") && !strings.HasPrefix(kv, sampler.EnvCUDADeviceOrder+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -224,7 +227,9 @@ func (l *recLeg) noFile(path string) {
 	}
 }
 
-var recReadOnlyCall = regexp.MustCompile(`^--query-gpu=[a-z_.,]+ --format=csv,noheader,nounits -i [0-9]+$`)
+// The listing (--query-gpu=index,uuid,name without -i) is the only call
+// without -i.
+var recReadOnlyCall = regexp.MustCompile(`^--query-gpu=(index,uuid,name --format=csv,noheader,nounits|[a-z_.,]+ --format=csv,noheader,nounits -i [0-9]+(,[0-9]+)*)$`)
 
 // readOnly checks that nvidia-smi was only ever asked to read.
 func (l *recLeg) readOnly() {
@@ -491,7 +496,7 @@ func TestSampleRefusals(t *testing.T) {
 		{"wrong GPU answers", map[string]any{"gpus": 2, "ignore_i": true}, nil, nil,
 			1, "clockgate: nvidia-smi -i 0 printed 2 lines, want one", -1},
 		{"no such GPU", nil, []string{"--gpu", "3"}, nil,
-			1, `clockgate: nvidia-smi -i 3 exited with status 6: "No devices were found"`, -1},
+			2, `clockgate: nvidia-smi -i 3 exited with status 6: "No devices were found": nvidia-smi knows no GPU by one of the indices 3; nvidia-smi -L lists the GPUs`, -1},
 		{"nvml not installed", nil, []string{"--backend", "nvml"}, nil,
 			1, "clockgate: NVML unavailable: ", -1},
 		{"stream exists", nil, nil, func(l *recLeg) {
@@ -564,6 +569,10 @@ func TestSampleUsageErrors(t *testing.T) {
 		{[]string{"record", "--out", "x", "--interval", "1ns", "--", "true"}, "clockgate: --interval 1ns: want at least 100ms"},
 		{[]string{"sample", "--out", "x", "--max-duration", "-1s"}, "clockgate: --max-duration -1s: want a positive duration\n"},
 		{[]string{"sample", "--out", "x", "--gpu", "-1"}, "clockgate: --gpu -1: want a GPU index ≥ 0\n"},
+		{[]string{"sample", "--out", "x", "--gpu", ""}, `clockgate: --gpu "": want a GPU index (3), a comma list (0,1,2,3), all, or GPU UUIDs (GPU-5f3c…, or a prefix that names one GPU)` + "\n"},
+		{[]string{"sample", "--out", "x", "--gpu", "all,0"}, `clockgate: --gpu all,0: entry 1 ("all"): all stands alone: it means every GPU the driver lists; pass --gpu all, or a list of indices and UUIDs without it` + "\n"},
+		{[]string{"record", "--out", "x", "--gpu", "0,,1", "--", "true"}, `clockgate: --gpu 0,,1: entry 2 (""): empty: an entry is missing between commas; want a GPU index`},
+		{[]string{"sample", "--out", "x", "--gpu", "MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a"}, "clockgate: --gpu MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a: a MIG instance, and clockgate samples whole GPUs: a MIG instance and a GPU in MIG mode give no utilization.gpu, which tells busy samples from idle ones; record the leg on a GPU with MIG disabled and name it by index or by its GPU-… UUID\n"},
 		{[]string{"sample", "--out", "x", "--backend", "cuda"}, "clockgate: --backend \"cuda\": want one of auto, nvml, nvidia-smi\n"},
 		{[]string{"sample", "--out", "x", "--pid", "0"}, "clockgate: --pid 0: want a process id > 0\n"},
 		{[]string{"sample", "--out", "x", "sleep"}, "clockgate: sample takes no arguments, found [\"sleep\"] (did you mean 'clockgate record'?)\n"},

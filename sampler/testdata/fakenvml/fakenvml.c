@@ -2,9 +2,10 @@
  * A stand-in for libnvidia-ml.so.1 that clockgate's tests compile with the C
  * compiler, to prove the purego bindings end to end: argument order and
  * widths, pointer results, the 64-bit throttle set, strings and the
- * nvmlUtilization_t struct. Every value is synthetic. It exports only calls
- * that read, and each checks its arguments, answering
- * NVML_ERROR_INVALID_ARGUMENT (2) to anything unexpected.
+ * nvmlUtilization_t struct. It has two GPUs, whose SM clocks differ, and
+ * every value is synthetic. It exports only calls that read, and each
+ * checks its arguments, answering NVML_ERROR_INVALID_ARGUMENT (2) to
+ * anything unexpected.
  *
  * Compiled with -DFAKENVML_MIG, utilization is unsupported (3), as on a
  * MIG-enabled GPU, and MIG mode is reported enabled.
@@ -34,6 +35,13 @@ nvmlReturn_t nvmlShutdown(void) { if (!initialized) return 1; initialized = 0; r
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
 	if (!initialized) return 1;
 	return copy_string("590.44.01", version, length);
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) {
+	if (!initialized) return 1;
+	if (count == NULL) return 2;
+	*count = 2;
+	return 0;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {

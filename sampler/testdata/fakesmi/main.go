@@ -1,10 +1,18 @@
 // Command fakesmi stands in for nvidia-smi in clockgate's tests. It answers
-// only --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-i N], the one
-// form clockgate may use, and exits 99 on any other argument, so a test
+// only --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-i LIST], the
+// one form clockgate may use, and exits 99 on any other argument, so a test
 // proves the sampler never asks nvidia-smi to change GPU state.
 //
+// It has one or several identical GPUs (gpus), whose values can be set per
+// GPU (gpu_values) and per call (plan). Without -i it answers for every GPU,
+// one line each in index order; -i takes an index or a comma list of them
+// and answers for those GPUs, in index order. An -i naming any GPU it does
+// not have (or that is not an index) prints "No devices were found" and
+// exits 6, as real nvidia-smi does (sampler/testdata/real-smi/README.md
+// quotes the sources).
+//
 // It reads its behaviour from fakesmi.json beside its own executable (each
-// test copies the binary into its own directory), appends every argv to
+// test links the binary into its own directory), appends every argv to
 // fakesmi.log there, and counts sample queries (queries naming clocks.sm)
 // in fakesmi.state there. Every value it prints is synthetic.
 package main
@@ -21,9 +29,12 @@ import (
 )
 
 type step struct {
-	// Values overrides printed values by field name; "throttle" names
-	// either throttle spelling.
+	// Values overrides printed values by field name, on every GPU;
+	// "throttle" names either throttle spelling.
 	Values map[string]string `json:"values"`
+	// GPUValues overrides printed values on one GPU (keyed by its index),
+	// after Values.
+	GPUValues map[string]map[string]string `json:"gpu_values"`
 	// Exit, when not zero, makes the call print Msg and exit with it.
 	Exit int    `json:"exit"`
 	Msg  string `json:"msg"`
@@ -46,6 +57,9 @@ type config struct {
 	Driver string `json:"driver"`
 	// GPUs is the number of GPUs (default 1).
 	GPUs int `json:"gpus"`
+	// GPUValues sets a GPU's own values (keyed by its index), over the
+	// defaults: its uuid, name, clocks, utilization.
+	GPUValues map[string]map[string]string `json:"gpu_values"`
 	// OptionalNA lists optional fields printed as [N/A].
 	OptionalNA []string `json:"optional_na"`
 	// Rejects lists further fields the driver does not know.
@@ -56,6 +70,9 @@ type config struct {
 	IgnoreI bool `json:"ignore_i"`
 	// WrongIndex answers -i N with index N+1.
 	WrongIndex bool `json:"wrong_index"`
+	// List, when set, is the step of every query that does not name
+	// clocks.sm (the GPU listing): a failure, a hang, or Raw output.
+	List *step `json:"list"`
 	// Plan holds one step per sample query; after the last, the last
 	// repeats, or with Cycle the plan starts over.
 	Plan  []step `json:"plan"`
@@ -90,7 +107,8 @@ func run(args []string) int {
 	}
 
 	var query, format string
-	gpu := -1
+	var only map[int]bool // the GPUs -i names; nil: every GPU
+	notFound := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -100,12 +118,14 @@ func run(args []string) int {
 			format = strings.TrimPrefix(a, "--format=")
 		case a == "-i" && i+1 < len(args):
 			i++
-			n, err := strconv.Atoi(args[i])
-			if err != nil {
-				fmt.Println("Invalid GPU index:", args[i])
-				return 2
+			only = map[int]bool{}
+			for _, id := range strings.Split(args[i], ",") {
+				n, err := strconv.Atoi(id)
+				if err != nil || n < 0 || n >= cfg.GPUs {
+					notFound = true
+				}
+				only[n] = true
 			}
-			gpu = n
 		default:
 			fmt.Fprintf(os.Stderr, "fakesmi: unexpected argument %q (only --query-gpu, --format, -i are allowed)\n", a)
 			return 99
@@ -132,12 +152,15 @@ func run(args []string) int {
 			return 2
 		}
 	}
-	if gpu >= cfg.GPUs {
+	if notFound {
 		fmt.Println("No devices were found")
 		return 6
 	}
 
 	st := step{}
+	if cfg.List != nil {
+		st = *cfg.List
+	}
 	for _, f := range fields {
 		if f == "clocks.sm" {
 			st = next(cfg, filepath.Join(dir, "fakesmi.state"))
@@ -173,20 +196,26 @@ func run(args []string) int {
 		fmt.Println(strings.Join(fields, ", "))
 	}
 	for i := 0; i < cfg.GPUs; i++ {
-		if gpu >= 0 && i != gpu && !cfg.IgnoreI {
+		if only != nil && !only[i] && !cfg.IgnoreI {
 			continue
 		}
 		vals := defaults(cfg, i)
+		key := strconv.Itoa(i)
+		for f, v := range cfg.GPUValues[key] {
+			vals[f] = v
+		}
 		if cfg.WrongIndex {
 			vals["index"] = strconv.Itoa(i + 1)
 		}
 		out := make([]string, len(fields))
 		for j, f := range fields {
 			v := vals[f]
-			if o, ok := st.Values[f]; ok {
-				v = o
-			} else if o, ok := st.Values["throttle"]; ok && strings.HasSuffix(f, "_reasons.active") {
-				v = o
+			for _, over := range []map[string]string{st.Values, st.GPUValues[key]} {
+				if o, ok := over[f]; ok {
+					v = o
+				} else if o, ok := over["throttle"]; ok && strings.HasSuffix(f, "_reasons.active") {
+					v = o
+				}
 			}
 			for _, na := range cfg.OptionalNA {
 				if na == f {

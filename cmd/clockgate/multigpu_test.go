@@ -1,0 +1,298 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clockgate/clockgate/clocks"
+)
+
+// smiCalls returns the argument lists the leg's fake nvidia-smi was called
+// with.
+func (l *recLeg) smiCalls() []string {
+	l.t.Helper()
+	data, err := os.ReadFile(filepath.Join(l.smiDir, "fakesmi.log"))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// ticks checks that the stream is whole ticks of the given GPUs, in order,
+// each tick's rows at one time, and returns the number of ticks.
+func (l *recLeg) ticks(gpus ...int) int {
+	l.t.Helper()
+	_, rows := l.readStream()
+	if len(rows) == 0 || len(rows)%len(gpus) != 0 {
+		l.t.Fatalf("%d rows for %d GPUs", len(rows), len(gpus))
+	}
+	for k := 0; k < len(rows)/len(gpus); k++ {
+		for i, g := range gpus {
+			if r := rows[k*len(gpus)+i]; r.GPUIndex != g || r.T != rows[k*len(gpus)].T {
+				l.t.Errorf("tick %d row %d: %s", k, i, r.AppendJSON(nil))
+			}
+		}
+	}
+	return len(rows) / len(gpus)
+}
+
+// gpuValues sets per-GPU values in a fake nvidia-smi configuration.
+func gpuValues(n int, f func(i int) map[string]any) map[string]any {
+	v := map[string]any{}
+	for i := 0; i < n; i++ {
+		v[strconv.Itoa(i)] = f(i)
+	}
+	return v
+}
+
+// the four RTX 3090s a real box listed (sampler/testdata/real-smi).
+var real3090 = []string{
+	"GPU-e1924eea-b9bb-d537-39f2-b345087fa145",
+	"GPU-899c71bf-27be-b6a0-ae8f-d8afe5ba0f85",
+	"GPU-acd314e9-4c7a-4824-eb0f-b6e38b1ec38c",
+	"GPU-2639988f-1756-0583-db8f-faee38effce2",
+}
+
+// TestSampleSeveralGPUs runs the real commands on several GPUs: one stream
+// per leg, one row per GPU per tick, one nvidia-smi call per tick, the GPUs
+// chosen by --gpu or CUDA_VISIBLE_DEVICES and named on the status line,
+// and the record the stream folds to.
+func TestSampleSeveralGPUs(t *testing.T) {
+	tools := newRecTools(t)
+	base := []string{"sample", "--interval", "100ms", "--backend", "nvidia-smi", "--max-duration", "450ms"}
+	clocks4 := map[string]any{"gpus": 4, "gpu_values": gpuValues(4, func(i int) map[string]any {
+		return map[string]any{"clocks.sm": strconv.Itoa(1980 - 15*i), "uuid": real3090[i], "name": "NVIDIA GeForce RTX 3090"}
+	})}
+
+	t.Run("TP=4 --gpu 0,1,2,3", func(t *testing.T) {
+		t.Parallel()
+		l := tools.leg(t, clocks4)
+		code, stdout, stderr := l.run("", append(base, "--out", l.prefix, "--gpu", "0,1,2,3")...)
+		if code != 0 || stdout != "" {
+			t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
+		}
+		ticks := l.ticks(0, 1, 2, 3)
+		_, rows := l.readStream()
+		for i, r := range rows[:4] {
+			if r.SMClockMHz != 1980-15*i || r.GPUUUID != real3090[i] {
+				t.Errorf("row %d: %s", i, r.AppendJSON(nil))
+			}
+		}
+		l.readRecord(clocks.StopMaxDuration, 0.1)
+		calls := l.smiCalls()
+		for _, c := range calls {
+			if !strings.HasSuffix(c, " -i 0,1,2,3") {
+				t.Errorf("call %q", c)
+			}
+		}
+		// The probe, then one call per tick (and at most the one the stop
+		// cut short).
+		if n := len(calls) - 1; n != ticks && n != ticks+1 {
+			t.Errorf("%d reading calls for %d ticks", n, ticks)
+		}
+		if !strings.Contains(stderr, "clockgate sample: GPUs 0,1,2,3 chosen by --gpu 0,1,2,3\n") ||
+			!strings.Contains(stderr, " ticks × 4 GPUs = ") {
+			t.Errorf("stderr:\n%s", stderr)
+		}
+		l.readOnly()
+	})
+
+	t.Run("--gpu all on 8 GPUs", func(t *testing.T) {
+		t.Parallel()
+		l := tools.leg(t, map[string]any{"gpus": 8})
+		code, _, stderr := l.run("", append(base, "--out", l.prefix, "--gpu", "all")...)
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		ticks := l.ticks(0, 1, 2, 3, 4, 5, 6, 7)
+		calls := l.smiCalls()
+		if calls[0] != "--query-gpu=index,uuid,name --format=csv,noheader,nounits" {
+			t.Errorf("first call %q, want the listing", calls[0])
+		}
+		reading := len(calls) - 2 // after the listing and the probe
+		if reading != ticks && reading != ticks+1 {
+			t.Errorf("%d nvidia-smi calls for %d ticks of 8 GPUs:\n%s", reading, ticks, strings.Join(calls, "\n"))
+		}
+		t.Logf("measured: %d ticks of 8 GPUs took %d nvidia-smi calls (the listing and the probe aside), %d stream rows per tick", ticks, reading, 8)
+		if !strings.Contains(stderr, "clockgate sample: GPUs 0,1,2,3,4,5,6,7 chosen by --gpu all\n") {
+			t.Errorf("stderr:\n%s", stderr)
+		}
+		l.readRecord(clocks.StopMaxDuration, 0.1)
+		l.readOnly()
+	})
+
+	t.Run("--gpu by UUID prefix", func(t *testing.T) {
+		t.Parallel()
+		l := tools.leg(t, clocks4)
+		code, _, stderr := l.run("", append(base, "--out", l.prefix, "--gpu", "GPU-2639988f,GPU-899c71bf")...)
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		l.ticks(1, 3)
+		_, rows := l.readStream()
+		if rows[0].GPUUUID != real3090[1] || rows[1].GPUUUID != real3090[3] {
+			t.Errorf("rows %s %s", rows[0].AppendJSON(nil), rows[1].AppendJSON(nil))
+		}
+		if !strings.Contains(stderr, "clockgate sample: GPUs 1,3 chosen by --gpu GPU-2639988f,GPU-899c71bf (GPU-2639988f is GPU 3, GPU-899c71bf is GPU 1)\n") {
+			t.Errorf("stderr:\n%s", stderr)
+		}
+	})
+
+	t.Run("CUDA_VISIBLE_DEVICES", func(t *testing.T) {
+		t.Parallel()
+		l := tools.leg(t, clocks4)
+		l.env = append(l.env, "CUDA_VISIBLE_DEVICES=3,1")
+		code, _, stderr := l.run("", append(base, "--out", l.prefix)...)
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		l.ticks(1, 3)
+		if !strings.Contains(stderr, "clockgate sample: GPUs 1,3 chosen by CUDA_VISIBLE_DEVICES=3,1 (no --gpu; CUDA device 0 is GPU 3, CUDA device 1 is GPU 1)\n") {
+			t.Errorf("stderr:\n%s", stderr)
+		}
+		if calls := l.smiCalls(); calls[0] != "--query-gpu=index,uuid,name --format=csv,noheader,nounits" || !strings.HasSuffix(calls[1], " -i 1,3") {
+			t.Errorf("calls:\n%s", strings.Join(calls, "\n"))
+		}
+	})
+
+	t.Run("--gpu wins over CUDA_VISIBLE_DEVICES", func(t *testing.T) {
+		t.Parallel()
+		l := tools.leg(t, clocks4)
+		l.env = append(l.env, "CUDA_VISIBLE_DEVICES=3,1")
+		code, _, stderr := l.run("", append(base, "--out", l.prefix, "--gpu", "2")...)
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		l.ticks(2)
+		if !strings.Contains(stderr, "clockgate sample: GPU 2 chosen by --gpu 2\n") {
+			t.Errorf("stderr:\n%s", stderr)
+		}
+	})
+
+	t.Run("default GPU 0", func(t *testing.T) {
+		t.Parallel()
+		l := tools.leg(t, clocks4)
+		code, _, stderr := l.run("", append(base, "--out", l.prefix)...)
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		l.ticks(0)
+		if !strings.Contains(stderr, "clockgate sample: GPU 0 by default: no --gpu, and CUDA_VISIBLE_DEVICES is not set\n") {
+			t.Errorf("stderr:\n%s", stderr)
+		}
+	})
+
+	t.Run("CUDA_VISIBLE_DEVICES indices, mixed box, PCI bus order", func(t *testing.T) {
+		t.Parallel()
+		mixed := map[string]any{"gpus": 2, "gpu_values": map[string]any{"1": map[string]any{"name": "NVIDIA A100-SXM4-80GB"}}}
+		l := tools.leg(t, mixed)
+		l.env = append(l.env, "CUDA_VISIBLE_DEVICES=1,0", "CUDA_DEVICE_ORDER=PCI_BUS_ID")
+		code, _, stderr := l.run("", append(base, "--out", l.prefix)...)
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		l.ticks(0, 1)
+	})
+
+	// A refusal on one GPU refuses the leg, naming the GPU; the stream
+	// keeps the whole ticks before it.
+	t.Run("refusal on GPU 2", func(t *testing.T) {
+		t.Parallel()
+		na := map[string]any{"gpu_values": map[string]any{"2": map[string]any{"clocks.sm": "[N/A]"}}}
+		l := tools.leg(t, map[string]any{"gpus": 4, "plan": []any{map[string]any{}, map[string]any{}, map[string]any{}, na}})
+		code, _, stderr := l.run("", append(base[:len(base)-2], "--out", l.prefix, "--gpu", "0,1,2,3")...)
+		const why = `nvidia-smi -i 0,1,2,3: GPU 2: clocks.sm: nvidia-smi printed "[N/A]": no value (not available on this GPU or driver); the driver cannot give clocks.sm, which every sample needs`
+		if code != 1 || !strings.Contains(stderr, "clockgate: refusing to sample: "+why) {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		if ticks := l.ticks(0, 1, 2, 3); ticks != 2 {
+			t.Errorf("%d ticks kept, want 2", ticks)
+		}
+		if rec := l.readRecord(clocks.StopRefused, 0.1); !strings.HasPrefix(rec.Refusal, why) {
+			t.Errorf("refusal %q", rec.Refusal)
+		}
+	})
+}
+
+// TestSampleGPUSelectionRefused: a selection the box cannot satisfy, or
+// that CUDA would read otherwise, is a usage error (exit 2) before anything
+// is sampled, and record does not run its command.
+func TestSampleGPUSelectionRefused(t *testing.T) {
+	tools := newRecTools(t)
+	mixed := map[string]any{"gpus": 2, "gpu_values": map[string]any{"1": map[string]any{"name": "NVIDIA A100-SXM4-80GB"}}}
+	cases := []struct {
+		name string
+		cfg  map[string]any
+		env  []string
+		args []string
+		want string
+	}{
+		{"CUDA_VISIBLE_DEVICES empty", nil, []string{"CUDA_VISIBLE_DEVICES="}, nil,
+			"clockgate: CUDA_VISIBLE_DEVICES is set and empty: CUDA sees no GPU, so there is no GPU to sample; pass --gpu, or unset CUDA_VISIBLE_DEVICES to sample GPU 0\n"},
+		{"CUDA_VISIBLE_DEVICES stops early", map[string]any{"gpus": 4}, []string{"CUDA_VISIBLE_DEVICES=0,2,-1,1"}, nil,
+			`clockgate: CUDA_VISIBLE_DEVICES="0,2,-1,1": entry 3 ("-1") is a negative index; CUDA stops reading at the first invalid entry, so the command sees only 0,2: pass --gpu 0,2 to sample exactly those, or fix CUDA_VISIBLE_DEVICES` + "\n"},
+		{"CUDA_VISIBLE_DEVICES a MIG instance", nil, []string{"CUDA_VISIBLE_DEVICES=MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a"}, nil,
+			"clockgate: CUDA_VISIBLE_DEVICES=MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a: entry 1 (MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a): a MIG instance, and clockgate samples whole GPUs"},
+		{"CUDA_VISIBLE_DEVICES indices on a mixed box", mixed, []string{"CUDA_VISIBLE_DEVICES=1,0"}, nil,
+			"clockgate: CUDA_VISIBLE_DEVICES=1,0 names GPUs by CUDA index, and CUDA_DEVICE_ORDER is not set, so CUDA numbers the GPUs fastest first, which on this box of different GPUs (NVIDIA A100-SXM4-80GB; NVIDIA H100 80GB HBM3) need not be nvidia-smi's order: set CUDA_DEVICE_ORDER=PCI_BUS_ID (for the command too), name the GPUs by UUID, or pass --gpu\n"},
+		{"CUDA_VISIBLE_DEVICES past the box", map[string]any{"gpus": 2}, []string{"CUDA_VISIBLE_DEVICES=1,2"}, nil,
+			"clockgate: CUDA_VISIBLE_DEVICES=1,2: there is no GPU 2 on this box: the driver lists GPU 0 GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30 (NVIDIA H100 80GB HBM3), 1 GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31 (NVIDIA H100 80GB HBM3); CUDA stops reading at an entry it cannot find, so the command sees only 1: pass --gpu 1 to sample exactly those, or fix CUDA_VISIBLE_DEVICES\n"},
+		{"--gpu index past the box", map[string]any{"gpus": 2}, nil, []string{"--gpu", "0,5"},
+			`clockgate: nvidia-smi -i 0,5 exited with status 6: "No devices were found": nvidia-smi knows no GPU by one of the indices 0,5; nvidia-smi -L lists the GPUs` + "\n"},
+		{"--gpu unknown UUID", map[string]any{"gpus": 2}, nil, []string{"--gpu", "GPU-e1924eea"},
+			"clockgate: --gpu GPU-e1924eea: no GPU on this box has UUID GPU-e1924eea (or one starting with it): the driver lists GPU 0 "},
+		{"--gpu ambiguous UUID prefix", map[string]any{"gpus": 2}, nil, []string{"--gpu", "GPU-7f3a"},
+			"clockgate: --gpu GPU-7f3a: UUID prefix GPU-7f3a names 2 GPUs (GPU 0 GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30, GPU 1 GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31): give enough of the UUID to name one\n"},
+		{"--gpu a GPU twice", map[string]any{"gpus": 2}, nil, []string{"--gpu", "1,GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31"},
+			"clockgate: --gpu 1,GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31 names GPU 1 twice (as 1 and as GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31): name each GPU once\n"},
+	}
+	for _, c := range cases {
+		for _, cmd := range []string{"sample", "record"} {
+			t.Run(cmd+" "+c.name, func(t *testing.T) {
+				t.Parallel()
+				l := tools.leg(t, c.cfg)
+				l.env = append(l.env, c.env...)
+				marker := filepath.Join(t.TempDir(), "ran")
+				args := append([]string{cmd, "--out", l.prefix, "--interval", "100ms", "--backend", "nvidia-smi"}, c.args...)
+				if cmd == "record" {
+					args = append(args, "--", "sh", "-c", "touch "+marker)
+				}
+				code, stdout, stderr := l.run("", args...)
+				want := c.want
+				if cmd == "record" {
+					want = strings.TrimSuffix(want, "\n") // record adds " (sh not started)"
+				}
+				if code != 2 || !strings.Contains(stderr, want) || stdout != "" || strings.Contains(stderr, "chosen by") {
+					t.Fatalf("exit %d (want 2), stdout %q; stderr:\n%s\nwant it to contain %s, and no GPUs said chosen", code, stdout, stderr, want)
+				}
+				if _, err := os.Stat(marker); err == nil {
+					t.Error("record ran its command although its GPUs could not be chosen")
+				}
+				l.noFile(l.stream())
+				l.noFile(l.record())
+			})
+		}
+	}
+}
+
+// TestRecordSeveralGPUs: without --gpu, record samples the GPUs its command
+// is given by CUDA_VISIBLE_DEVICES, which the command inherits.
+func TestRecordSeveralGPUs(t *testing.T) {
+	tools := newRecTools(t)
+	l := tools.leg(t, map[string]any{"gpus": 4})
+	l.env = append(l.env, "CUDA_VISIBLE_DEVICES=2,0")
+	code, stdout, stderr := l.run("", "record", "--out", l.prefix, "--interval", "100ms", "--backend", "nvidia-smi", "--",
+		"sh", "-c", `echo "$CUDA_VISIBLE_DEVICES"; sleep 0.4`)
+	if code != 0 || stdout != "2,0\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
+	}
+	l.ticks(0, 2)
+	l.readRecord(clocks.StopCommandExit, 0.1)
+	if !strings.Contains(stderr, "clockgate record: GPUs 0,2 chosen by CUDA_VISIBLE_DEVICES=2,0 (no --gpu; CUDA device 0 is GPU 2, CUDA device 1 is GPU 0)\n") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	l.readOnly()
+}

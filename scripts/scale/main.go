@@ -13,6 +13,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -26,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/strictjson"
 )
 
@@ -76,6 +78,8 @@ func main() {
 	samples := flag.Int("samples", 3600, "clock samples per leg of the layout trees")
 	runs := flag.Int("runs", 5, "timed runs of each command per tree")
 	memory := flag.Bool("memory", true, "also measure the memory shapes: 400 legs × 7,200 samples, and 20,000 legs × 60")
+	tp := flag.Int("tp", 8, "also measure a tensor-parallel tree of 50 legs × -ticks ticks of this many GPUs against a single-GPU tree of the same bytes (0: not)")
+	ticks := flag.Int("ticks", 3600, "ticks per leg of the tensor-parallel tree")
 	work := flag.String("work", "", "directory for the trees and binary (default: a temporary one, removed after)")
 	flag.Parse()
 
@@ -103,6 +107,13 @@ func main() {
 			tree := generate(dir, shape[0], shape[1])
 			results = append(results, timeTree(bin, tree, fmt.Sprintf("%d legs × %d samples", shape[0], shape[1]), max(1, *runs/2))...)
 		}
+	}
+
+	if *tp > 1 {
+		single := generate(dir, 50, *ticks**tp)
+		results = append(results, timeTree(bin, single, fmt.Sprintf("50 legs × %d samples, one GPU", *ticks**tp), *runs)...)
+		multi := severalGPUs(generate(dir, 50, *ticks), *tp)
+		results = append(results, timeTree(bin, multi, fmt.Sprintf("50 legs × %d ticks × %d GPUs", *ticks, *tp), *runs)...)
 	}
 
 	fmt.Printf("machine: %d cores (GOMAXPROCS %d), %s/%s, %s; median of %d runs, warm cache\n\n",
@@ -169,6 +180,81 @@ func derive(tree, out string, line func(*rand.Rand, []byte) []byte, eol string) 
 			b.WriteString(eol)
 		}
 		return os.WriteFile(dst, b.Bytes(), 0o644)
+	}))
+	return out
+}
+
+// severalGPUs writes tree again with every stream line repeated once per
+// GPU of a tensor-parallel leg of gpus GPUs (each row naming its GPU, the
+// same clock), and each record recomputed from its new stream with the
+// original's interval and stop reason.
+func severalGPUs(tree string, gpus int) string {
+	out := fmt.Sprintf("%s-tp%d", tree, gpus)
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	fmt.Fprintf(os.Stderr, "writing %s's legs on %d GPUs into %s\n", tree, gpus, out)
+	check(filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(tree, p)
+		dst := filepath.Join(out, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, 0o755)
+		case strings.HasSuffix(p, ".summary.json") && strings.HasPrefix(rel, "clocks"+string(filepath.Separator)):
+			return nil // the clock record, written with its stream
+		case !strings.HasSuffix(p, ".samples.jsonl"):
+			return os.Link(p, dst)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+			if len(l) == 0 {
+				continue
+			}
+			v, err := strictjson.ParseObject(bytes.TrimSuffix(l, []byte("\n")))
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			uuid := v.Fields["gpu_uuid"].Str
+			for g := range gpus {
+				v.Fields["gpu_index"] = &strictjson.Value{Kind: strictjson.Number, Raw: fmt.Sprint(g), Num: float64(g)}
+				v.Fields["gpu_uuid"] = &strictjson.Value{Kind: strictjson.String, Str: fmt.Sprintf("%s%02d", uuid[:len(uuid)-2], g)}
+				b.Write(strictjson.AppendLayout(nil, v, strictjson.Layout{}))
+				b.WriteByte('\n')
+			}
+		}
+		if err := os.WriteFile(dst, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+		recPath := strings.TrimSuffix(p, ".samples.jsonl") + ".summary.json"
+		old, err := clocks.ReadJSONFile(recPath)
+		if err != nil {
+			return err
+		}
+		orig, err := clocks.ParseRecord(old)
+		if err != nil {
+			return fmt.Errorf("%s: %w", recPath, err)
+		}
+		f := clocks.NewFold()
+		if err := f.FoldStream(bytes.NewReader(b.Bytes()), dst); err != nil {
+			return err
+		}
+		rec, err := f.Record(orig.Window.IntervalS, orig.Window.StopReason)
+		if err != nil {
+			return err
+		}
+		recJSON, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		rel, _ = filepath.Rel(tree, recPath)
+		return os.WriteFile(filepath.Join(out, rel), recJSON, 0o644)
 	}))
 	return out
 }

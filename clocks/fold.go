@@ -19,16 +19,21 @@ type Fold struct {
 	LastT  string
 	// GPUs are the GPUs the stream's rows name, in index order.
 	GPUs []*GPUFold
-	// MaxGapNS is the largest time between two consecutive rows, in
-	// nanoseconds; GapLine is the line of the row that ended it, and
-	// GapFrom and GapTo the two rows' times.
+	// MaxGapNS is the largest time, in nanoseconds, one GPU went unread:
+	// between two of its consecutive rows, or from the window's first row
+	// to its first, or from its last to the window's last. GapGPU names
+	// that GPU, GapLine the line of the row that ended the gap, and
+	// GapFrom and GapTo the times at either end. Kept by Add, set by
+	// finish.
 	MaxGapNS       int64
+	GapGPU         int
 	GapLine        int
 	GapFrom, GapTo string
 
-	prevSec, prevNsec int64
-	prevT             []byte
-	lastT             []byte
+	firstSec, firstNsec int64
+	lastSec, lastNsec   int64
+	lastLine            int
+	lastT               []byte
 	// byIndex finds a GPU's fold by its index, for indices under 64.
 	byIndex [64]*GPUFold
 	// direct counts busy clocks in Hist at once: Add folds one sample at a
@@ -57,6 +62,17 @@ type GPUFold struct {
 	// Trace is the GPU's window reduced for a picture; nil unless asked
 	// for (NewTracingFold).
 	Trace *Trace
+
+	// The GPU's gaps so far: the largest between two of its rows, and its
+	// first and previous rows.
+	gap                 int64
+	gapLine             int
+	gapFrom, gapTo      string
+	firstSec, firstNsec int64
+	firstLine           int
+	firstT              string
+	prevSec, prevNsec   int64
+	prevT               []byte
 
 	lastBits        uint64
 	persistBad      int
@@ -176,6 +192,7 @@ func (f *Fold) Add(s *Sample, line int) {
 	f.direct = true
 	f.AddRow(&r, line)
 	f.LastT = s.T
+	f.settleGaps()
 }
 
 // AddRow folds in one row read at the given 1-based line.
@@ -184,10 +201,14 @@ func (f *Fold) AddRow(r *Row, line int) {
 	if f.Total == 1 {
 		f.FirstT = string(r.T)
 	}
+	if f.Total == 1 {
+		f.firstSec, f.firstNsec = r.Sec, r.Nsec
+	}
 	f.lastT = append(f.lastT[:0], r.T...)
-	f.gap(r.Sec, r.Nsec, r.T, line)
+	f.lastSec, f.lastNsec, f.lastLine = r.Sec, r.Nsec, line
 	g := f.gpu(r.GPUIndex)
 	g.Total++
+	g.step(r.Sec, r.Nsec, r.T, line)
 	if g.First == nil {
 		g.First = r.Sample()
 	} else if s := g.First; s.BootID != string(r.BootID) || s.GPUName != string(r.GPUName) ||
@@ -259,20 +280,42 @@ func (g *GPUFold) driftAt(s *Sample, line int) {
 	}
 }
 
-// gap folds in the time of the row at line: the largest step from one row
-// to the next is the window's worst coverage.
-func (f *Fold) gap(sec, nsec int64, t []byte, line int) {
-	if f.Total > 1 {
-		// Seconds apart are bounded first, so that no two times, however
-		// far apart, overflow a gap in nanoseconds.
-		ds := min(max(sec-f.prevSec, -maxGapSeconds), maxGapSeconds)
-		if g := ds*1e9 + nsec - f.prevNsec; g > f.MaxGapNS {
-			f.MaxGapNS, f.GapLine = g, line
-			f.GapFrom, f.GapTo = string(f.prevT), string(t)
-		}
+// step folds in the time of the GPU's row at line: the largest step from
+// one of its rows to the next is its worst coverage inside the window.
+func (g *GPUFold) step(sec, nsec int64, t []byte, line int) {
+	if g.Total == 1 {
+		g.firstSec, g.firstNsec, g.firstLine, g.firstT = sec, nsec, line, string(t)
+	} else if d := nsBetween(g.prevSec, g.prevNsec, sec, nsec); d > g.gap {
+		g.gap, g.gapLine = d, line
+		g.gapFrom, g.gapTo = string(g.prevT), string(t)
 	}
-	f.prevSec, f.prevNsec = sec, nsec
-	f.prevT = append(f.prevT[:0], t...)
+	g.prevSec, g.prevNsec = sec, nsec
+	g.prevT = append(g.prevT[:0], t...)
+}
+
+// nsBetween is the time from one row to a later one in nanoseconds. The
+// seconds apart are bounded first, so that no two times, however far
+// apart, overflow it.
+func nsBetween(sec0, nsec0, sec1, nsec1 int64) int64 {
+	return min(max(sec1-sec0, -maxGapSeconds), maxGapSeconds)*1e9 + nsec1 - nsec0
+}
+
+// settleGaps sets the fold's worst gap from its GPUs': each GPU's largest
+// step between its rows, and the time it went unread at either end of the
+// window (zero for a GPU that has the window's first and last rows). The
+// first GPU in index order wins a tie.
+func (f *Fold) settleGaps() {
+	f.MaxGapNS, f.GapGPU, f.GapLine, f.GapFrom, f.GapTo = 0, 0, 0, "", ""
+	for _, g := range f.GPUs {
+		take := func(d int64, line int, from, to string) {
+			if d > f.MaxGapNS {
+				f.MaxGapNS, f.GapGPU, f.GapLine, f.GapFrom, f.GapTo = d, g.Index, line, from, to
+			}
+		}
+		take(g.gap, g.gapLine, g.gapFrom, g.gapTo)
+		take(nsBetween(f.firstSec, f.firstNsec, g.firstSec, g.firstNsec), g.firstLine, f.FirstT, g.firstT)
+		take(nsBetween(g.prevSec, g.prevNsec, f.lastSec, f.lastNsec), f.lastLine, string(g.prevT), f.LastT)
+	}
 }
 
 // maxGapSeconds bounds a gap as counted; any gap that long fails coverage
@@ -289,6 +332,7 @@ func (f *Fold) finish() {
 	if f.Total > 0 {
 		f.LastT = string(f.lastT)
 	}
+	f.settleGaps()
 	for _, g := range f.GPUs {
 		for i, n := range g.dense {
 			if n > 0 {
@@ -300,7 +344,7 @@ func (f *Fold) finish() {
 			g.Trace, g.trace = g.trace.trace(), nil
 		}
 	}
-	f.prevT, f.lastT = nil, nil
+	f.lastT = nil
 }
 
 // Record builds the record the folded stream recomputes to. intervalS and
@@ -310,6 +354,7 @@ func (f *Fold) Record(intervalS float64, stopReason string) (*Record, error) {
 	if f.Total == 0 {
 		return nil, errors.New("the stream has no samples")
 	}
+	f.settleGaps()
 	r := &Record{BootID: f.GPUs[0].First.BootID,
 		Window: Window{FirstT: f.FirstT, LastT: f.LastT, SamplesTotal: f.Total,
 			IntervalS: intervalS, StopReason: stopReason, MaxGapS: ptr(f.MaxGapS())}}

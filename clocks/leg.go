@@ -200,8 +200,12 @@ func (l *Leg) check() {
 		l.add(CodeRefused, "stop_reason %s: the sampler refused mid-window: %s", StopRefused, l.Record.Refusal)
 	}
 	if iv := l.Record.Window.IntervalS; f.MaxGapNS > coverageLimitNS(iv) {
-		l.add(CodeCoverage, "largest gap between samples %.3f s > %d × interval_s %v s = %.3f s: from %s to %s (line %d); the sampler did not read the GPU for that long",
-			gapSeconds(f.MaxGapNS), MaxGapIntervals, iv, float64(coverageLimitNS(iv))/1e9, f.GapFrom, f.GapTo, f.GapLine)
+		pre := ""
+		if multi {
+			pre = fmt.Sprintf("GPU %d: ", f.GapGPU)
+		}
+		l.add(CodeCoverage, "%slargest gap between samples %.3f s > %d × interval_s %v s = %.3f s: from %s to %s (line %d); the sampler did not read the GPU for that long",
+			pre, gapSeconds(f.MaxGapNS), MaxGapIntervals, iv, float64(coverageLimitNS(iv))/1e9, f.GapFrom, f.GapTo, f.GapLine)
 	}
 }
 

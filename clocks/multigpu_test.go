@@ -364,3 +364,45 @@ func stripPower(ss []*Sample) []*Sample {
 	}
 	return out
 }
+
+// Coverage runs per GPU: a GPU left out of some ticks went unread for
+// that long, inside the window or at either end of it, though every tick
+// has rows of the other GPUs.
+func TestCoveragePerGPU(t *testing.T) {
+	without := func(gpu int, skip func(tick int) bool) []*Sample {
+		var out []*Sample
+		for i, s := range flatTP(boot13, 1980, 1980, 1980, 1980) {
+			if s.GPUIndex != gpu || !skip(i/4) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		ss   []*Sample
+		want string
+	}{
+		{"inside", without(2, func(k int) bool { return k >= 10 && k < 14 }),
+			"GPU 2: largest gap between samples 5.000 s > 3 × interval_s 1 s = 3.000 s: from 2026-08-12T10:15:12.123Z to 2026-08-12T10:15:17.123Z (line"},
+		{"at the end", without(3, func(k int) bool { return k >= 46 }),
+			"GPU 3: largest gap between samples 4.000 s > 3 × interval_s 1 s = 3.000 s: from 2026-08-12T10:15:48.123Z to 2026-08-12T10:15:52.123Z (line 196)"},
+		{"at the start", without(0, func(k int) bool { return k < 4 }),
+			"GPU 0: largest gap between samples 4.000 s > 3 × interval_s 1 s = 3.000 s: from 2026-08-12T10:15:03.123Z to 2026-08-12T10:15:07.123Z (line 13)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := legOf(t, "r1", tc.ss, nil)
+			wantCodes(t, l.Reasons, CodeCoverage)
+			wantReason(t, l.Reasons, CodeCoverage, tc.want)
+			if *l.Record.Window.MaxGapS < 4 {
+				t.Fatalf("max_gap_s %v", *l.Record.Window.MaxGapS)
+			}
+		})
+	}
+	// Two ticks missing leave 3 s unread: exactly the limit.
+	l := legOf(t, "r1", without(2, func(k int) bool { return k == 20 || k == 21 }), nil)
+	wantCodes(t, l.Reasons)
+	if *l.Record.Window.MaxGapS != 3 {
+		t.Fatalf("max_gap_s %v, want 3", *l.Record.Window.MaxGapS)
+	}
+}

@@ -59,6 +59,13 @@ const (
 	// three intervals is two missed readings in a row.
 	MaxGapIntervals = 3
 
+	// MaxIntervalOfMeanGapPct bounds a record's interval_s by the time
+	// between a GPU's consecutive samples, on average over its stream, in
+	// percent: a sampler reads every interval or slower, never faster, so
+	// an interval longer than the samples' spacing (with room for timer
+	// jitter) is not the one they were read at, and would loosen coverage.
+	MaxIntervalOfMeanGapPct = 110
+
 	// MaxGapToleranceS is how far a record's window.max_gap_s may sit from
 	// the stream's: the record carries it to the millisecond.
 	MaxGapToleranceS = 0.0005

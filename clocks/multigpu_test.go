@@ -406,3 +406,34 @@ func TestCoveragePerGPU(t *testing.T) {
 		t.Fatalf("max_gap_s %v, want 3", *l.Record.Window.MaxGapS)
 	}
 }
+
+// A record's interval_s is held to the stream's spacing: a sampler reads
+// every interval or slower, so a longer interval than the samples' mean
+// spacing allows (110%) is an edit that would loosen coverage. Exactly at
+// the bound it reconciles.
+func TestIntervalHeldToTheSpacing(t *testing.T) {
+	ss := cleanWindow(boot13) // 64 samples 1 s apart: 63 gaps over 63 s
+	for _, tc := range []struct {
+		interval float64
+		fail     string
+	}{
+		{1, ""},
+		{1.1, ""},
+		{0.25, ""},
+		{1.100001, "window.interval_s: record 1.100001 s, but the stream's samples are 1.000 s apart on average (64 samples from 2026-08-12T10:15:03.123Z to 2026-08-12T10:16:06.123Z), and an interval over 110% of that is not the one they were read at"},
+		{3600, "window.interval_s: record 3600 s"},
+	} {
+		l := legOf(t, "r1", ss, func(r *Record) { r.Window.IntervalS = tc.interval })
+		if tc.fail == "" {
+			wantNoCode(t, l.Reasons, CodeStreamMismatch)
+			continue
+		}
+		wantCodes(t, l.Reasons, CodeStreamMismatch)
+		wantReason(t, l.Reasons, CodeStreamMismatch, tc.fail)
+	}
+	// Several GPUs: each GPU's own spacing, named.
+	tp := flatTP(boot13, 1980, 1980)
+	l := legOf(t, "r1", tp, func(r *Record) { r.Window.IntervalS = 2 })
+	wantCodes(t, l.Reasons, CodeStreamMismatch)
+	wantReason(t, l.Reasons, CodeStreamMismatch, "but GPU 0's samples are 1.000 s apart on average (50 samples")
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strings"
 	"time"
@@ -512,7 +513,37 @@ func reconcile(rec *Record, f *Fold) []string {
 	if g := rec.Window.MaxGapS; g != nil && math.Abs(*g-f.MaxGapS()) > MaxGapToleranceS+1e-9 {
 		add("window.max_gap_s", *g, f.MaxGapS())
 	}
+	if msg := intervalAgainstSpacing(rec, f); msg != "" {
+		bad = append(bad, msg)
+	}
 	return bad
+}
+
+// intervalAgainstSpacing checks the record's interval_s against each
+// GPU's mean time between samples, exactly: interval × (n − 1) × 100 ≤
+// MaxIntervalOfMeanGapPct × span, in nanoseconds. A GPU of one sample has
+// no spacing.
+func intervalAgainstSpacing(rec *Record, f *Fold) string {
+	ivNS := int64(math.Round(rec.Window.IntervalS * 1e9))
+	for _, g := range f.GPUs {
+		span := nsBetween(g.firstSec, g.firstNsec, g.prevSec, g.prevNsec)
+		if g.Total < 2 || span <= 0 {
+			continue
+		}
+		lhs := new(big.Int).Mul(big.NewInt(ivNS), big.NewInt(int64(g.Total-1)))
+		lhs.Mul(lhs, big.NewInt(100))
+		rhs := new(big.Int).Mul(big.NewInt(span), big.NewInt(MaxIntervalOfMeanGapPct))
+		if lhs.Cmp(rhs) <= 0 {
+			continue
+		}
+		who := "the stream's samples"
+		if len(f.GPUs) > 1 {
+			who = fmt.Sprintf("GPU %d's samples", g.Index)
+		}
+		return fmt.Sprintf("window.interval_s: record %v s, but %s are %.3f s apart on average (%d samples from %s to %s), and an interval over %d%% of that is not the one they were read at; coverage is judged against interval_s",
+			rec.Window.IntervalS, who, float64(span)/1e9/float64(g.Total-1), g.Total, g.firstT, string(g.prevT), MaxIntervalOfMeanGapPct)
+	}
+	return ""
 }
 
 // sameGPUs reports whether the record names the stream's GPUs: one, in

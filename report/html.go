@@ -180,8 +180,12 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 					}
 					continue
 				}
+				// The clock pictures go before the first heading after the
+				// ratios: the clock per GPU's, or the legs'.
+				if !legs {
+					doc.InsertBefore(doc, n, &figuresNode{html: d.figures(ci)})
+				}
 				legs = true
-				doc.InsertBefore(doc, n, &figuresNode{html: d.figures(ci)})
 			}
 		case *east.Table:
 			// THROUGHPUT's points table: the legs' spread follows it.
@@ -372,9 +376,15 @@ func (d *Document) figures(i int) string {
 		"<li><span class=\"key key-median\"></span>the arm's merged median, in a band of ±%.1f%%: a busy sample outside the band fails the spread check (max − min ≤ %.1f%% of the median)</li>\n"+
 		"<li><span class=\"key key-other\"></span>the other arm's merged median</li>\n"+
 		"<li><span class=\"key key-throttle\"></span>busy sample with a throttle bit outside the benign mask %s</li>\n"+
-		"<li><span class=\"key key-rule\"></span>a leg's first sample, labelled with its run, its boot and its clock reasons; <span class=\"key key-boot\"></span>a new boot</li>\n"+
-		"</ul>\n</section>\n",
+		"<li><span class=\"key key-rule\"></span>a leg's first sample, labelled with its run, its boot and its clock reasons; <span class=\"key key-boot\"></span>a new boot</li>\n",
 		clocks.MaxSpreadPct, clocks.MaxSpreadPct, clocks.FormatThrottle(clocks.BenignThrottleMask))
+	if ours.multi() || base.multi() {
+		fmt.Fprintf(&b, "<li><span class=\"key\" style=\"border-top: 2px solid %s; height: 0\"></span>a leg of several GPUs (tensor parallel): one line per GPU, muted, "+
+			"each in its own colour, named in the key under its picture and on hover</li>\n"+
+			"<li><span class=\"key\" style=\"border-top: 4px solid %s; height: 0\"></span>the slowest GPU of each leg (the lowest busy median; of equal medians, the lowest mean), "+
+			"in the arm's colour, on top, named above its leg: a tensor-parallel step runs at its pace</li>\n", gpuColour(0), colourOurs)
+	}
+	b.WriteString("</ul>\n</section>\n")
 	return b.String()
 }
 
@@ -396,7 +406,32 @@ func (p *panel) caption() string {
 	if s.SpreadPct != nil {
 		out += fmt.Sprintf(", spread %.2f%%", *s.SpreadPct)
 	}
-	return out + fmt.Sprintf("; %d busy samples, %d idle excluded.", s.BusySamples, s.IdleSamplesExcluded)
+	out += fmt.Sprintf("; %d busy samples, %d idle excluded", s.BusySamples, s.IdleSamplesExcluded)
+	if k, ok := slowestPosition(s.GPUs); ok {
+		g := s.GPUs[k]
+		out += fmt.Sprintf("; %d GPUs per leg, the slowest GPU position %d (GPU %d) at a merged median of %s MHz", len(s.GPUs), g.Position, g.GPUIndex, num(*g.MedianMHz))
+	}
+	return out + "."
+}
+
+// slowestPosition is the GPU position of the lowest merged median (of
+// those, the lowest mean; of those, the first); ok is false when no
+// position has a median.
+func slowestPosition(gpus []clocks.GPUSide) (k int, ok bool) {
+	for i, g := range gpus {
+		if g.MedianMHz == nil {
+			continue
+		}
+		if !ok {
+			k, ok = i, true
+			continue
+		}
+		w := gpus[k]
+		if *g.MedianMHz < *w.MedianMHz || *g.MedianMHz == *w.MedianMHz && g.MeanMHz != nil && w.MeanMHz != nil && *g.MeanMHz < *w.MeanMHz {
+			k = i
+		}
+	}
+	return k, ok
 }
 
 func plural(n int, one, many string) string {

@@ -409,3 +409,181 @@ func TestMediansBandAndTicks(t *testing.T) {
 		}
 	}
 }
+
+// traceLegGPUs folds the samples of several GPUs as summarize does, each
+// GPU's trace reduced in the same pass, and returns their leg, trusted,
+// with a LegGPU per GPU as Build gives it.
+func traceLegGPUs(t *testing.T, name string, samples []clocks.Sample) Leg {
+	t.Helper()
+	f := clocks.NewTracingFold()
+	if err := f.FoldStream(bytes.NewReader(encode(samples)), name+".samples.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := f.Record(1, clocks.StopPIDExit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Leg{Name: name, Engine: "ours", Trusted: true, Trace: f.GPUs[0].Trace}
+	for k, g := range rec.GPUs {
+		st := g.SMClockMHz
+		mean := float64(int(f.GPUs[k].SumMHz.Float()/float64(st.N)*100+0.5)) / 100
+		l.GPUs = append(l.GPUs, LegGPU{Index: f.GPUs[k].Index, UUID: g.UUID, MedianMHz: st.Median, MinMHz: st.Min, MaxMHz: st.Max,
+			SpreadPct: st.SpreadPct, BusySamples: st.N, IdleSamples: g.IdleSamplesExcluded, MeanMHz: &mean, Trace: f.GPUs[k].Trace})
+	}
+	l.MedianMHz = l.GPUs[0].MedianMHz
+	return l
+}
+
+// synthGPUs is n readings at 1 Hz of the GPUs gpus, one row per GPU per
+// reading, all at the reading's time, GPU i busy at mhz(i, k) in reading k,
+// idle in the readings idle(k) says.
+func synthGPUs(n int, gpus []int, mhz func(gpu, k int) int, idle func(k int) bool) []clocks.Sample {
+	t0 := time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC)
+	var out []clocks.Sample
+	for k := 0; k < n; k++ {
+		for _, g := range gpus {
+			s := synth(1, t0.Add(time.Duration(k)*time.Second), "boot-a", func(int) int { return mhz(g, k) }, func(int) bool { return idle(k) })[0]
+			s.GPUIndex, s.GPUUUID = g, fmt.Sprintf("GPU-%d", g)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestSeveralGPUsAreNamedLines draws a TP=4 leg whose GPU 2 runs at
+// 1950 MHz and GPUs 0, 1 and 3 at 1980: one line per GPU, each named and
+// drawn from its own samples, the others muted in their own colours and
+// the slowest in the arm's colour, thicker, on top, named above the leg;
+// and a key under the picture names every GPU.
+func TestSeveralGPUsAreNamedLines(t *testing.T) {
+	gpus := []int{0, 1, 2, 3}
+	samples := synthGPUs(60, gpus, func(g, _ int) int {
+		if g == 2 {
+			return 1950
+		}
+		return 1980
+	}, func(k int) bool { return k >= 25 && k < 30 })
+	p, svg := onePanel(traceLegGPUs(t, "r1", samples))
+	d := parsePage(t, []byte(svg))
+	ys := newYScale([]*panel{p})
+
+	leg := d.byID("c1-ours-r1")
+	if leg == nil {
+		t.Fatal("no group for leg r1")
+	}
+	lines := leg.all(withClass("g", "gpu"))
+	if len(lines) != len(gpus) {
+		t.Fatalf("%d GPU lines, want %d", len(lines), len(gpus))
+	}
+	if got := leg.all(withClass("path", "busy")); len(got) != 0 {
+		t.Errorf("the leg of several GPUs also has %d single-GPU busy paths", len(got))
+	}
+	seen := map[string]bool{}
+	for i, g := range lines {
+		id := g.attr["data-gpu"]
+		seen[id] = true
+		title := g.all(named("title"))
+		if len(title) != 1 || !strings.HasPrefix(title[0].text, "r1 GPU "+id+", busy median ") {
+			t.Errorf("GPU line %s: title %v, want it named r1 GPU %s", id, title, id)
+		}
+		paths := g.all(withClass("path", "busy-gpu"))
+		if len(paths) != 1 {
+			t.Fatalf("GPU line %s: %d paths, want 1", id, len(paths))
+		}
+		slow := strings.Contains(" "+g.attr["class"]+" ", " slowest ")
+		index, _ := strconv.Atoi(id)
+		want, colour, width := 1980.0, gpuColour(index), "1.4"
+		if id == "2" {
+			want, colour, width = 1950, colourOurs, "2.6"
+			if !slow || i != len(lines)-1 || !strings.Contains(title[0].text, "the slowest GPU of the leg") {
+				t.Errorf("GPU 2: class %q, drawn %d of %d, title %q; want it marked slowest, drawn last, named so",
+					g.attr["class"], i+1, len(lines), title[0].text)
+			}
+		} else if slow {
+			t.Errorf("GPU %s is marked slowest", id)
+		}
+		if paths[0].attr["stroke"] != colour || paths[0].attr["stroke-width"] != width {
+			t.Errorf("GPU %s: stroke %s width %s, want %s width %s", id, paths[0].attr["stroke"], paths[0].attr["stroke-width"], colour, width)
+		}
+		// Each line is its own GPU's samples: every point at its clock.
+		for _, c := range coord.FindAllStringSubmatch(paths[0].attr["d"], -1) {
+			if c[2] != n(ys.y(want)) {
+				t.Errorf("GPU %s: a point at y %s, want every point at %s (%g MHz)", id, c[2], n(ys.y(want)), want)
+				break
+			}
+		}
+		// Two busy stretches, apart where every GPU was idle.
+		if runs := strings.Count(paths[0].attr["d"], "M"); runs != 2 {
+			t.Errorf("GPU %s: %d runs, want 2", id, runs)
+		}
+	}
+	if len(seen) != len(gpus) {
+		t.Errorf("GPU lines name %v, want each of %v once", seen, gpus)
+	}
+	if l := leg.all(withClass("text", "leg-label")); len(l) != 1 || l[0].text != "r1 · boot-a · slowest GPU 2" {
+		t.Errorf("leg label %v, want it to name the slowest GPU", l)
+	}
+	key := d.all(withClass("g", "gpu-key"))
+	if len(key) != len(gpus) {
+		t.Fatalf("%d GPUs in the key, want %d", len(key), len(gpus))
+	}
+	for i, k := range key {
+		line, text := k.all(named("line")), k.all(named("text"))
+		if k.attr["data-gpu"] != strconv.Itoa(i) || len(text) != 1 || text[0].text != fmt.Sprintf("GPU %d", i) || line[0].attr["stroke"] != gpuColour(i) {
+			t.Errorf("key entry %d: GPU %s %v in %s; want GPU %d in %s", i, k.attr["data-gpu"], text, line[0].attr["stroke"], i, gpuColour(i))
+		}
+	}
+	if s := d.all(withClass("g", "slowest-key")); len(s) != 1 || s[0].all(named("line"))[0].attr["stroke"] != colourOurs {
+		t.Error("the key does not show the slowest GPU's stroke in the arm's colour")
+	}
+	if vb := d.all(named("svg"))[0].attr["viewBox"]; vb != fmt.Sprintf("0 0 %d %d", figW, figH+keyH) {
+		t.Errorf("viewBox %q, want the key's row under the picture", vb)
+	}
+	if !strings.Contains(d.all(named("svg"))[0].attr["aria-label"], "r1 on 4 GPUs, the slowest GPU 2 at a median of 1950 MHz") {
+		t.Errorf("aria-label %q does not name the slowest GPU", d.all(named("svg"))[0].attr["aria-label"])
+	}
+}
+
+// TestSlowestGPUOfEqualMedians: of GPUs at one busy median, the slowest is
+// the one of the lowest mean: its clock dipped where the others' did not.
+func TestSlowestGPUOfEqualMedians(t *testing.T) {
+	samples := synthGPUs(61, []int{4, 5, 6, 7}, func(g, k int) int {
+		if g == 6 && k%4 == 0 {
+			return 1935 // a dip in every fourth reading: the median stays 1980
+		}
+		if g == 5 && k%10 == 0 {
+			return 1950
+		}
+		return 1980
+	}, func(int) bool { return false })
+	leg := traceLegGPUs(t, "r1", samples)
+	for _, g := range leg.GPUs {
+		if *g.MedianMHz != 1980 {
+			t.Fatalf("GPU %d median %v, want every median 1980", g.Index, *g.MedianMHz)
+		}
+	}
+	_, svg := onePanel(leg)
+	d := parsePage(t, []byte(svg))
+	slow := d.all(withClass("g", "slowest"))
+	if len(slow) != 1 || slow[0].attr["data-gpu"] != "6" {
+		t.Fatalf("slowest %v, want GPU 6, the lowest mean", slow)
+	}
+}
+
+// TestOneGPUPictureHasNoKey: a leg of one GPU is drawn as it always was:
+// one busy path, no GPU lines, no key, the picture's height unchanged.
+func TestOneGPUPictureHasNoKey(t *testing.T) {
+	samples := synth(60, time.Date(2026, 8, 12, 9, 0, 0, 0, time.UTC), "boot-a", func(int) int { return 2400 }, func(int) bool { return false })
+	leg := traceLeg(t, "r1", samples)
+	_, svg := onePanel(leg)
+	d := parsePage(t, []byte(svg))
+	if got := d.all(withClass("path", "busy")); len(got) != 1 {
+		t.Errorf("%d busy paths, want 1", len(got))
+	}
+	if got := len(d.all(withClass("g", "gpu"))) + len(d.all(withClass("g", "key"))); got != 0 {
+		t.Errorf("%d GPU lines or keys in a picture of one GPU", got)
+	}
+	if vb := d.all(named("svg"))[0].attr["viewBox"]; vb != fmt.Sprintf("0 0 %d %d", figW, figH) {
+		t.Errorf("viewBox %q", vb)
+	}
+}

@@ -31,6 +31,8 @@ var htmlGolden = []struct {
 	{"cross-boot", true, "../golden/cross-boot/with-override/report.html"},
 	{"significance-separated", false, "../golden/significance-separated/report.html"},
 	{"significance-ties", false, "../golden/significance-ties/report.html"},
+	{"tp8", false, "../golden/tp8/report.html"},
+	{"tp4-gpu-skew", false, "../golden/tp4-gpu-skew/report.html"},
 }
 
 // page summarizes a tree and renders its report.html and report.md.
@@ -208,6 +210,9 @@ type htmlSummary struct {
 			BindingEligible bool `json:"binding_eligible"`
 			Clock           struct {
 				CrossBootOverride bool `json:"cross_boot_override"`
+				Ours, Baseline    struct {
+					GPUs []struct{ Position int }
+				}
 			}
 			Value        *float64
 			Significance struct{ Points int }
@@ -374,6 +379,57 @@ func checkPage(t *testing.T, doc *elem, sum htmlSummary, md []byte) {
 			if got := fig.all(named("figcaption")); len(got) != 1 || !strings.HasPrefix(textOf(got[0]), arm.engine+" ("+arm.role+")") {
 				t.Errorf("figure #%s: caption does not name %s (%s)", FigureID(i, arm.role), arm.engine, arm.role)
 			}
+		}
+	}
+
+	// Legs of several GPUs: in each arm's picture, each drawn leg one
+	// named line per GPU, one of them the slowest; a key naming every GPU;
+	// the pictures before the clock-per-GPU table, which comes before the
+	// legs'. Legs of one GPU: none of that.
+	var h3 []string
+	for _, h := range doc.all(named("h3")) {
+		h3 = append(h3, textOf(h))
+	}
+	for i, c := range sum.Comparisons {
+		for _, arm := range []struct {
+			role string
+			n    int
+		}{{"ours", len(c.Throughput.Clock.Ours.GPUs)}, {"baseline", len(c.Throughput.Clock.Baseline.GPUs)}} {
+			fig := doc.byID(FigureID(i, arm.role))
+			if fig == nil {
+				continue
+			}
+			for _, leg := range fig.all(withClass("g", "leg")) {
+				if len(leg.all(withClass("path", "busy")))+len(leg.all(withClass("g", "gpu"))) == 0 {
+					continue // not drawn
+				}
+				lines, slowest := leg.all(withClass("g", "gpu")), leg.all(withClass("g", "slowest"))
+				if arm.n == 0 && len(lines) != 0 || arm.n > 0 && (len(lines) != arm.n || len(slowest) != 1) {
+					t.Errorf("#%s: %d GPU lines, %d slowest, for %d GPUs per leg", leg.attr["id"], len(lines), len(slowest), arm.n)
+				}
+				for _, l := range lines {
+					if ts := l.all(named("title")); len(ts) != 1 || !strings.Contains(ts[0].text, " GPU "+l.attr["data-gpu"]+",") {
+						t.Errorf("#%s: a GPU line is not named by its GPU", leg.attr["id"])
+					}
+				}
+			}
+			if got := len(fig.all(withClass("g", "gpu-key"))); got != arm.n {
+				t.Errorf("#%s: %d GPUs in the key, want %d", FigureID(i, arm.role), got, arm.n)
+			}
+		}
+		if len(c.Throughput.Clock.Ours.GPUs)+len(c.Throughput.Clock.Baseline.GPUs) == 0 {
+			continue
+		}
+		want := []string{"Clock over time: " + c.Ours + " and " + c.Baseline, "Clock per GPU position of " + c.Ours + " and " + c.Baseline,
+			"Legs of " + c.Ours + " and " + c.Baseline}
+		at := -1
+		for j, h := range h3 {
+			if h == want[0] {
+				at = j
+			}
+		}
+		if at < 0 || at+3 > len(h3) || strings.Join(h3[at:at+3], "|") != strings.Join(want, "|") {
+			t.Errorf("headings %q; want %q in this order", h3, want)
 		}
 	}
 

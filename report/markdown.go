@@ -115,6 +115,14 @@ func (d *Document) sections(emit func(section int, md []byte) error) error {
 			}
 			b.WriteString("\n")
 		}
+		if rows := GPURows(cmp); len(rows) > 0 {
+			p("### Clock per GPU position of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
+			p("%s\n\n", GPULead)
+			if err := gpuTable(&b, cmp.Ours, cmp.Baseline, rows); err != nil {
+				return err
+			}
+			b.WriteString("\n")
+		}
 		p("### Legs of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
 		if err := legTable(&b, cmp.Legs, false); err != nil {
 			return err
@@ -220,10 +228,21 @@ func pointsTable(w io.Writer, c Comparison) error {
 	return t.Render()
 }
 
+// legTable is the legs' table: a row per leg, or, when some leg sampled
+// several GPUs, a row per GPU of each leg with a GPU column, the leg's own
+// cells (binding, boot, memory, points, reasons) on its first GPU's row.
 func legTable(w io.Writer, legs []Leg, withModel bool) error {
 	header := []string{"engine", "run", "binding", "boot", "median MHz", "spread %", "busy", "idle", "throttle", "peak GPU MiB", "points (max_concurrency/request_rate)", "reasons"}
 	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight,
 		tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft}
+	multi := false
+	for _, l := range legs {
+		multi = multi || len(l.GPUs) > 1
+	}
+	if multi {
+		header = append(header[:2], append([]string{"GPU"}, header[2:]...)...)
+		align = append(align[:2], append([]tw.Align{tw.AlignRight}, align[2:]...)...)
+	}
 	if withModel {
 		header = append([]string{"model"}, header...)
 		align = append([]tw.Align{tw.AlignLeft}, align...)
@@ -243,15 +262,135 @@ func legTable(w io.Writer, legs []Leg, withModel bool) error {
 		row := []string{cell(l.Engine), l.Name, binding, dash(shortBoot(l.BootID)), optNum(l.MedianMHz),
 			optFixed2(l.SpreadPct), optInt(l.BusySamples), optInt(l.IdleSamples), dash(throttle(l.Throttle)),
 			optNum(l.PeakGPUMemoryMiB), dash(pointList(l.Points)), dash(strings.Join(l.Codes, ", "))}
-		if withModel {
-			row = append([]string{cell(l.Model)}, row...)
+		if !multi {
+			if withModel {
+				row = append([]string{cell(l.Model)}, row...)
+			}
+			rows = append(rows, row)
+			continue
 		}
-		rows = append(rows, row)
+		if len(l.GPUs) == 0 {
+			row = append(row[:2], append([]string{"—"}, row[2:]...)...)
+			if withModel {
+				row = append([]string{cell(l.Model)}, row...)
+			}
+			rows = append(rows, row)
+			continue
+		}
+		for k, g := range l.GPUs {
+			busy, idle := g.BusySamples, g.IdleSamples
+			r := []string{cell(l.Engine), l.Name, strconv.Itoa(g.Index), row[2], row[3], optNum(g.MedianMHz),
+				optFixed2(g.SpreadPct), optInt(&busy), optInt(&idle), dash(throttle(g.Throttle)), row[9], row[10], row[11]}
+			if k > 0 {
+				r[3], r[4], r[10], r[11], r[12] = "", "", "", "", ""
+			}
+			if withModel {
+				r = append([]string{cell(l.Model)}, r...)
+			}
+			rows = append(rows, r)
+		}
 	}
 	if err := t.Bulk(rows); err != nil {
 		return err
 	}
 	return t.Render()
+}
+
+// GPULead says what the clock-per-GPU table holds.
+const GPULead = "Each arm's SM clock at each GPU position (the legs' GPUs in index order; GPU: its index and uuid in the arm's first trusted leg), " +
+	"merged over the arm's trusted legs: the median and the mean of busy samples, in MHz; the offsets |ours − baseline| / baseline × 100 of the " +
+	"medians and of the means, each held to the offset bound; the median busy power draw, in W, reported and never a gate term."
+
+// GPURows are the rows of a comparison's clock-per-GPU table, one per GPU
+// position either arm has; none when both arms sampled one GPU per leg.
+func GPURows(c Comparison) []GPURow {
+	b := c.Clock
+	if len(b.Ours.GPUs) == 0 && len(b.Baseline.GPUs) == 0 {
+		return nil
+	}
+	ours, base := armGPUs(b.Ours, c.Legs), armGPUs(b.Baseline, c.Legs)
+	offsets := map[int]clocks.GPUOffset{}
+	for _, o := range b.GPUOffsets {
+		offsets[o.Position] = o
+	}
+	var rows []GPURow
+	for k := range max(len(ours), len(base)) {
+		r := GPURow{Position: k}
+		if k < len(ours) {
+			r.Ours = &ours[k]
+		}
+		if k < len(base) {
+			r.Baseline = &base[k]
+		}
+		if o, ok := offsets[k]; ok {
+			r.OffsetPct, r.MeanOffsetPct = o.OffsetPct, o.MeanOffsetPct
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// GPURow is one GPU position of a comparison: each arm's GPU there, nil
+// where the arm has no such position, and their offsets.
+type GPURow struct {
+	Position                 int
+	Ours, Baseline           *clocks.GPUSide
+	OffsetPct, MeanOffsetPct *float64
+}
+
+// armGPUs are an arm's GPU positions: its side's, or, for an arm of one
+// GPU per leg, that GPU from the side and the arm's first trusted leg.
+func armGPUs(s clocks.Side, legs []Leg) []clocks.GPUSide {
+	if len(s.GPUs) > 0 || s.MedianMHz == nil {
+		return s.GPUs
+	}
+	g := clocks.GPUSide{MedianMHz: s.MedianMHz, MeanMHz: s.MeanMHz, PctOfMax: s.PctOfMax, SpreadPct: s.SpreadPct, PowerW: s.PowerW,
+		BusySamples: s.BusySamples, IdleSamplesExcluded: s.IdleSamplesExcluded}
+	for _, l := range legs {
+		if l.Engine == s.Engine && len(l.GPUs) > 0 {
+			g.GPUIndex, g.GPUUUID = l.GPUs[0].Index, l.GPUs[0].UUID
+			break
+		}
+	}
+	return []clocks.GPUSide{g}
+}
+
+func gpuTable(w io.Writer, ours, base string, rows []GPURow) error {
+	align := make([]tw.Align, 11)
+	for i := range align {
+		align[i] = tw.AlignRight
+	}
+	t := newTable(w, align)
+	t.Header("position", cell(ours)+" GPU", cell(base)+" GPU", cell(ours)+" median MHz", cell(base)+" median MHz",
+		cell(ours)+" mean MHz", cell(base)+" mean MHz", "offset %", "mean offset %", cell(ours)+" power W", cell(base)+" power W")
+	side := func(g *clocks.GPUSide) (gpu, median, mean, power string) {
+		if g == nil {
+			return "—", "—", "—", "—"
+		}
+		gpu = fmt.Sprintf("%d (%s)", g.GPUIndex, cell(shortUUID(g.GPUUUID)))
+		if g.PowerW != nil {
+			power = fmt.Sprintf("%.1f", *g.PowerW)
+		}
+		return gpu, optNum(g.MedianMHz), optFixed2(g.MeanMHz), dash(power)
+	}
+	for _, r := range rows {
+		og, om, oa, op := side(r.Ours)
+		bg, bm, ba, bp := side(r.Baseline)
+		if err := t.Append(strconv.Itoa(r.Position), og, bg, om, bm, oa, ba, optFixed2(r.OffsetPct), optFixed2(r.MeanOffsetPct), op, bp); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// shortUUID is a GPU uuid cut to its first group: "GPU-3b9d0f42".
+func shortUUID(u string) string {
+	if i := strings.IndexByte(u, '-'); i >= 0 {
+		if j := strings.IndexByte(u[i+1:], '-'); j >= 0 {
+			return u[:i+1+j]
+		}
+	}
+	return u
 }
 
 func shortBoot(id string) string {

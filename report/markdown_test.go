@@ -20,6 +20,7 @@ import (
 	gmtext "github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
+	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/summarize"
 )
@@ -121,10 +122,8 @@ type goldenSummary struct {
 		Throughput, Memory    struct {
 			Value           *float64
 			BindingEligible bool `json:"binding_eligible"`
-			Clock           struct {
-				Caveats []struct{ Code string }
-			}
-			Significance struct {
+			Clock           goldenClock
+			Significance    struct {
 				Test              string
 				Alpha             float64
 				Points            int
@@ -139,6 +138,37 @@ type goldenSummary struct {
 	}
 	Warnings []string
 }
+
+// goldenClock is the part of a clock block the report is checked against.
+type goldenClock struct {
+	Caveats        []struct{ Code string }
+	OffsetPct      *float64 `json:"offset_pct"`
+	MeanOffsetPct  *float64 `json:"mean_offset_pct"`
+	Ours, Baseline goldenSide
+	GPUOffsets     []struct {
+		Position      int
+		OursGPU       int      `json:"ours_gpu"`
+		BaselineGPU   int      `json:"baseline_gpu"`
+		OffsetPct     *float64 `json:"offset_pct"`
+		MeanOffsetPct *float64 `json:"mean_offset_pct"`
+	} `json:"gpu_offsets"`
+}
+
+type goldenSide struct {
+	Engine string
+	PowerW *float64 `json:"power_w"`
+	GPUs   []struct {
+		Position  int
+		GPUIndex  int      `json:"gpu_index"`
+		GPUUUID   string   `json:"gpu_uuid"`
+		MedianMHz *float64 `json:"median_mhz"`
+		MeanMHz   *float64 `json:"mean_mhz"`
+		PowerW    *float64 `json:"power_w"`
+	}
+}
+
+// multi reports whether either arm of the block sampled several GPUs.
+func (c goldenClock) multi() bool { return len(c.Ours.GPUs) > 0 || len(c.Baseline.GPUs) > 0 }
 
 type goldenPoint struct {
 	MaxConcurrency *int `json:"max_concurrency"`
@@ -236,6 +266,7 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 		case h.level == 3 && ratioHeading.MatchString(h.text):
 			ratios = append(ratios, i)
 		case h.level == 3 && strings.HasPrefix(h.text, "Legs of "):
+		case h.level == 3 && strings.HasPrefix(h.text, "Clock per GPU position of "):
 		default:
 			if h.level != 1 && h.level != 2 {
 				t.Errorf("unexpected heading %+v", h)
@@ -304,6 +335,8 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 			if obs := after[1]; !strings.HasPrefix(obs, "observed: median SM clock "+c.Ours+" ") || !strings.Contains(obs, "busy samples") ||
 				!strings.Contains(obs, "idle samples excluded") || !strings.Contains(obs, "offset") || !strings.Contains(obs, "estimated effect") {
 				t.Errorf("after %q: %q, want the observed: line second", p.headings[idx].text, obs)
+			} else {
+				checkObserved(t, p.headings[idx].text, obs, c.Throughput.Clock)
 			}
 		}
 		// MEMORY's medians and intervals, and whether its line says it differs.
@@ -333,10 +366,21 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 	if caveats != wantCaveats {
 		t.Errorf("%d CAVEAT lines, want %d", caveats, wantCaveats)
 	}
-	// Tables: per comparison the points table, then the legs table; then
-	// the legs in no comparison, when there are any.
+	// Tables: per comparison the points table, the clock-per-GPU table
+	// when either arm sampled several GPUs, then the legs table (with a GPU
+	// column then); then the legs in no comparison, when there are any.
 	legCols := []string{"engine", "run", "binding", "boot", "median MHz", "spread %", "busy", "idle", "throttle", "peak GPU MiB",
 		"points (max_concurrency/request_rate)", "reasons"}
+	multiLegCols := append([]string{"engine", "run", "GPU"}, legCols[2:]...)
+	var kinds []string
+	for _, c := range sum.Comparisons {
+		kinds = append(kinds, "points")
+		if c.Throughput.Clock.multi() {
+			kinds = append(kinds, "gpus")
+		}
+		kinds = append(kinds, "legs")
+	}
+	ci := -1
 	for i, tb := range p.tables {
 		if len(tb) < 2 {
 			t.Errorf("table %d has no body row", i)
@@ -347,9 +391,16 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 				t.Errorf("table %d row %d has %d cells, the header %d", i, r, len(row), len(tb[0]))
 			}
 		}
-		switch {
-		case i < 2*len(sum.Comparisons) && i%2 == 0:
-			c := sum.Comparisons[i/2]
+		kind := "uncompared"
+		if i < len(kinds) {
+			kind = kinds[i]
+		}
+		if kind == "points" {
+			ci++
+		}
+		switch kind {
+		case "points":
+			c := sum.Comparisons[ci]
 			if strings.Join(tb[0], ",") != "max_concurrency,request_rate,"+c.Ours+","+c.Baseline+",ratio,"+
 				c.Ours+" (95% CI),"+c.Baseline+" (95% CI),p,"+
 				c.Ours+" output tokens,"+c.Baseline+" output tokens,output Δ %" {
@@ -372,12 +423,19 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 				}
 				checkPCell(t, where, row[7], pt.P)
 			}
-		case i < 2*len(sum.Comparisons):
-			if strings.Join(tb[0], ",") != strings.Join(legCols, ",") {
-				t.Errorf("legs table header %q", tb[0])
+		case "gpus":
+			c := sum.Comparisons[ci]
+			checkGPUTable(t, c.Ours+" vs "+c.Baseline, tb, c.Ours, c.Baseline, c.Throughput.Clock)
+		case "legs":
+			want := legCols
+			if sum.Comparisons[ci].Throughput.Clock.multi() {
+				want = multiLegCols
+			}
+			if strings.Join(tb[0], ",") != strings.Join(want, ",") {
+				t.Errorf("legs table header %q, want %q", tb[0], want)
 			}
 		default:
-			if tb[0][0] != "model" || len(tb[0]) != len(legCols)+1 {
+			if tb[0][0] != "model" || len(tb[0]) != len(legCols)+1 && len(tb[0]) != len(multiLegCols)+1 {
 				t.Errorf("uncompared legs table header %q", tb[0])
 			}
 		}
@@ -385,8 +443,86 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 	if p.struck != 0 {
 		t.Errorf("%d strikethrough spans: a `~` opened one", p.struck)
 	}
-	if n := len(p.tables); n != 2*len(sum.Comparisons) && n != 2*len(sum.Comparisons)+1 {
-		t.Errorf("%d tables for %d comparisons", n, len(sum.Comparisons))
+	if n := len(p.tables); n != len(kinds) && n != len(kinds)+1 {
+		t.Errorf("%d tables for %d comparisons, want %d or one more", n, len(sum.Comparisons), len(kinds))
+	}
+}
+
+// checkObserved checks an observed: line against summary.json's clock
+// block: the mean offset, for arms of several GPUs the worst GPU
+// position, and each arm's median busy power where either has one.
+func checkObserved(t *testing.T, where, obs string, c goldenClock) {
+	t.Helper()
+	if c.OffsetPct != nil && !strings.Contains(obs, fmt.Sprintf("; offset %.2f%%, mean offset %.2f%%", *c.OffsetPct, *c.MeanOffsetPct)) {
+		t.Errorf("after %q: %q does not give offset %.2f%% and mean offset %.2f%%", where, obs, *c.OffsetPct, *c.MeanOffsetPct)
+	}
+	if got := strings.Contains(obs, "worst GPU position"); got != (len(c.GPUOffsets) > 0) {
+		t.Errorf("after %q: %q names a worst GPU position: %v, with %d GPU offsets", where, obs, got, len(c.GPUOffsets))
+	}
+	if c.Ours.PowerW == nil && c.Baseline.PowerW == nil {
+		if strings.Contains(obs, "power") {
+			t.Errorf("after %q: %q speaks of power, and neither arm sampled it", where, obs)
+		}
+		return
+	}
+	w := func(x *float64) string {
+		if x == nil {
+			return "n/a (not sampled)"
+		}
+		return fmt.Sprintf("%.1f W", *x)
+	}
+	per := ""
+	if c.multi() {
+		per = " per GPU"
+	}
+	if want := fmt.Sprintf("; median busy power%s %s %s, %s %s", per, c.Ours.Engine, w(c.Ours.PowerW), c.Baseline.Engine, w(c.Baseline.PowerW)); !strings.HasSuffix(obs, want) {
+		t.Errorf("after %q: %q does not end with %q", where, obs, want)
+	}
+}
+
+// checkGPUTable checks a clock-per-GPU table against summary.json: one
+// row per GPU position either arm has, each cell what the block says.
+func checkGPUTable(t *testing.T, where string, tb [][]string, ours, base string, c goldenClock) {
+	t.Helper()
+	wantHeader := []string{"position", ours + " GPU", base + " GPU", ours + " median MHz", base + " median MHz",
+		ours + " mean MHz", base + " mean MHz", "offset %", "mean offset %", ours + " power W", base + " power W"}
+	if strings.Join(tb[0], ",") != strings.Join(wantHeader, ",") {
+		t.Errorf("%s: clock-per-GPU table header %q", where, tb[0])
+	}
+	if n := max(len(c.Ours.GPUs), len(c.Baseline.GPUs)); len(tb)-1 != n {
+		t.Errorf("%s: %d clock-per-GPU rows for %d GPU positions", where, len(tb)-1, n)
+		return
+	}
+	opt := func(x *float64, f string) string {
+		if x == nil {
+			return "—"
+		}
+		return fmt.Sprintf(f, *x)
+	}
+	for r, row := range tb[1:] {
+		want := []string{strconv.Itoa(r), "—", "—", "—", "—", "—", "—", "—", "—", "—", "—"}
+		for k, s := range []goldenSide{c.Ours, c.Baseline} {
+			if r >= len(s.GPUs) {
+				continue
+			}
+			g := s.GPUs[r]
+			uuid := g.GPUUUID
+			if len(uuid) > 12 {
+				uuid = uuid[:12]
+			}
+			want[1+k] = fmt.Sprintf("%d (%s)", g.GPUIndex, uuid)
+			want[3+k] = opt(g.MedianMHz, "%g")
+			want[5+k] = opt(g.MeanMHz, "%.2f")
+			want[9+k] = opt(g.PowerW, "%.1f")
+		}
+		for _, o := range c.GPUOffsets {
+			if o.Position == r {
+				want[7], want[8] = opt(o.OffsetPct, "%.2f"), opt(o.MeanOffsetPct, "%.2f")
+			}
+		}
+		if strings.Join(row, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: clock-per-GPU row %d is %q; summary.json says %q", where, r, row, want)
+		}
 	}
 }
 
@@ -459,12 +595,128 @@ func TestOverrideIsACaveatNotAReason(t *testing.T) {
 		if got := strings.Count(md, "- `clock.offset`: median offset 12.79% > 1.0%"); got != 2 {
 			t.Errorf("allow %v: %d offset reasons, want 2", allow, got)
 		}
-		if got := strings.Count(md, "observed: median SM clock fastengine 2470 MHz (82.25% of max), vllm 2190 MHz (72.93% of max); offset 12.79%; "+
-			"estimated effect 9.65% (× transfer 0.7548); busy samples fastengine 61, vllm 50; idle samples excluded fastengine 3, vllm 0\n"); got != 2 {
+		if got := strings.Count(md, "observed: median SM clock fastengine 2470 MHz (82.25% of max), vllm 2190 MHz (72.93% of max); offset 12.79%, mean offset 12.55%; "+
+			"estimated effect 9.65% (× transfer 0.7548); busy samples fastengine 61, vllm 50; idle samples excluded fastengine 3, vllm 0; "+
+			"median busy power fastengine 41.1 W, vllm 41.4 W\n"); got != 2 {
 			t.Errorf("allow %v: %d observed lines with the two-boot capture's numbers, want 2", allow, got)
 		}
 		if !strings.Contains(md, ": NOT ESTABLISHED\n") || strings.Contains(md, ": ESTABLISHED\n") {
 			t.Errorf("allow %v: the override must not establish the ratio", allow)
 		}
+	}
+}
+
+func fp(x float64) *float64 { return &x }
+
+// TestObservedLine: the observed: line gives the mean offset beside the
+// median's, for arms of several GPUs the worst GPU position (the largest
+// median offset, of equal ones the largest mean offset), and each arm's
+// median busy power where either arm sampled it, never where neither did.
+func TestObservedLine(t *testing.T) {
+	side := func(engine string, mhz float64, power *float64) clocks.Side {
+		return clocks.Side{Engine: engine, MedianMHz: fp(mhz), PctOfMax: fp(82.25), PowerW: power, BusySamples: 61, IdleSamplesExcluded: 3}
+	}
+	one := &clocks.Block{Ours: side("fastengine", 2470, fp(612.25)), Baseline: side("vllm", 2190, fp(598.04)),
+		OffsetPct: fp(12.79), MeanOffsetPct: fp(12.55), EstimatedEffectPct: fp(9.65), TransferCoefficient: clocks.TransferCoefficient}
+	if got, want := Observed(one), "observed: median SM clock fastengine 2470 MHz (82.25% of max), vllm 2190 MHz (82.25% of max); "+
+		"offset 12.79%, mean offset 12.55%; estimated effect 9.65% (× transfer 0.7548); busy samples fastengine 61, vllm 61; "+
+		"idle samples excluded fastengine 3, vllm 3; median busy power fastengine 612.2 W, vllm 598.0 W"; got != want {
+		t.Errorf("Observed =\n%s\nwant\n%s", got, want)
+	}
+	one.Baseline.PowerW = nil
+	if got := Observed(one); !strings.HasSuffix(got, "; median busy power fastengine 612.2 W, vllm n/a (not sampled)") {
+		t.Errorf("one arm without power: %s", got)
+	}
+	one.Ours.PowerW = nil
+	if got := Observed(one); strings.Contains(got, "power") || !strings.HasSuffix(got, "idle samples excluded fastengine 3, vllm 3") {
+		t.Errorf("neither arm sampled power: %s", got)
+	}
+
+	tp := *one
+	tp.Ours.GPUs = []clocks.GPUSide{{Position: 0}, {Position: 1}, {Position: 2}}
+	tp.Baseline.GPUs = tp.Ours.GPUs
+	tp.Ours.PowerW, tp.Baseline.PowerW = fp(611.75), fp(617.97)
+	tp.GPUOffsets = []clocks.GPUOffset{
+		{Position: 0, OursGPU: 4, BaselineGPU: 0, OffsetPct: fp(0.51), MeanOffsetPct: fp(0.02)},
+		{Position: 1, OursGPU: 5, BaselineGPU: 1, OffsetPct: fp(0.51), MeanOffsetPct: fp(0.42)},
+		{Position: 2, OursGPU: 6, BaselineGPU: 2, OffsetPct: fp(0.2), MeanOffsetPct: fp(0.9)},
+	}
+	tp.OffsetPct, tp.MeanOffsetPct = fp(0.51), fp(0.9)
+	got := Observed(&tp)
+	if !strings.Contains(got, "; offset 0.51%, mean offset 0.90%; worst GPU position 1 (fastengine GPU 5, vllm GPU 1); estimated effect") {
+		t.Errorf("several GPUs: %s; want the worst position 1, the larger mean of the two at 0.51%%", got)
+	}
+	if !strings.HasSuffix(got, "; median busy power per GPU fastengine 611.8 W, vllm 618.0 W") {
+		t.Errorf("several GPUs: %s; want the power per GPU", got)
+	}
+	if strings.Contains(Observed(one), "worst GPU") {
+		t.Error("arms of one GPU have no worst GPU position")
+	}
+}
+
+// TestLegTableGPURows: when some leg sampled several GPUs, the legs'
+// table has a GPU column and a row per GPU of each trusted leg, the leg's
+// own cells on its first GPU's row only; an untrusted leg is one row, its
+// GPU unknown.
+func TestLegTableGPURows(t *testing.T) {
+	m := func(x float64) *float64 { return &x }
+	legs := []Leg{
+		{Engine: "fastengine", Name: "r1", BindingEligible: false, Trusted: true, BootID: "8c3f1e6a-7d2b", Codes: []string{"clock.gpu_skew"},
+			PeakGPUMemoryMiB: m(68455.75), Points: []ratio.PointID{{MaxConcurrency: 1}},
+			GPUs: []LegGPU{{Index: 4, MedianMHz: m(1980), SpreadPct: m(2.27), BusySamples: 48, IdleSamples: 12, Throttle: []string{"0x0000000000000000"}},
+				{Index: 5, MedianMHz: m(1950), SpreadPct: m(2.31), BusySamples: 48, IdleSamples: 12, Throttle: []string{"0x0000000000000004"}}}},
+		{Engine: "vllm", Name: "r1", Codes: []string{"clock.stream_invalid"}},
+	}
+	var b bytes.Buffer
+	if err := legTable(&b, legs, false); err != nil {
+		t.Fatal(err)
+	}
+	p := parse(t, b.Bytes())
+	if len(p.tables) != 1 {
+		t.Fatalf("%d tables", len(p.tables))
+	}
+	want := [][]string{
+		{"engine", "run", "GPU", "binding", "boot", "median MHz", "spread %", "busy", "idle", "throttle", "peak GPU MiB", "points (max_concurrency/request_rate)", "reasons"},
+		{"fastengine", "r1", "4", "NO", "8c3f1e6a", "1980", "2.27", "48", "12", "0x0", "68455.75", "1/inf", "clock.gpu_skew"},
+		{"fastengine", "r1", "5", "", "", "1950", "2.31", "48", "12", "0x4", "", "", ""},
+		{"vllm", "r1", "—", "NO", "—", "—", "—", "—", "—", "—", "—", "—", "clock.stream_invalid"},
+	}
+	if got := p.tables[0]; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("legs table\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestGPUTableArmOfOneGPU: a comparison of an arm of two GPUs per leg with
+// an arm of one has a row per position either arm has; the arm of one
+// GPU shows its GPU at position 0, named from its first trusted leg, and
+// "—" where it has no position.
+func TestGPUTableArmOfOneGPU(t *testing.T) {
+	c := Comparison{Ours: "fastengine", Baseline: "vllm", Clock: &clocks.Block{
+		Ours: clocks.Side{Engine: "fastengine", MedianMHz: fp(1980), GPUs: []clocks.GPUSide{
+			{Position: 0, GPUIndex: 2, GPUUUID: "GPU-c8a41f07-93b2-4e5d", MedianMHz: fp(1980), MeanMHz: fp(1973.25), PowerW: fp(612.25)},
+			{Position: 1, GPUIndex: 3, GPUUUID: "GPU-05f6e3d9-2b7a-4c81", MedianMHz: fp(1965), MeanMHz: fp(1961.5)}}},
+		Baseline:   clocks.Side{Engine: "vllm", MedianMHz: fp(1980), MeanMHz: fp(1974.11), PowerW: fp(598.04)},
+		GPUOffsets: []clocks.GPUOffset{{Position: 0, OursGPU: 2, BaselineGPU: 0, OffsetPct: fp(0), MeanOffsetPct: fp(0.04)}},
+	}, Legs: []Leg{
+		{Engine: "vllm", Name: "r1"},
+		{Engine: "vllm", Name: "r2", Trusted: true, GPUs: []LegGPU{{Index: 0, UUID: "GPU-3b9d0f42-6c1e-4a7b"}}},
+	}}
+	var b bytes.Buffer
+	if err := gpuTable(&b, c.Ours, c.Baseline, GPURows(c)); err != nil {
+		t.Fatal(err)
+	}
+	p := parse(t, b.Bytes())
+	want := [][]string{
+		{"position", "fastengine GPU", "vllm GPU", "fastengine median MHz", "vllm median MHz", "fastengine mean MHz", "vllm mean MHz",
+			"offset %", "mean offset %", "fastengine power W", "vllm power W"},
+		{"0", "2 (GPU-c8a41f07)", "0 (GPU-3b9d0f42)", "1980", "1980", "1973.25", "1974.11", "0.00", "0.04", "612.2", "598.0"},
+		{"1", "3 (GPU-05f6e3d9)", "—", "1965", "—", "1961.50", "—", "—", "—", "—", "—"},
+	}
+	if len(p.tables) != 1 || fmt.Sprint(p.tables[0]) != fmt.Sprint(want) {
+		t.Errorf("clock-per-GPU table\n%q\nwant\n%q", p.tables, want)
+	}
+	c.Clock.Ours.GPUs = nil
+	if rows := GPURows(c); rows != nil {
+		t.Errorf("arms of one GPU each: %d rows, want no table", len(rows))
 	}
 }

@@ -112,6 +112,33 @@ type Leg struct {
 	// Trace is the leg's clock over time, reduced for a picture; nil
 	// unless the leg is trusted and the summary was read with traces.
 	Trace *clocks.Trace
+	// GPUs are the GPUs of a trusted leg, in index order: one for a leg
+	// of one GPU, whose numbers are also the fields above (for a leg of
+	// several, those are its first GPU's); nil when not trusted.
+	GPUs []LegGPU
+}
+
+// LegGPU is one GPU of a trusted leg: its block of the record, and its
+// clock over time.
+type LegGPU struct {
+	// Index is the GPU's index as the driver numbers it.
+	Index int
+	UUID  string
+	// MedianMHz, MinMHz and MaxMHz summarize the GPU's SM clock over busy
+	// samples, in MHz; SpreadPct is (max − min) / median × 100.
+	MedianMHz   *float64
+	MinMHz      *int
+	MaxMHz      *int
+	SpreadPct   *float64
+	BusySamples int
+	IdleSamples int
+	// MeanMHz is the mean SM clock over busy samples, in MHz, to 0.01;
+	// nil when there are none.
+	MeanMHz *float64
+	// Throttle is the union of throttle bits over the GPU's busy samples.
+	Throttle []string
+	// Trace is the GPU's clock over time; nil unless read with traces.
+	Trace *clocks.Trace
 }
 
 // Build assembles the document for a summary.
@@ -167,6 +194,16 @@ func legRow(l *summarize.Leg) Leg {
 		r.BootID, r.MedianMHz, r.MinMHz, r.MaxMHz, r.SpreadPct = rec.BootID, st.Median, st.Min, st.Max, st.SpreadPct
 		r.BusySamples, r.IdleSamples = &busy, &idle
 		r.Throttle = g.ThrottleReasonsActive
+		for k, g := range rec.GPUs {
+			f := l.Clock.Fold.GPUs[k]
+			st := g.SMClockMHz
+			r.GPUs = append(r.GPUs, LegGPU{Index: f.Index, UUID: g.UUID, MedianMHz: st.Median, MinMHz: st.Min, MaxMHz: st.Max,
+				SpreadPct: st.SpreadPct, BusySamples: st.N, IdleSamples: g.IdleSamplesExcluded, Throttle: g.ThrottleReasonsActive, Trace: f.Trace})
+			if st.N > 0 {
+				m := math.Round(f.SumMHz.Float()/float64(st.N)*100) / 100
+				r.GPUs[k].MeanMHz = &m
+			}
+		}
 	}
 	if l.Memory != nil {
 		m := l.Memory.PeakGPUMemoryMiB
@@ -187,8 +224,11 @@ func Verdict(established bool) string {
 }
 
 // Observed is the clock block's observed numbers in one line: both arms'
-// medians and share of the maximum clock, the offset, the estimated effect,
-// the busy samples and the idle samples excluded.
+// medians and share of the maximum clock, the offsets of the medians and
+// of the means, for arms of several GPUs the worst GPU position, the
+// estimated effect, the busy samples, the idle samples excluded, and,
+// where either arm sampled it, each arm's median busy power (never a gate
+// term).
 func Observed(b *clocks.Block) string {
 	arm := func(s clocks.Side) string {
 		if s.MedianMHz == nil {
@@ -203,14 +243,58 @@ func Observed(b *clocks.Block) string {
 	off, eff := "n/a", "n/a"
 	if b.OffsetPct != nil {
 		off = fmt.Sprintf("%.2f%%", *b.OffsetPct)
+		if b.MeanOffsetPct != nil {
+			off += fmt.Sprintf(", mean offset %.2f%%", *b.MeanOffsetPct)
+		}
+		if w, ok := WorstGPU(b); ok {
+			off += fmt.Sprintf("; worst GPU position %d (%s GPU %d, %s GPU %d)", w.Position, b.Ours.Engine, w.OursGPU, b.Baseline.Engine, w.BaselineGPU)
+		}
 	}
 	if b.EstimatedEffectPct != nil {
 		eff = fmt.Sprintf("%.2f%% (× transfer %.4f)", *b.EstimatedEffectPct, b.TransferCoefficient)
 	}
-	return fmt.Sprintf("observed: median SM clock %s, %s; offset %s; estimated effect %s; busy samples %s %d, %s %d; idle samples excluded %s %d, %s %d",
+	out := fmt.Sprintf("observed: median SM clock %s, %s; offset %s; estimated effect %s; busy samples %s %d, %s %d; idle samples excluded %s %d, %s %d",
 		arm(b.Ours), arm(b.Baseline), off, eff,
 		b.Ours.Engine, b.Ours.BusySamples, b.Baseline.Engine, b.Baseline.BusySamples,
 		b.Ours.Engine, b.Ours.IdleSamplesExcluded, b.Baseline.Engine, b.Baseline.IdleSamplesExcluded)
+	if b.Ours.PowerW != nil || b.Baseline.PowerW != nil {
+		per := ""
+		if len(b.Ours.GPUs) > 0 || len(b.Baseline.GPUs) > 0 {
+			per = " per GPU"
+		}
+		out += fmt.Sprintf("; median busy power%s %s %s, %s %s", per, b.Ours.Engine, watts(b.Ours.PowerW), b.Baseline.Engine, watts(b.Baseline.PowerW))
+	}
+	return out
+}
+
+// WorstGPU is the GPU position of the largest offset between arms of
+// several GPUs: the largest median offset, of those the largest mean
+// offset, of those the first. ok is false for arms of one GPU each.
+func WorstGPU(b *clocks.Block) (w clocks.GPUOffset, ok bool) {
+	key := func(g clocks.GPUOffset) [2]float64 {
+		k := [2]float64{-1, -1}
+		if g.OffsetPct != nil {
+			k[0] = *g.OffsetPct
+		}
+		if g.MeanOffsetPct != nil {
+			k[1] = *g.MeanOffsetPct
+		}
+		return k
+	}
+	for _, g := range b.GPUOffsets {
+		if k, wk := key(g), key(w); !ok || k[0] > wk[0] || k[0] == wk[0] && k[1] > wk[1] {
+			w, ok = g, true
+		}
+	}
+	return w, ok
+}
+
+// watts prints a median power draw, or says it was not sampled.
+func watts(w *float64) string {
+	if w == nil {
+		return "n/a (not sampled)"
+	}
+	return fmt.Sprintf("%.1f W", *w)
 }
 
 // Caveat is the report line for one check the override waived.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -41,6 +42,17 @@ const (
 	colourRule     = "#9e9e9e"
 )
 
+// gpuColours are the muted colours of the GPUs of a leg of several, by
+// index: light enough that the slowest GPU, in the arm's colour, stands
+// out over them, distinct enough to tell them apart.
+var gpuColours = [...]string{"#8da0cb", "#66c2a5", "#fc8d62", "#e78ac3", "#a6d854", "#d4b84a", "#e5c494", "#b3b3b3"}
+
+func gpuColour(index int) string { return gpuColours[index%len(gpuColours)] }
+
+// keyH is the height of the key under a picture of legs of several GPUs,
+// per row of the key.
+const keyH = 22
+
 // tsample is one sample of a leg's stream as the picture needs it.
 type tsample struct {
 	// t is seconds from the leg's first sample.
@@ -62,6 +74,18 @@ type legTrace struct {
 	note string
 	// span is the seconds from the first sample to the last, at least 1.
 	span float64
+	// gpus are the lines of a leg of several GPUs, in index order; samples
+	// then holds all of theirs, in time order. Nil for a leg of one GPU.
+	gpus []gpuLine
+}
+
+// gpuLine is one GPU of a leg of several, drawn as a line of its own.
+type gpuLine struct {
+	index   int
+	samples []tsample
+	// slowest marks the leg's GPU of the lowest busy median.
+	slowest      bool
+	median, mean *float64
 }
 
 func (lt *legTrace) drawn() bool { return lt.samples != nil }
@@ -84,11 +108,72 @@ func traceOf(l Leg) legTrace {
 		}
 		return lt
 	}
+	if len(l.GPUs) > 1 {
+		return traceOfGPUs(lt)
+	}
 	for _, p := range l.Trace.Points {
 		lt.samples = append(lt.samples, tsample{t: p.T, mhz: int(p.MHz), idle: p.Idle, throttled: p.Throttled, boot: l.Trace.Boots[p.Boot]})
 	}
 	lt.span = max(1, l.Trace.Span)
 	return lt
+}
+
+// traceOfGPUs is the trace of a trusted leg of several GPUs: a line per
+// GPU, the slowest marked, and every GPU's samples together for what the
+// picture draws of the leg as a whole (its idle samples, throttle ticks,
+// boot changes and ticks).
+func traceOfGPUs(lt legTrace) legTrace {
+	l := lt.leg
+	for _, g := range l.GPUs {
+		if g.Trace == nil || len(g.Trace.Points) == 0 {
+			lt.note = "trace not read"
+			return lt
+		}
+	}
+	slow := slowestGPU(l.GPUs)
+	for k, g := range l.GPUs {
+		line := gpuLine{index: g.Index, slowest: k == slow, median: g.MedianMHz, mean: g.MeanMHz}
+		for _, p := range g.Trace.Points {
+			line.samples = append(line.samples, tsample{t: p.T, mhz: int(p.MHz), idle: p.Idle, throttled: p.Throttled, boot: g.Trace.Boots[p.Boot]})
+		}
+		lt.samples = append(lt.samples, line.samples...)
+		lt.span = max(lt.span, g.Trace.Span)
+		lt.gpus = append(lt.gpus, line)
+	}
+	sort.SliceStable(lt.samples, func(i, j int) bool { return lt.samples[i].t < lt.samples[j].t })
+	lt.span = max(1, lt.span)
+	return lt
+}
+
+// slowestGPU is the leg's slowest GPU: the lowest busy median, of those
+// the lowest busy mean (a tensor-parallel step runs at the pace of the
+// time-averaged clock), of those the first; -1 when none has a median.
+func slowestGPU(gpus []LegGPU) int {
+	slow := -1
+	for k, g := range gpus {
+		if g.MedianMHz == nil {
+			continue
+		}
+		if slow < 0 {
+			slow = k
+			continue
+		}
+		s := gpus[slow]
+		if *g.MedianMHz < *s.MedianMHz || *g.MedianMHz == *s.MedianMHz && g.MeanMHz != nil && s.MeanMHz != nil && *g.MeanMHz < *s.MeanMHz {
+			slow = k
+		}
+	}
+	return slow
+}
+
+// slowest is the leg's slowest GPU line; nil for a leg of one GPU.
+func (lt *legTrace) slowest() *gpuLine {
+	for i := range lt.gpus {
+		if lt.gpus[i].slowest {
+			return &lt.gpus[i]
+		}
+	}
+	return nil
 }
 
 // traces are the legs' traces, in the legs' order.
@@ -112,6 +197,16 @@ type panel struct {
 	side          clocks.Side
 	otherMedian   *float64
 	legs          []legTrace
+}
+
+// multi reports whether some drawn leg of the panel has several GPUs.
+func (p *panel) multi() bool {
+	for i := range p.legs {
+		if p.legs[i].gpus != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // yScale maps MHz to the plot's y.
@@ -403,7 +498,8 @@ func xTickStep(scale float64) float64 {
 func (p *panel) svg(xs xLayout, ys yScale) string {
 	var w svgWriter
 	title := fmt.Sprintf("%s (%s arm of %s): SM clock (MHz) over time (seconds from each leg's first sample)", p.engine, p.role, p.model)
-	w.f(`<svg xmlns="http://www.w3.org/2000/svg" class="clock" viewBox="0 0 %d %d" role="img" aria-label="%s">`, figW, figH, esc(p.ariaLabel()))
+	key := p.keyItems()
+	w.f(`<svg xmlns="http://www.w3.org/2000/svg" class="clock" viewBox="0 0 %d %d" role="img" aria-label="%s">`, figW, figH+keyH*keyRows(key), esc(p.ariaLabel()))
 	w.f("\n<title>%s</title>\n", esc(title))
 	right := float64(padL + plotW)
 	bottom := float64(padT + plotH)
@@ -458,8 +554,85 @@ func (p *panel) svg(xs xLayout, ys yScale) string {
 		n(18), n(padT+plotH/2), n(18), n(padT+plotH/2))
 	w.f(`<text class="axis-label" x="%s" y="%s" text-anchor="middle">time (seconds from each leg's first sample)</text>`+"\n",
 		n(padL+plotW/2), n(figH-8))
+	p.key(&w, key)
 	w.f("</svg>")
 	return w.String()
+}
+
+// keyItem is one entry of the key under a picture of legs of several
+// GPUs: a stroke and its words.
+type keyItem struct {
+	class, colour, width, text string
+	gpu                        int
+}
+
+// keyItems are the key's entries: each GPU of the panel's legs by index,
+// then the slowest GPU's stroke; none when every leg has one GPU.
+func (p *panel) keyItems() []keyItem {
+	if !p.multi() {
+		return nil
+	}
+	seen := map[int]bool{}
+	var idx []int
+	for i := range p.legs {
+		for _, g := range p.legs[i].gpus {
+			if !seen[g.index] {
+				seen[g.index] = true
+				idx = append(idx, g.index)
+			}
+		}
+	}
+	sort.Ints(idx)
+	var out []keyItem
+	for _, i := range idx {
+		out = append(out, keyItem{class: "gpu-key", colour: gpuColour(i), width: "2", text: fmt.Sprintf("GPU %d", i), gpu: i})
+	}
+	return append(out, keyItem{class: "slowest-key", colour: p.colour, width: "3.5", text: "the slowest GPU of each leg, named above it", gpu: -1})
+}
+
+// keyWidth is the room a key entry takes, in user units.
+func keyWidth(it keyItem) float64 { return 30 + 6.6*float64(utf8.RuneCountInString(it.text)) + 14 }
+
+// keyPlace lays the key's entries in rows from the plot's left edge, and
+// returns each entry's x and row.
+func keyPlace(items []keyItem) (xs []float64, rows []int) {
+	x, row := float64(padL), 0
+	for _, it := range items {
+		if wd := keyWidth(it); x > padL && x+wd > figW-8 {
+			x, row = padL, row+1
+		}
+		xs, rows = append(xs, x), append(rows, row)
+		x += keyWidth(it)
+	}
+	return xs, rows
+}
+
+// keyRows is how many rows the key takes.
+func keyRows(items []keyItem) int {
+	if len(items) == 0 {
+		return 0
+	}
+	_, rows := keyPlace(items)
+	return rows[len(rows)-1] + 1
+}
+
+// key draws the key under the picture.
+func (p *panel) key(w *svgWriter, items []keyItem) {
+	if len(items) == 0 {
+		return
+	}
+	xs, rows := keyPlace(items)
+	w.f("<g class=\"key\">\n")
+	for i, it := range items {
+		y := float64(figH) + keyH*float64(rows[i]) + 8
+		attr := ""
+		if it.gpu >= 0 {
+			attr = fmt.Sprintf(` data-gpu="%d"`, it.gpu)
+		}
+		w.f(`<g class="%s"%s><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="%s"/><text x="%s" y="%s" dominant-baseline="middle">%s</text></g>`+"\n",
+			it.class, attr, n(xs[i]), n(y), n(xs[i]+24), n(y), it.colour, it.width, n(xs[i]+30), n(y), esc(it.text))
+	}
+	w.f("</g>\n")
 }
 
 // slot covers the place of a leg without a trace, medians included, with
@@ -534,6 +707,9 @@ func (p *panel) leg(w *svgWriter, lt *legTrace, x0, wid float64, xs xLayout, ys 
 		rule, ink, width = colourBoot, colourBoot, "2"
 		label += " (new boot)"
 	}
+	if g := lt.slowest(); g != nil {
+		label += fmt.Sprintf(" · slowest GPU %d", g.index)
+	}
 	w.f(`<line class="leg-rule" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="%s"/>`+"\n",
 		n(x0), n(padT-30), n(x0), n(bottom), rule, width)
 	w.f(`<text class="leg-label" x="%s" y="%s" fill="%s">%s</text>`+"\n", n(x0+4), n(padT-32), ink, esc(label))
@@ -567,21 +743,10 @@ func (p *panel) leg(w *svgWriter, lt *legTrace, x0, wid float64, xs xLayout, ys 
 		w.f(`<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", n(tx), n(bottom+17), strconv.FormatFloat(t, 'f', -1, 64))
 	}
 
-	if d := pathData(r.runs); d != "" {
-		w.f(`<path class="busy" d="%s" fill="none" stroke="%s" stroke-width="2.4" stroke-opacity="0.85" stroke-linejoin="round" stroke-linecap="round"/>`+"\n", d, p.colour)
-	}
-	dots := false
-	for _, run := range r.runs {
-		if len(run) == 1 {
-			if !dots {
-				w.f(`<g class="busy-dots" fill="%s">`, p.colour)
-				dots = true
-			}
-			w.f(`<circle cx="%s" cy="%s" r="3"/>`, n(run[0].x), n(run[0].y))
-		}
-	}
-	if dots {
-		w.f("</g>\n")
+	if lt.gpus != nil {
+		p.gpuLines(w, lt, x, ys)
+	} else {
+		busyLine(w, r.runs, "busy", p.colour, "2.4", "0.85", "3")
 	}
 	if len(r.idle) > 0 {
 		w.f(`<g class="idle" fill="#ffffff" stroke="%s" stroke-width="1">`, colourIdle)
@@ -616,6 +781,55 @@ func (p *panel) leg(w *svgWriter, lt *legTrace, x0, wid float64, xs xLayout, ys 
 	w.f("</g>\n")
 }
 
+// busyLine draws a busy trace's runs: a path through those of two points
+// or more, a dot for each lone point.
+func busyLine(w *svgWriter, runs [][]pt, class, colour, width, opacity, dot string) {
+	if d := pathData(runs); d != "" {
+		w.f(`<path class="%s" d="%s" fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s" stroke-linejoin="round" stroke-linecap="round"/>`+"\n",
+			class, d, colour, width, opacity)
+	}
+	dots := false
+	for _, run := range runs {
+		if len(run) == 1 {
+			if !dots {
+				w.f(`<g class="busy-dots" fill="%s">`, colour)
+				dots = true
+			}
+			w.f(`<circle cx="%s" cy="%s" r="%s"/>`, n(run[0].x), n(run[0].y), dot)
+		}
+	}
+	if dots {
+		w.f("</g>\n")
+	}
+}
+
+// gpuLines draws each GPU of a leg of several as its own line, named: the
+// others muted, each in its colour, then the slowest over them, in the
+// arm's colour and thicker.
+func (p *panel) gpuLines(w *svgWriter, lt *legTrace, x func(float64) float64, ys yScale) {
+	for _, top := range []bool{false, true} {
+		for _, g := range lt.gpus {
+			if g.slowest != top {
+				continue
+			}
+			class, name, colour, width, opacity, dot := "gpu", fmt.Sprintf("GPU %d", g.index), gpuColour(g.index), "1.4", "0.9", "2"
+			if g.median != nil {
+				name += fmt.Sprintf(", busy median %s MHz", num(*g.median))
+			}
+			if g.mean != nil {
+				name += fmt.Sprintf(", mean %.2f MHz", *g.mean)
+			}
+			if g.slowest {
+				class, colour, width, opacity, dot = "gpu slowest", p.colour, "2.6", "1", "3"
+				name += ", the slowest GPU of the leg"
+			}
+			w.f(`<g class="%s" data-gpu="%d"><title>%s %s</title>`+"\n", class, g.index, esc(lt.leg.Name), esc(name))
+			busyLine(w, reduce(g.samples, x, ys.y).runs, "busy-gpu", colour, width, opacity, dot)
+			w.f("</g>\n")
+		}
+	}
+}
+
 // ariaLabel says in words what the picture shows.
 func (p *panel) ariaLabel() string {
 	var legs []string
@@ -624,6 +838,11 @@ func (p *panel) ariaLabel() string {
 		switch {
 		case !lt.drawn():
 			s += " no trusted clock trace (" + lt.note + ")"
+		case lt.gpus != nil:
+			s += fmt.Sprintf(" on %d GPUs", len(lt.gpus))
+			if g := lt.slowest(); g != nil {
+				s += fmt.Sprintf(", the slowest GPU %d at a median of %s MHz", g.index, num(*g.median))
+			}
 		case lt.leg.MedianMHz != nil:
 			s += " median " + num(*lt.leg.MedianMHz) + " MHz"
 		}

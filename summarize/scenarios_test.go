@@ -39,6 +39,8 @@ type wantScenario struct {
 	warnings []string
 	// baseline is the baseline engine; "" is vllm.
 	baseline string
+	// extra, when set, checks what codes and messages do not say.
+	extra func(t *testing.T, s *summarize.Summary)
 }
 
 func repeat(code string, n int) []string {
@@ -311,6 +313,123 @@ var newScenarioWants = map[string]wantScenario{
 		},
 		warnings: []string{"model deepseek-v3: only the baseline arm sglang; nothing to compare"},
 	},
+	// Several GPUs per leg (tensor parallel), the mean offset and power.
+	"tp4-clean": {
+		comparisons: []wantRatio{{model: llama70, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+		extra:       wantGPUs(4, -1),
+	},
+	"tp4-gpu-skew": {
+		legs:        map[string][]string{llama70 + "/vllm/r2": {clocks.CodeGPUSkew}},
+		comparisons: []wantRatio{{model: llama70, ours: "fastengine", codes: []string{ineligible}}},
+		fragments: []string{
+			"GPU busy medians differ by 1.54% > 1.0%: GPU 2 at 1950 MHz (the slowest), GPU 0 at 1980 MHz; a tensor-parallel step runs at its slowest GPU's pace",
+			"leg vllm r2 is not binding-eligible: clock.gpu_skew",
+		},
+		extra: wantGPUs(4, -1),
+	},
+	"tp4-offset": {
+		comparisons: []wantRatio{{model: llama70, ours: "fastengine", codes: []string{clocks.CodeOffset}}},
+		fragments: []string{"GPU position 3 (GPU 3): median offset 1.54% > 1.0%: fastengine 1980 MHz, vllm 1950 MHz (estimated effect 1.16% at transfer 0.7548); " +
+			"the mean offset 1.39% is over it too (fastengine 1974.68 MHz, vllm 1947.54 MHz)"},
+		extra: func(t *testing.T, s *summarize.Summary) {
+			wantGPUs(4, -1)(t, s)
+			// Positions 0-2 are within the bound; only position 3 is not.
+			b := s.Comparisons[0].Throughput.Clock
+			var got []string
+			for _, o := range b.GPUOffsets {
+				got = append(got, fmt.Sprintf("%d:%.2f/%.2f", o.Position, *o.OffsetPct, *o.MeanOffsetPct))
+			}
+			if want := "0:0.76/0.57 1:0.76/0.55 2:0.76/0.65 3:1.54/1.39"; strings.Join(got, " ") != want {
+				t.Errorf("gpu offsets %s, want %s", strings.Join(got, " "), want)
+			}
+			if *b.OffsetPct != 1.54 || *b.MeanOffsetPct != 1.39 {
+				t.Errorf("offset %v, mean offset %v; want the worst position's, 1.54 and 1.39", *b.OffsetPct, *b.MeanOffsetPct)
+			}
+		},
+	},
+	"tp-gpu-sets": {
+		comparisons: []wantRatio{
+			{model: llama70, ours: "fastengine", codes: []string{clocks.CodeHardwareMismatch}},
+			{model: qwen72, ours: "fastengine", codes: []string{clocks.CodeStaticMismatch, clocks.CodeHardwareMismatch}},
+		},
+		fragments: []string{
+			"arms are not on one machine: fastengine samples 4 GPUs per leg, vllm 2",
+			`arm vllm legs sample different GPUs: ["GPU-3b9d0f42-6c1e-4a7b-9d25-8f0e1c7a4b63" "GPU-71e5c2a8-0d94-4f3b-a6e1-2c8b5d0f9e17" ` +
+				`"GPU-c8a41f07-93b2-4e5d-8f60-1a7d2e9c4b85" "GPU-05f6e3d9-2b7a-4c81-b3e4-9d0a6f2c7e58"] (r1), ["GPU-9e2c7b14-5a08-4d6f-92c3-7b1e0a4d8f26" ` +
+				`"GPU-4d80a6e3-1f5c-4b92-a7d8-3e6c9b2f0a71" "GPU-e6b35a90-8c4d-4f17-b0e2-5a9d1c3e7f04" "GPU-2a7f9c05-d3e1-4a68-8b4f-0c5e7d1a9b32"] (r2); ` +
+				"want every leg of an arm on the same GPUs",
+			`GPU position 3 (GPU 3): gpu_uuid: fastengine "GPU-05f6e3d9-2b7a-4c81-b3e4-9d0a6f2c7e58", vllm "GPU-05f6e3d9-2b7a-4c81-b3e4-9d0a6f2c7e58" "GPU-2a7f9c05-d3e1-4a68-8b4f-0c5e7d1a9b32"`,
+		},
+	},
+	"tp8": {
+		comparisons: []wantRatio{{model: llama70, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+		extra:       wantGPUs(8, 5),
+	},
+	"mean-offset": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: []string{clocks.CodeOffset}}},
+		fragments: []string{"mean offset 1.51% > 1.0%: fastengine 2433.86 MHz, vllm 2471.07 MHz, though the medians agree " +
+			"(fastengine 2470 MHz, vllm 2470 MHz, offset 0.00%): throughput follows the time-averaged clock"},
+		extra: func(t *testing.T, s *summarize.Summary) {
+			b := s.Comparisons[0].Throughput.Clock
+			if *b.OffsetPct != 0 || *b.MeanOffsetPct != 1.51 || len(b.GPUOffsets) != 0 {
+				t.Errorf("offset %v, mean offset %v, %d GPU offsets; want 0, 1.51 and none (one GPU)", *b.OffsetPct, *b.MeanOffsetPct, len(b.GPUOffsets))
+			}
+		},
+	},
+	"power": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+		extra: func(t *testing.T, s *summarize.Summary) {
+			b := s.Comparisons[0].Throughput.Clock
+			if b.Ours.PowerW == nil || b.Baseline.PowerW == nil || *b.Ours.PowerW != 41.73 || *b.Baseline.PowerW != 30.26 {
+				t.Errorf("power %v and %v; want 41.73 and 30.26 W", b.Ours.PowerW, b.Baseline.PowerW)
+			}
+			if *b.OffsetPct != 0 || *b.MeanOffsetPct >= 1 {
+				t.Errorf("offset %v, mean offset %v: the arms are at one clock", *b.OffsetPct, *b.MeanOffsetPct)
+			}
+		},
+	},
+}
+
+const (
+	llama70 = "llama-3.1-70b-instruct"
+	qwen72  = "qwen2.5-72b-instruct"
+)
+
+// wantGPUs checks that every leg sampled n GPUs, 0 to n−1, and that the
+// slowest of each leg (by busy median) is GPU slow, when slow ≥ 0; and
+// that the clock block gives n GPU positions per arm and n offsets.
+func wantGPUs(n, slow int) func(t *testing.T, s *summarize.Summary) {
+	return func(t *testing.T, s *summarize.Summary) {
+		t.Helper()
+		for _, l := range s.Legs {
+			rec := l.Clock.Record
+			if rec == nil || len(rec.GPUs) != n {
+				t.Errorf("%s %s: want a record of %d GPUs", l.Engine, l.Name(), n)
+				continue
+			}
+			low := 0
+			for k, g := range rec.GPUs {
+				if g.Index == nil || *g.Index != k {
+					t.Errorf("%s %s: GPU block %d names index %v", l.Engine, l.Name(), k, g.Index)
+				}
+				if *g.SMClockMHz.Median < *rec.GPUs[low].SMClockMHz.Median {
+					low = k
+				}
+			}
+			if slow >= 0 && low != slow {
+				t.Errorf("%s %s: the slowest GPU is %d, want %d", l.Engine, l.Name(), low, slow)
+			}
+		}
+		for _, c := range s.Comparisons {
+			b := c.Throughput.Clock
+			if len(b.Ours.GPUs) != n || len(b.Baseline.GPUs) != n || len(b.GPUOffsets) != n {
+				t.Errorf("%s: %d and %d GPU positions, %d offsets; want %d", c.Model, len(b.Ours.GPUs), len(b.Baseline.GPUs), len(b.GPUOffsets), n)
+			}
+		}
+	}
 }
 
 // TestScenarioVerdicts checks every scenario's leg codes, ratio codes,
@@ -435,6 +554,9 @@ func checkScenario(t *testing.T, s *summarize.Summary, want wantScenario) {
 	}
 	if s.GatePass != want.gatePass {
 		t.Errorf("gate_pass %v, want %v", s.GatePass, want.gatePass)
+	}
+	if want.extra != nil {
+		want.extra(t, s)
 	}
 	all := strings.Join(messages, "\n")
 	for _, f := range want.fragments {

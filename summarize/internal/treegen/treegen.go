@@ -242,6 +242,17 @@ type leg struct {
 	// tputs, when set, fix each point's output_throughput as written
 	// (pyFloat); the duration is what gives it.
 	tputs []float64
+
+	// tp, when set, are the GPUs of a tensor-parallel leg (tp.go): one row
+	// per GPU per reading, each GPU's uuid the box's.
+	tp []tpGPU
+	// dipFrac, when not 0, is the share of busy samples whose clock dips
+	// to between dipLo and dipHi MHz (dipValues).
+	dipFrac      float64
+	dipLo, dipHi int
+	// busyPowerW, when not 0, is the busy power draw in W instead of the
+	// GPU's.
+	busyPowerW float64
 }
 
 // conc is point i's concurrency for the generator's arithmetic.
@@ -538,7 +549,7 @@ var scenarios = append([]Scenario{
 			t.real("bench/"+m+"/sglang-offline/r1/llama_3_3_70b_offline_output.jsonl", "sglang/outputs/llama_3_3_70b_offline_output.jsonl")
 			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
 		}},
-}, significanceScenarios...)
+}, append(significanceScenarios, tpScenarios...)...)
 
 // day is a time on 2026-08-12 plus d−12 days, UTC.
 func day(d, h, m, s int) time.Time { return time.Date(2026, 8, d, h, m, s, 0, time.UTC) }
@@ -586,6 +597,8 @@ func modelSlot(dir string) int {
 		return 1
 	case mistral.dir:
 		return 2
+	case qwen72.dir:
+		return 1
 	}
 	return 0
 }
@@ -639,7 +652,13 @@ func (t *tree) render(l leg) map[string][]byte {
 	rng := seed(t.name, l.model.dir, l.engine.name, strconv.Itoa(l.run))
 	base := fmt.Sprintf("%s/%s/r%d", l.model.dir, l.engine.name, l.run)
 
-	samples, bounds := l.samples(rng)
+	var samples []clocks.Sample
+	var bounds [][2]time.Time
+	if l.tp != nil {
+		samples, bounds = l.tpSamples(rng)
+	} else {
+		samples, bounds = l.samples(rng)
+	}
 	windowS := float64(len(samples))
 
 	// Bench points: the duration of each is its busy seconds, give or take
@@ -728,7 +747,16 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 	for _, b := range l.busy {
 		busyTotal += b
 	}
-	mhz := l.clock.values(rng, busyTotal)
+	var mhz []int
+	if l.dipFrac > 0 {
+		mhz = l.dipValues(rng, busyTotal)
+	} else {
+		mhz = l.clock.values(rng, busyTotal)
+	}
+	busyW := l.gpu.busyPowerW
+	if l.busyPowerW != 0 {
+		busyW = l.busyPowerW
+	}
 	persist := l.persistence
 	if persist == "" {
 		persist = "Enabled"
@@ -760,7 +788,7 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 			}
 			k++
 			temp = math.Min(temp+0.35, 71)
-			power = l.gpu.busyPowerW * (0.9 + 0.2*rng.Float64())
+			power = busyW * (0.9 + 0.2*rng.Float64())
 		} else {
 			s.SMClockMHz = l.gpu.idleMHz
 			s.ThrottleReasonsActive = clocks.FormatThrottle(0x1)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -91,6 +92,10 @@ type GPUFold struct {
 // in an array rather than the map.
 const denseSpan = 4096
 
+// densePool keeps the counting arrays between folds, each handed back all
+// zero.
+var densePool = sync.Pool{New: func() any { return new([denseSpan]int32) }}
+
 // NewFold returns an empty fold.
 func NewFold() *Fold { return &Fold{} }
 
@@ -101,13 +106,20 @@ func NewTracingFold() *Fold { return &Fold{tracing: true} }
 // FoldStream reads a whole stream, named path in errors, into f. The error
 // is a *LineError; f then holds the lines before it.
 func (f *Fold) FoldStream(r io.Reader, path string) error {
-	rd := NewReader(r, path)
+	rd := readerPool.Get().(*Reader)
+	defer readerPool.Put(rd)
+	rd.reset(r, path)
+	defer rd.reset(nil, "")
 	for rd.Scan() {
 		f.AddRow(rd.Row(), rd.Line())
 	}
 	f.finish()
 	return rd.Err()
 }
+
+// readerPool keeps readers and their line buffers between streams: a tree
+// of many legs would otherwise allocate, and collect, one per stream.
+var readerPool = sync.Pool{New: func() any { return NewReader(nil, "") }}
 
 // FoldStream reads a whole stream into a new fold.
 func FoldStream(r io.Reader) (*Fold, error) {
@@ -254,7 +266,7 @@ func (g *GPUFold) countBusy(sm int, direct bool) {
 		return
 	}
 	if g.dense == nil {
-		g.dense, g.denseBase = make([]int32, denseSpan), sm-denseSpan/2
+		g.dense, g.denseBase = densePool.Get().(*[denseSpan]int32)[:], sm-denseSpan/2
 	}
 	if d := sm - g.denseBase; uint(d) < uint(len(g.dense)) {
 		g.dense[d]++
@@ -334,10 +346,14 @@ func (f *Fold) finish() {
 	}
 	f.settleGaps()
 	for _, g := range f.GPUs {
-		for i, n := range g.dense {
-			if n > 0 {
-				g.Hist[g.denseBase+i] += int(n)
+		if g.dense != nil {
+			for i, n := range g.dense {
+				if n > 0 {
+					g.Hist[g.denseBase+i] += int(n)
+					g.dense[i] = 0
+				}
 			}
+			densePool.Put((*[denseSpan]int32)(g.dense))
 		}
 		g.dense, g.denseBase = nil, 0
 		if g.trace != nil {

@@ -482,11 +482,11 @@ func (p *lineParser) member(key int) error {
 		if c != '-' && (c < '0' || c > '9') {
 			return p.wrongType(key)
 		}
-		start := p.i
-		if _, err := p.number(); err != nil {
+		n, err := p.number()
+		if err != nil {
 			return err
 		}
-		p.floats[key], _ = strconv.ParseFloat(unsafe.String(&p.b[start], p.i-start), 64)
+		p.floats[key] = n.float
 		p.hasFloat |= 1 << key
 		return nil
 	}
@@ -780,10 +780,16 @@ func (p *lineParser) hex4() (rune, error) {
 type num struct {
 	isInt bool
 	int   int64
+	// float is the number's value in float64, as strconv.ParseFloat reads it.
+	float float64
 }
 
-// number reads a JSON number at p.i: its syntax, and that it is finite in
-// float64.
+// pow10 are the powers of ten exact in float64.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// number reads a JSON number at p.i: its syntax, that it is finite in
+// float64, and its value.
+
 func (p *lineParser) number() (num, error) {
 	start := p.i
 	neg := p.b[p.i] == '-'
@@ -807,15 +813,32 @@ func (p *lineParser) number() (num, error) {
 		return num{}, p.errAt(intStart, "leading zero in a number")
 	}
 	isInt := true
+	// mant and frac are the digits and fraction digits of a plain decimal
+	// (no exponent), for the exact path below.
+	mant, frac := n, 0
 	if p.i < len(p.b) && p.b[p.i] == '.' {
 		isInt = false
 		p.i++
 		fracStart := p.i
 		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+			mant = mant*10 + uint64(p.b[p.i]-'0')
 			p.i++
 		}
-		if p.i == fracStart {
+		frac = p.i - fracStart
+		if frac == 0 {
 			return num{}, p.errf("want a digit after '.', found %s", p.peekDesc())
+		}
+		if p.i == len(p.b) || (p.b[p.i] != 'e' && p.b[p.i] != 'E') {
+			if digits+frac <= 15 && frac < len(pow10) {
+				// A decimal of at most 15 digits is m / 10^k with both
+				// exact in float64; one correctly rounded division gives
+				// what strconv.ParseFloat gives (Clinger's fast path).
+				f := float64(mant) / pow10[frac]
+				if neg {
+					f = -f
+				}
+				return num{float: f}, nil
+			}
 		}
 	}
 	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
@@ -838,7 +861,7 @@ func (p *lineParser) number() (num, error) {
 		if neg {
 			v = -v
 		}
-		return num{isInt: true, int: v}, nil
+		return num{isInt: true, int: v, float: float64(v)}, nil
 	}
 	raw := unsafe.String(&p.b[start], p.i-start)
 	f, err := strconv.ParseFloat(raw, 64)
@@ -847,10 +870,10 @@ func (p *lineParser) number() (num, error) {
 	}
 	if isInt {
 		if v, err := strconv.ParseInt(raw, 10, 64); err == nil {
-			return num{isInt: true, int: v}, nil
+			return num{isInt: true, int: v, float: f}, nil
 		}
 	}
-	return num{}, nil
+	return num{float: f}, nil
 }
 
 // requiredKeys are the keys every sample has.

@@ -249,6 +249,13 @@ func NewReader(r io.Reader, path string) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, MaxLineBytes+1), path: path}
 }
 
+// reset makes the reader new for the stream r, keeping its buffer.
+func (r *Reader) reset(src io.Reader, path string) {
+	br := r.br
+	br.Reset(src)
+	*r = Reader{br: br, path: path}
+}
+
 // Scan advances to the next sample. It returns false at the end of the
 // stream or at the first defect; Err tells which.
 func (r *Reader) Scan() bool {

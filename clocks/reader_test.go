@@ -3,9 +3,11 @@ package clocks
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -363,5 +365,43 @@ func BenchmarkReader(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestNumberIsParseFloat holds the reader's exact path for short decimals
+// to what strconv.ParseFloat reads, bit for bit, on random decimals of
+// every length around the path's 15-digit edge, and on hand-picked ones.
+func TestNumberIsParseFloat(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	cases := []string{"0.1", "-0.0", "0.0", "37.51", "699.99", "1.7976931348623157", "999999999999999.9",
+		"99999999999999.9", "0.000000000000001", "0.0000000000000000000001", "0.00000000000000000000001",
+		"123456789012345.0", "4.35", "1e2", "1.5E-3", "-12.75", "9007199254740993", "9007199254740993.0"}
+	for range 200000 {
+		intDigits, fracDigits := 1+rng.Intn(12), 1+rng.Intn(10)
+		b := []byte{}
+		if rng.Intn(4) == 0 {
+			b = append(b, '-')
+		}
+		b = append(b, byte('1'+rng.Intn(9)))
+		for range intDigits - 1 {
+			b = append(b, byte('0'+rng.Intn(10)))
+		}
+		b = append(b, '.')
+		for range fracDigits {
+			b = append(b, byte('0'+rng.Intn(10)))
+		}
+		cases = append(cases, string(b))
+	}
+	for _, c := range cases {
+		p := &lineParser{}
+		p.b = []byte(c)
+		n, err := p.number()
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		want, _ := strconv.ParseFloat(c, 64)
+		if math.Float64bits(n.float) != math.Float64bits(want) {
+			t.Fatalf("%s read as %v (%#x), strconv.ParseFloat gives %v (%#x)", c, n.float, math.Float64bits(n.float), want, math.Float64bits(want))
+		}
 	}
 }

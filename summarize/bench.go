@@ -97,7 +97,9 @@ func parseBench(rel string, data []byte) benchFile {
 // not an object, or objects with none of the result keys) is a warning.
 func readBench(rel string, r io.Reader) benchFile {
 	var out benchFile
-	values, err := newBenchReader(r).readAll()
+	br := newBenchReader(r)
+	values, err := br.readAll()
+	br.release()
 	if err != nil {
 		var se *syntaxError
 		if errors.As(err, &se) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -140,7 +141,21 @@ type benchReader struct {
 func newBenchReader(r io.Reader) *benchReader {
 	// scratch is never nil: a kept empty string is an empty slice, and a
 	// nil one means "too long to keep".
-	return &benchReader{r: r, buf: make([]byte, benchBufSize), line: 1, scratch: make([]byte, 0, 256)}
+	return &benchReader{r: r, buf: benchBufs.Get().(*[benchBufSize]byte)[:], line: 1, scratch: make([]byte, 0, 256)}
+}
+
+// benchBufs keeps read buffers between bench files: a tree has a file per
+// point per leg, and a new buffer for each would be most of what a
+// summarize allocates, and collects.
+var benchBufs = sync.Pool{New: func() any { return new([benchBufSize]byte) }}
+
+// release hands the reader's buffer back for the next file; the reader is
+// done.
+func (b *benchReader) release() {
+	if len(b.buf) == benchBufSize {
+		benchBufs.Put((*[benchBufSize]byte)(b.buf))
+	}
+	b.buf, b.r = nil, nil
 }
 
 // fill makes at least want bytes available unless the input ends first.

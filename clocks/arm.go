@@ -98,8 +98,8 @@ func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
 	for v, c := range f.Hist {
 		g.hist[v] += c
 	}
-	for v, c := range f.PowerMW {
-		g.powerMW[v] += c
+	for _, p := range f.Power {
+		g.powerMW[p.MW] += p.N
 	}
 	g.sumMHz.AddSum(f.SumMHz)
 	g.idle += f.Idle

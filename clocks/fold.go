@@ -35,11 +35,18 @@ type Fold struct {
 	lastSec, lastNsec   int64
 	lastLine            int
 	lastT               []byte
-	// byIndex finds a GPU's fold by its index, for indices under 64.
-	byIndex [64]*GPUFold
+	// byIndex finds a GPU's fold by its index, for indices under 64,
+	// while the stream is read.
+	byIndex *[64]*GPUFold
 	// direct counts busy clocks in Hist at once: Add folds one sample at a
 	// time, with no finish to move them.
 	direct, tracing bool
+}
+
+// PowerCount is how many busy samples drew MW milliwatts.
+type PowerCount struct {
+	MW int64
+	N  int
 }
 
 // GPUFold is one GPU's part of a fold.
@@ -51,9 +58,9 @@ type GPUFold struct {
 	// up, for the mean.
 	Hist   map[int]int
 	SumMHz Sum
-	// PowerMW counts busy samples that carry power_draw_w per value in
-	// milliwatts.
-	PowerMW map[int64]int
+	// Power counts busy samples that carry power_draw_w per value in
+	// milliwatts, in increasing order of value.
+	Power []PowerCount
 	// First is the GPU's first sample; its static fields, boot id and
 	// persistence mode are the record's.
 	First *Sample
@@ -74,6 +81,9 @@ type GPUFold struct {
 	firstT              string
 	prevSec, prevNsec   int64
 	prevT               []byte
+
+	// power counts what Power will, while the stream is read.
+	power map[int64]int
 
 	lastBits        uint64
 	persistBad      int
@@ -139,6 +149,9 @@ func (f *Fold) Idle() int {
 
 // gpu is the fold of GPU index, made on its first row.
 func (f *Fold) gpu(index int) *GPUFold {
+	if f.byIndex == nil {
+		f.byIndex = new([64]*GPUFold)
+	}
 	if uint(index) < uint(len(f.byIndex)) {
 		if g := f.byIndex[index]; g != nil {
 			return g
@@ -246,10 +259,16 @@ func (f *Fold) AddRow(r *Row, line int) {
 	g.countBusy(r.SMClockMHz, f.direct)
 	g.SumMHz.Add(uint64(r.SMClockMHz))
 	if r.HasPower {
-		if g.PowerMW == nil {
-			g.PowerMW = map[int64]int{}
+		mw := int64(math.Round(r.PowerDrawW * 1000))
+		switch {
+		case f.direct:
+			g.Power = addPower(g.Power, mw)
+		case g.power == nil:
+			g.power = powerMaps.Get().(map[int64]int)
+			fallthrough
+		default:
+			g.power[mw]++
 		}
-		g.PowerMW[int64(math.Round(r.PowerDrawW*1000))]++
 	}
 	if bits := r.ThrottleBits; bits != g.lastBits || len(g.Throttle) == 0 {
 		g.lastBits = bits
@@ -359,8 +378,36 @@ func (f *Fold) finish() {
 		if g.trace != nil {
 			g.Trace, g.trace = g.trace.trace(), nil
 		}
+		if g.power != nil {
+			g.Power = make([]PowerCount, 0, len(g.power))
+			for mw, n := range g.power {
+				g.Power = append(g.Power, PowerCount{mw, n})
+			}
+			sort.Slice(g.Power, func(i, j int) bool { return g.Power[i].MW < g.Power[j].MW })
+			clear(g.power)
+			powerMaps.Put(g.power)
+			g.power = nil
+		}
 	}
 	f.lastT = nil
+	f.byIndex = nil
+}
+
+// powerMaps keeps the maps that count power while a stream is read.
+var powerMaps = sync.Pool{New: func() any { return map[int64]int{} }}
+
+// addPower counts one sample of mw milliwatts in a sorted list, for a fold
+// built one sample at a time.
+func addPower(p []PowerCount, mw int64) []PowerCount {
+	i := sort.Search(len(p), func(i int) bool { return p[i].MW >= mw })
+	if i < len(p) && p[i].MW == mw {
+		p[i].N++
+		return p
+	}
+	p = append(p, PowerCount{})
+	copy(p[i+1:], p[i:])
+	p[i] = PowerCount{mw, 1}
+	return p
 }
 
 // Record builds the record the folded stream recomputes to. intervalS and

@@ -140,7 +140,7 @@ func foldState(f *Fold) string {
 		if g.First != nil {
 			first = string(g.First.AppendJSON(nil))
 		}
-		power, _ := medianOf(g.PowerMW)
+		power, _ := medianOf(powerMap(g.Power))
 		out += fmt.Sprintf("\nGPU %d: %d %d %v %v %v %s %v persist %d %d %q drift %v %v", g.Index, g.Total, g.Idle, g.Hist,
 			g.SumMHz, power, first, g.Throttle, g.persistBad, g.persistFirst, g.persistFirstVal, g.drift, g.driftOrder)
 	}
@@ -188,4 +188,12 @@ func clip(b []byte) []byte {
 		return append(append(bytes.Clone(b[:1000]), "…"...), b[len(b)-1000:]...)
 	}
 	return b
+}
+
+func powerMap(p []PowerCount) map[int64]int {
+	m := map[int64]int{}
+	for _, c := range p {
+		m[c.MW] += c.N
+	}
+	return m
 }

@@ -170,7 +170,10 @@ that was; the message names the GPU), a reading not answered within 5 s (its
 whole process group is killed), a write that fails (the stream is cut back to
 its last whole reading), PREFIX.samples.jsonl deleted, moved or replaced
 while written, or a stop that comes more than 3 intervals after the last
-sample (the reading in flight is named). sample then writes the record with
+sample, the bound every gap is held to (the reading in flight is named). A
+stop past that bound lets a reading that started within 3 intervals of it
+finish, until 3 intervals after its start, and takes its sample as the
+window's last. sample then writes the record with
 stop_reason refused and the refusal quoted, says why, and exits 1. A reading
 slower than --interval is taken; the time it cost is a gap in the stream,
 and a gap over 3 intervals is clock.coverage. A stop or refusal before the

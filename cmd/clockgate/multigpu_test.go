@@ -296,3 +296,40 @@ func TestRecordSeveralGPUs(t *testing.T) {
 	}
 	l.readOnly()
 }
+
+// TestBuildSeveralGPUs: build infers the interval of a tensor-parallel
+// stream, whose rows of one tick share a time, from the gaps of each GPU:
+// a TP=4 stream the real sampler wrote at --interval 100ms rebuilds,
+// without --interval, to the record the stream folds to at 0.1 s.
+func TestBuildSeveralGPUs(t *testing.T) {
+	tools := newRecTools(t)
+	l := tools.leg(t, map[string]any{"gpus": 4})
+	code, _, stderr := l.run("", "sample", "--out", l.prefix, "--interval", "100ms", "--backend", "nvidia-smi", "--gpu", "0,1,2,3", "--max-duration", "1s")
+	if code != 0 {
+		t.Fatalf("sample: exit %d; stderr:\n%s", code, stderr)
+	}
+	ticks := l.ticks(0, 1, 2, 3)
+	sampled := l.readRecord(clocks.StopMaxDuration, 0.1)
+	os.Remove(l.record())
+	code, stdout, stderr := l.run("", "build", l.stream(), "-o", l.record())
+	if code != 0 || stdout != "" {
+		t.Fatalf("build of %d ticks × 4 GPUs without --interval: exit %d, stdout %q; stderr:\n%s", ticks, code, stdout, stderr)
+	}
+	rec := l.readRecord(clocks.StopRebuilt, 0.1)
+	if rec.Window.IntervalS != sampled.Window.IntervalS || rec.Window.StopReason != clocks.StopRebuilt || len(rec.GPUs) != 4 {
+		t.Errorf("rebuilt interval_s %v, stop %s, %d GPUs; the sampler's interval_s %v", rec.Window.IntervalS, rec.Window.StopReason, len(rec.GPUs), sampled.Window.IntervalS)
+	}
+
+	// One tick: four rows, but no GPU has two samples.
+	data, err := os.ReadFile(l.stream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := filepath.Join(t.TempDir(), "one.samples.jsonl")
+	lines := strings.SplitAfter(string(data), "\n")
+	os.WriteFile(one, []byte(strings.Join(lines[:4], "")), 0o644)
+	code, _, stderr = l.run("", "build", one)
+	if want := "clockgate: " + one + ": fewer than two samples of any one GPU: the interval cannot be inferred; pass --interval\n"; code != 2 || stderr != want {
+		t.Errorf("build of one tick: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+}

@@ -156,6 +156,31 @@ func TestSampleVerdictAtStop(t *testing.T) {
 			t.Errorf("check gives %v", codes)
 		}
 	})
+	// No record written (refused at the first reading, or stopped before
+	// it): the verdict says so, and never sends the user to check a
+	// record that does not exist.
+	na := map[string]any{"plan": []any{map[string]any{}, map[string]any{"values": map[string]any{"clocks.sm": "[N/A]"}}}}
+	for _, c := range []struct {
+		name string
+		cfg  map[string]any
+		args []string
+	}{
+		{"sample refused at the first reading", na, []string{"sample"}},
+		{"record refused at the first reading", na, []string{"record", "--", "sleep", "0.3"}},
+		{"record's command gone before the first reading", map[string]any{"plan": []any{map[string]any{}, map[string]any{"sleep_ms": 300}}}, []string{"record", "--", "true"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l := tools.leg(t, c.cfg)
+			args := append([]string{c.args[0], "--out", l.prefix, "--interval", "100ms", "--backend", "nvidia-smi"}, c.args[1:]...)
+			code, _, stderr := l.run("", args...)
+			want := "clockgate " + c.args[0] + ": verdict: clock.missing (no record was written, so this leg has no clock evidence: measure it again)\n"
+			if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "clockgate check") {
+				t.Fatalf("exit %d; stderr:\n%s\nwant it to say %s and never to suggest clockgate check", code, stderr, want)
+			}
+			l.noFile(l.record())
+		})
+	}
 	t.Run("clean leg", func(t *testing.T) {
 		t.Parallel()
 		l := tools.leg(t, nil)

@@ -249,6 +249,57 @@ func TestSamplerSMIMultiGPURefusals(t *testing.T) {
 	})
 }
 
+// TestSamplerSMIRowsOutOfOrder: nvidia-smi need not answer -i in index
+// order; the rows are stored sorted by index, each with its own GPU's
+// values, never in the order printed.
+func TestSamplerSMIRowsOutOfOrder(t *testing.T) {
+	t.Parallel()
+	vals := map[string]map[string]string{}
+	for i := 0; i < 4; i++ {
+		vals[strconv.Itoa(i)] = map[string]string{"clocks.sm": strconv.Itoa(1900 + 10*i)}
+	}
+	for _, c := range []struct {
+		name  string
+		order []int
+		sel   []int
+	}{
+		{"reversed", []int{3, 2, 1, 0}, []int{0, 1, 2, 3}},
+		{"shuffled", []int{2, 0, 3, 1}, []int{0, 1, 2, 3}},
+		{"two of four, reversed", []int{3, 1}, []int{1, 3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s, path, err := newSMISel(t, smiConfig{GPUs: 4, GPUValues: vals, Order: c.order}, GPUIndices(c.sel...), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 0; n < 2; n++ {
+				rows, err := s.Read(context.Background(), time.Now(), testBoot)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rows) != len(c.sel) {
+					t.Fatalf("%d rows for GPUs %v", len(rows), c.sel)
+				}
+				for k, r := range rows {
+					g := c.sel[k]
+					if r.GPUIndex != g || r.SMClockMHz != 1900+10*g || r.GPUUUID != fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a3%d", g) {
+						t.Errorf("row %d: %s; want GPU %d's", k, r.AppendJSON(nil), g)
+					}
+				}
+			}
+			// The fake did print them out of order.
+			out, err := exec.Command(path, "--query-gpu=index", "--format=csv,noheader,nounits", "-i", JoinIndices(c.sel)).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Fields(string(out)); strings.Join(got, ",") == JoinIndices(c.sel) {
+				t.Fatalf("the fake printed %v, in index order", got)
+			}
+		})
+	}
+}
+
 // TestSamplerSMIMissingGPUAtStart: a probe that leaves a GPU out names it,
 // with its UUID where the listing gave it (--gpu all), by index alone
 // where nothing has named its UUID yet.

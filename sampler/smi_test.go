@@ -38,6 +38,7 @@ type smiConfig struct {
 	RejectMS   int                          `json:"reject_sleep_ms,omitempty"`
 	IgnoreI    bool                         `json:"ignore_i,omitempty"`
 	WrongIndex bool                         `json:"wrong_index,omitempty"`
+	Order      []int                        `json:"order,omitempty"`
 	List       *smiStep                     `json:"list,omitempty"`
 	Plan       []smiStep                    `json:"plan,omitempty"`
 	Cycle      bool                         `json:"cycle,omitempty"`

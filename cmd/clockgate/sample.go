@@ -176,15 +176,15 @@ belongs, a missing column, an answer for a GPU not asked for, or none for one
 that was; the message names the GPU), a reading not answered within 5 s (its
 whole process group is killed), a write that fails (the stream is cut back to
 its last whole reading), PREFIX.samples.jsonl deleted, moved or replaced
-while written, or a stop that comes more than 3 intervals after the last
-sample, the bound every gap is held to (the reading in flight is named). A
-stop past that bound lets a reading that started within 3 intervals of it
-finish, until 3 intervals after its start, and takes its sample as the
-window's last. sample then writes the record with
-stop_reason refused and the refusal quoted, says why, and exits 1. A reading
-slower than --interval is taken; the time it cost is a gap in the stream,
-and a gap over 3 intervals is clock.coverage. A stop or refusal before the
-first sample writes no record and exits 1.
+while written, or a window whose last sample is more than 3 intervals, the
+bound every gap is held to, before the stop (the reading in flight is
+named). sample then writes the record with stop_reason refused and the
+refusal quoted, says why, and exits 1. A reading slower than --interval is
+taken; the time it cost is a gap in the stream, and a gap over 3 intervals
+is clock.coverage. A stop more than 3 intervals after the last sample lets
+a reading that started within 3 intervals of the stop run until 3
+intervals after its own start, and takes its sample as the window's last.
+A stop or refusal before the first sample writes no record and exits 1.
 
 At the stop it prints the leg's verdict in one line on stderr, as
 'clockgate check' would judge it: "verdict: ok", or the reason codes

@@ -431,6 +431,13 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		}
 		rctx, rcancel := context.WithCancel(readParent)
 		mu.Lock()
+		if reason != "" {
+			// The stop came since the loop looked: no reading is in
+			// flight for it to settle, so none is started.
+			mu.Unlock()
+			rcancel()
+			break
+		}
 		t := time.Now()
 		r := &reading{mu: &mu, start: t, cancel: rcancel}
 		cur = r

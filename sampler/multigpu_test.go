@@ -202,9 +202,17 @@ func TestSamplerSMIMultiGPURefusals(t *testing.T) {
 		{"GPU 3 in MIG mode", smiConfig{GPUs: 4, Plan: []smiStep{{}, {GPUValues: map[string]map[string]string{"3": {"utilization.gpu": "[N/A]"}}}}},
 			who + `: GPU 3: utilization.gpu: nvidia-smi printed "[N/A]": no value (not available on this GPU or driver); this GPU reports no utilization, as a MIG-enabled GPU does: ` + migAdvice},
 		{"a GPU missing", smiConfig{GPUs: 4, Plan: []smiStep{{}, {Raw: smiLines(0, 1, 3)}}},
-			who + " printed 3 lines, want 4, one per GPU"},
+			who + " printed 3 lines, want 4, one per GPU: no line for GPU 2 (GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a32)"},
+		{"three GPUs missing", smiConfig{GPUs: 4, Plan: []smiStep{{}, {Raw: smiLines(2)}}},
+			who + " printed 1 line, want 4, one per GPU: no line for GPU 0 (GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30), GPU 1 (GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31), GPU 3 (GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a33)"},
+		{"a GPU missing, another not asked for", smiConfig{GPUs: 6, Plan: []smiStep{{}, {Raw: smiLines(0, 1, 3, 5, 4)}}},
+			who + " printed 5 lines, want 4, one per GPU: no line for GPU 2 (GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a32); a line for GPU 4, which it was not asked for; a line for GPU 5, which it was not asked for"},
+		{"a GPU twice, one more line", smiConfig{GPUs: 4, Plan: []smiStep{{}, {Raw: smiLines(0, 1, 1, 2, 3)}}},
+			who + " printed 5 lines, want 4, one per GPU: 2 lines for GPU 1"},
+		{"GPUs missing, a line without an index", smiConfig{GPUs: 4, Plan: []smiStep{{}, {Raw: smiLines(0, 1) + strings.Replace(smiLine(3), "3, ", "x, ", 1) + "\n"}}},
+			who + " printed 3 lines, want 4, one per GPU: no line for GPU 2 (GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a32), GPU 3 (GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a33); a line without a GPU index"},
 		{"a GPU twice", smiConfig{GPUs: 4, Plan: []smiStep{{}, {Raw: smiLines(0, 1, 1, 3)}}},
-			who + " answered twice for GPU 1, so some GPU it was asked for went unanswered"},
+			who + " answered twice for GPU 1 and not for GPU 2 (GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a32)"},
 		{"a GPU not asked for", smiConfig{GPUs: 6, Plan: []smiStep{{}, {Raw: smiLines(0, 1, 2, 5)}}},
 			who + " answered for GPU 5, which it was not asked for"},
 		{"every GPU answers", smiConfig{GPUs: 6, Plan: []smiStep{{}, {}}, IgnoreI: false}, ""},
@@ -235,10 +243,89 @@ func TestSamplerSMIMultiGPURefusals(t *testing.T) {
 	t.Run("every GPU answers", func(t *testing.T) {
 		t.Parallel()
 		_, _, err := newSMISel(t, smiConfig{GPUs: 6, IgnoreI: true}, GPUIndices(0, 1, 2, 3), nil)
-		if err == nil || err.Error() != who+" printed 6 lines, want 4, one per GPU" {
+		if err == nil || err.Error() != who+" printed 6 lines, want 4, one per GPU: a line for GPU 4, which it was not asked for; a line for GPU 5, which it was not asked for" {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// TestSamplerSMIRowsOutOfOrder: nvidia-smi need not answer -i in index
+// order; the rows are stored sorted by index, each with its own GPU's
+// values, never in the order printed.
+func TestSamplerSMIRowsOutOfOrder(t *testing.T) {
+	t.Parallel()
+	vals := map[string]map[string]string{}
+	for i := 0; i < 4; i++ {
+		vals[strconv.Itoa(i)] = map[string]string{"clocks.sm": strconv.Itoa(1900 + 10*i)}
+	}
+	for _, c := range []struct {
+		name  string
+		order []int
+		sel   []int
+	}{
+		{"reversed", []int{3, 2, 1, 0}, []int{0, 1, 2, 3}},
+		{"shuffled", []int{2, 0, 3, 1}, []int{0, 1, 2, 3}},
+		{"two of four, reversed", []int{3, 1}, []int{1, 3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s, path, err := newSMISel(t, smiConfig{GPUs: 4, GPUValues: vals, Order: c.order}, GPUIndices(c.sel...), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 0; n < 2; n++ {
+				rows, err := s.Read(context.Background(), time.Now(), testBoot)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rows) != len(c.sel) {
+					t.Fatalf("%d rows for GPUs %v", len(rows), c.sel)
+				}
+				for k, r := range rows {
+					g := c.sel[k]
+					if r.GPUIndex != g || r.SMClockMHz != 1900+10*g || r.GPUUUID != fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a3%d", g) {
+						t.Errorf("row %d: %s; want GPU %d's", k, r.AppendJSON(nil), g)
+					}
+				}
+			}
+			// The fake did print them out of order.
+			out, err := exec.Command(path, "--query-gpu=index", "--format=csv,noheader,nounits", "-i", JoinIndices(c.sel)).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Fields(string(out)); strings.Join(got, ",") == JoinIndices(c.sel) {
+				t.Fatalf("the fake printed %v, in index order", got)
+			}
+		})
+	}
+}
+
+// TestSamplerSMIMissingGPUAtStart: a probe that leaves a GPU out names it,
+// with its UUID where the listing gave it (--gpu all), by index alone
+// where nothing has named its UUID yet.
+func TestSamplerSMIMissingGPUAtStart(t *testing.T) {
+	t.Parallel()
+	all, err := ParseGPUFlag("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		sel  Selection
+		want string
+	}{
+		{"by index", GPUIndices(0, 1, 2, 3), "nvidia-smi -i 0,1,2,3 printed 3 lines, want 4, one per GPU: no line for GPU 2"},
+		{"all", all, "nvidia-smi -i 0,1,2,3 printed 3 lines, want 4, one per GPU: no line for GPU 2 (GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a32)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, path, err := newSMISel(t, smiConfig{GPUs: 4, Plan: []smiStep{{Raw: smiLines(0, 1, 3)}}}, c.sel, nil)
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("err = %v\nwant %s", err, c.want)
+			}
+			assertReadOnly(t, path)
+		})
+	}
 }
 
 // TestSamplerSMIMultiGPUAtStart: the probe of several GPUs drops an optional

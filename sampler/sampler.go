@@ -332,11 +332,17 @@ func (s *Sampler) Close() error {
 // within MaxPIDExitLatency whatever the interval), or cfg.MaxDuration
 // (clocks.StopMaxDuration). The end of ctx stops it as a signal would. The
 // first sample is taken at once, then one every interval; a reading slower
-// than the interval delays the next, and the gap shows in the stream. A
-// stop kills the reading in flight, which is not a sample; but when the
-// stop comes more than clocks.MaxGapIntervals intervals after the last
-// sample, the end of the window was not observed, and that is a refusal
-// naming the reading in flight.
+// than the interval delays the next, and the gap shows in the stream.
+//
+// The end of the window is held to the coverage rule: the time from the
+// last sample to the stop, like the gap between two samples, must be at
+// most clocks.MaxGapIntervals intervals. A stop within that bound kills
+// the reading in flight, which is not a sample. A stop past it lets the
+// reading in flight finish (see settle), when that can bring the last
+// sample within the bound: the reading started before the stop, so its
+// sample belongs to the window, as every sample's time is the start of
+// its reading. Otherwise, or when that reading does not answer, the end of
+// the window was not observed, and that is a refusal naming the reading.
 //
 // At the stop it writes the record with clocks.Fold, never replacing a
 // file. A refusal (a reading refused or timed out, a failed write, a stream
@@ -354,22 +360,34 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Readings run under a context of their own, which only settle ends
+	// (or the backend's own timeout): whether a stop kills the reading in
+	// flight depends on when the last sample was taken.
+	readParent := context.WithoutCancel(ctx)
+	bound := time.Duration(clocks.MaxGapIntervals) * s.cfg.Interval
 	var mu sync.Mutex
 	reason := ""
-	var stopAt time.Time
-	halt := func(r string) {
-		mu.Lock()
+	var stopAt, lastT time.Time // lastT: the last sample's time
+	var cur *reading            // the reading in flight, nil between readings
+	setStop := func(r string) {
 		if reason == "" {
 			reason, stopAt = r, time.Now()
+			if cur != nil {
+				cur.settle(stopAt, lastT, bound)
+			}
 		}
+	}
+	halt := func(r string) {
+		mu.Lock()
+		setStop(r)
 		mu.Unlock()
 		cancel()
 	}
 	stopped := func() string {
 		mu.Lock()
 		defer mu.Unlock()
-		if reason == "" && ctx.Err() != nil {
-			reason, stopAt = clocks.StopSignal, time.Now()
+		if ctx.Err() != nil {
+			setStop(clocks.StopSignal)
 		}
 		return reason
 	}
@@ -390,11 +408,11 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	timer := time.AfterFunc(s.cfg.MaxDuration, func() { halt(clocks.StopMaxDuration) })
 	defer timer.Stop()
 
-	bound := fmt.Sprintf("until stopped or %v", s.cfg.MaxDuration)
+	until := fmt.Sprintf("until stopped or %v", s.cfg.MaxDuration)
 	if s.proc != nil {
-		bound = fmt.Sprintf("until pid %d exits, a signal, or %v", s.cfg.PID, s.cfg.MaxDuration)
+		until = fmt.Sprintf("until pid %d exits, a signal, or %v", s.cfg.PID, s.cfg.MaxDuration)
 	}
-	s.cfg.Logf("sampling %s every %v %s into %s", s.backend.Name(), s.cfg.Interval, bound, s.paths[0])
+	s.cfg.Logf("sampling %s every %v %s into %s", s.backend.Name(), s.cfg.Interval, until, s.paths[0])
 
 	res := &Result{StreamPath: s.paths[0]}
 	fold := clocks.NewFold()
@@ -402,7 +420,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	defer ticker.Stop()
 	var line []byte
 	var backs []*clocks.Sample
-	var lastT, inFlight time.Time
+	var killed *reading // the reading a stop killed, if one did
 	for stopped() == "" {
 		if s.proc != nil && !s.proc.alive() {
 			halt(clocks.StopPIDExit)
@@ -411,11 +429,28 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		if err := s.checkStream(); err != nil {
 			return s.refuse(res, fold, err, false)
 		}
+		rctx, rcancel := context.WithCancel(readParent)
+		mu.Lock()
+		if reason != "" {
+			// The stop came since the loop looked: no reading is in
+			// flight for it to settle, so none is started.
+			mu.Unlock()
+			rcancel()
+			break
+		}
 		t := time.Now()
-		rows, err := s.backend.Read(runCtx, t, s.bootID)
+		r := &reading{mu: &mu, start: t, cancel: rcancel}
+		cur = r
+		mu.Unlock()
+		rows, err := s.backend.Read(rctx, t, s.bootID)
+		mu.Lock()
+		cur = nil
+		r.release()
+		wasKilled := !r.killed.IsZero()
+		mu.Unlock()
 		if err != nil {
-			if stopped() != "" {
-				inFlight = t // the stop cut this reading short; it is not a sample
+			if wasKilled && errors.Is(err, context.Canceled) {
+				killed = r // the stop cut this reading short; it is not a sample
 				break
 			}
 			return s.refuse(res, fold, err, true)
@@ -448,7 +483,9 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 			fold.Add(back, fold.Total+1)
 		}
 		res.Ticks++
+		mu.Lock()
 		lastT = t
+		mu.Unlock()
 		select {
 		case <-runCtx.Done():
 		case <-ticker.C:
@@ -465,7 +502,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	if err := s.checkStream(); err != nil {
 		return s.refuse(res, fold, err, false)
 	}
-	if err := s.tail(res.StopReason, stopAt, lastT, inFlight); err != nil {
+	if err := s.tail(res.StopReason, stopAt, lastT, killed); err != nil {
 		return s.refuse(res, fold, err, true)
 	}
 	if err := s.stream.Sync(); err != nil {
@@ -489,20 +526,76 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	return res, nil
 }
 
+// reading is one reading in flight, as a stop sees it. mu, the run's
+// lock, guards every field after cancel.
+type reading struct {
+	mu     *sync.Mutex
+	start  time.Time
+	cancel context.CancelFunc
+	// killed is when a stop killed the reading (zero while it may still
+	// answer); grace says it was let run past the stop, and timer kills it
+	// at the end of its grace; returned says the reading is over.
+	killed   time.Time
+	grace    bool
+	timer    *time.Timer
+	returned bool
+}
+
+// settle decides, at a stop at stopAt, the fate of the reading in flight,
+// given the last sample's time lastT (zero before the first) and the
+// coverage bound. The reading is killed at once when the window's end is
+// covered without it (stopAt within bound of lastT), when there is no
+// window yet, or when it cannot help (it started more than bound before
+// the stop). Otherwise it is let run until bound after its own start, the
+// longest a reading may take before it is a coverage gap, and killed then
+// if it has not answered. The caller holds the lock that guards the
+// reading.
+func (r *reading) settle(stopAt, lastT time.Time, bound time.Duration) {
+	if lastT.IsZero() || stopAt.Sub(lastT) <= bound || stopAt.Sub(r.start) > bound {
+		r.killed = stopAt
+		r.cancel()
+		return
+	}
+	r.grace = true
+	end := r.start.Add(bound)
+	r.timer = time.AfterFunc(time.Until(end), func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if !r.returned {
+			r.killed = end
+			r.cancel()
+		}
+	})
+}
+
+// release stops the grace timer of a reading that returned and frees its
+// context. The caller holds the lock that guards the reading.
+func (r *reading) release() {
+	r.returned = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	r.cancel()
+}
+
 // tail refuses a window whose end was not observed: the stop came more than
 // clocks.MaxGapIntervals intervals after the last sample, so the window's
-// last stretch, however the leg ran in it, is in no sample. The reading in
-// flight at the stop (inFlight, zero when none was) is named.
-func (s *Sampler) tail(reason string, stopAt, lastT, inFlight time.Time) error {
+// last stretch, however the leg ran in it, is in no sample. The reading
+// the stop killed (killed, nil when none was in flight) is named.
+func (s *Sampler) tail(reason string, stopAt, lastT time.Time, killed *reading) error {
 	bound := time.Duration(clocks.MaxGapIntervals) * s.cfg.Interval
 	gap := stopAt.Sub(lastT)
 	if gap <= bound {
 		return nil
 	}
 	what := "no reading was taken in that time"
-	if !inFlight.IsZero() {
+	switch {
+	case killed != nil && killed.grace:
+		what = fmt.Sprintf("the reading started at %s, %.3f s before the stop, was let run to %d × interval after its start and was still unanswered then, so it was killed",
+			killed.start.UTC().Format(SampleTimeLayout), stopAt.Sub(killed.start).Seconds(), clocks.MaxGapIntervals)
+	case killed != nil:
 		what = fmt.Sprintf("the reading started at %s was still unanswered after %.3f s, and the stop killed it",
-			inFlight.UTC().Format(SampleTimeLayout), stopAt.Sub(inFlight).Seconds())
+			killed.start.UTC().Format(SampleTimeLayout), stopAt.Sub(killed.start).Seconds())
 	}
 	return fmt.Errorf("the sampler stopped (%s) %.3f s after its last sample (%s), more than %d × interval %v = %v: %s; the end of the window is unobserved",
 		reason, gap.Seconds(), lastT.UTC().Format(SampleTimeLayout), clocks.MaxGapIntervals, s.cfg.Interval, bound, what)

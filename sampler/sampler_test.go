@@ -60,6 +60,8 @@ type fakeBackend struct {
 	block  bool                  // Read waits for ctx to end
 	hangAt int                   // the read that waits for ctx to end; 0: none
 	delay  map[int]time.Duration // how long read n takes
+	before func(n int)           // called as read n starts
+	gate   map[int]chan struct{} // read n answers once its channel closes, or ends with ctx
 	after  func(n int)           // called after read n
 	mutate func(*clocks.Sample)  // edits each sample
 	closed bool
@@ -80,12 +82,22 @@ func (f *fakeBackend) Read(ctx context.Context, t time.Time, bootID string) ([]*
 	if f.after != nil {
 		defer f.after(n)
 	}
+	if f.before != nil {
+		f.before(n)
+	}
 	if f.block || n == f.hangAt {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
 	if d := f.delay[n]; d > 0 {
 		time.Sleep(d)
+	}
+	if g := f.gate[n]; g != nil {
+		select {
+		case <-g:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if n == f.failAt {
 		return nil, fmt.Errorf("clocks.sm: fake printed %q", "[N/A]")
@@ -756,6 +768,115 @@ func TestSamplerInFlightReadingAtStop(t *testing.T) {
 				t.Errorf("codes %s", codes)
 			}
 		})
+	}
+}
+
+// TestSamplerSlowReadingsStopCleanly: with readings slower than 1.5
+// intervals, a stop can come more than MaxGapIntervals intervals after the
+// last sample while the next reading, started within the bound, is still
+// in flight. That reading is let finish and is the window's last sample,
+// so a leg whose every gap is within the coverage bound stops cleanly,
+// whichever way it stops. Each reading here takes 250 ms at a 100 ms
+// interval (bound 300 ms), and the stop comes 100 ms into reading 3, 350
+// ms after reading 2 started; reading 3 answers 80 ms after the stop is
+// sent, so killing it at the stop would leave the last 350 ms unobserved.
+func TestSamplerSlowReadingsStopCleanly(t *testing.T) {
+	t.Parallel()
+	for _, reason := range []string{clocks.StopSignal, clocks.StopCommandExit, clocks.StopPIDExit} {
+		t.Run(reason, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			stop := make(chan string, 1)
+			var child *exec.Cmd
+			if reason == clocks.StopPIDExit {
+				child = startSleeper(t)
+				cfg.PID = child.Process.Pid
+			}
+			sent := make(chan struct{})
+			b := &fakeBackend{
+				delay: map[int]time.Duration{1: 250 * time.Millisecond, 2: 250 * time.Millisecond},
+				gate:  map[int]chan struct{}{3: sent},
+			}
+			b.before = func(n int) {
+				if n == 3 {
+					time.AfterFunc(100*time.Millisecond, func() {
+						if child != nil {
+							child.Process.Kill()
+						} else {
+							stop <- reason
+						}
+						time.AfterFunc(80*time.Millisecond, func() { close(sent) })
+					})
+				}
+			}
+			s, err := New(context.Background(), cfg, opener(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := runWithTimeout(t, s, context.Background(), stop)
+			if err != nil {
+				t.Fatalf("a leg whose gaps are all within 3 intervals was refused at its stop: %v", err)
+			}
+			if res.StopReason != reason || res.Samples != 3 || b.count() != 3 {
+				t.Fatalf("stop %s, %d samples, %d reads; want %s after 3 samples", res.StopReason, res.Samples, b.count(), reason)
+			}
+			rec := readRecordFile(t, cfg)
+			if rec.Window.StopReason != reason || rec.Window.MaxGapS == nil || *rec.Window.MaxGapS > 0.3 {
+				t.Errorf("record stop %s, max gap %v", rec.Window.StopReason, rec.Window.MaxGapS)
+			}
+			_, rows := readStream(t, StreamPath(cfg.Prefix))
+			last, err := time.Parse(time.RFC3339Nano, rows[len(rows)-1].T)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tail := res.Stopped.Sub(last)
+			t.Logf("stopped %v after the last sample, max gap %v s", tail, *rec.Window.MaxGapS)
+			if tail <= 0 || tail > 3*cfg.Interval {
+				t.Errorf("the last sample is %v before the stop: want reading 3, started before the stop and within 3 intervals of it", tail)
+			}
+		})
+	}
+}
+
+// TestSamplerSlowReadingAtStopUnanswered: a reading let finish after a
+// stop runs until MaxGapIntervals intervals after its own start, the most
+// a reading may take before it is a coverage gap; one that has not
+// answered by then is killed, and the unobserved end is a refusal naming
+// it. The sampler does not wait on it longer.
+func TestSamplerSlowReadingAtStopUnanswered(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	stop := make(chan string, 1)
+	var started, ended time.Time
+	b := &fakeBackend{delay: map[int]time.Duration{1: 250 * time.Millisecond, 2: 250 * time.Millisecond}, hangAt: 3}
+	b.before = func(n int) {
+		if n == 3 {
+			started = time.Now()
+			time.AfterFunc(100*time.Millisecond, func() { stop <- clocks.StopSignal })
+		}
+	}
+	b.after = func(n int) {
+		if n == 3 {
+			ended = time.Now()
+		}
+	}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), stop)
+	re := regexp.MustCompile(`^refusing to sample: the sampler stopped \(signal\) 0\.3[5-9]\d s after its last sample \(\S+Z\), more than 3 × interval 100ms = 300ms: the reading started at \S+Z, 0\.1\d\d s before the stop, was let run to 3 × interval after its start and was still unanswered then, so it was killed; the end of the window is unobserved; the record says stop_reason refused`)
+	if !errors.Is(err, ErrRefused) || !re.MatchString(err.Error()) {
+		t.Fatalf("err = %v", err)
+	}
+	if res.Samples != 2 || readRecordFile(t, cfg).Window.StopReason != clocks.StopRefused {
+		t.Errorf("%d samples, record %+v", res.Samples, readRecordFile(t, cfg))
+	}
+	// Killed 3 intervals after its start, 200 ms after the stop.
+	ran := ended.Sub(started)
+	t.Logf("the reading let finish was killed %v after its start", ran)
+	if ran < 3*cfg.Interval-10*time.Millisecond || ran > 3*cfg.Interval+80*time.Millisecond {
+		t.Errorf("the reading let finish was killed %v after its start; want 3 × interval %v", ran, 3*cfg.Interval)
 	}
 }
 

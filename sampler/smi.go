@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,6 +56,9 @@ type SMI struct {
 	throttle string
 	dropped  []string
 	listed   []GPU
+	// uuids are the GPUs' UUIDs by index, as the listing or the last whole
+	// answer gave them, to name a GPU an answer leaves out.
+	uuids map[int]string
 }
 
 // rejectedRE finds the field nvidia-smi names when it does not know one:
@@ -88,7 +92,7 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 		}
 		path = p
 	}
-	s := &SMI{path: path, timeout: o.QueryTimeout}
+	s := &SMI{path: path, timeout: o.QueryTimeout, uuids: map[int]string{}}
 	if s.timeout <= 0 {
 		s.timeout = DefaultQueryTimeout
 	}
@@ -103,6 +107,9 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 			return nil, err
 		}
 		s.listed = listed
+		for _, g := range listed {
+			s.uuids[g.Index] = g.UUID
+		}
 	}
 	res, err := sel.Resolve(s.listed)
 	if err != nil {
@@ -399,7 +406,9 @@ func killGroup(pgid int) error {
 	return nil
 }
 
-// lines returns the lines an -i query answers: one per GPU read.
+// lines returns the lines an -i query answers: one per GPU read. An
+// answer of any other number of lines is refused, naming the GPUs it left
+// out and the lines it gave that are not theirs.
 func (s *SMI) lines(out []byte) ([]string, error) {
 	text := strings.TrimRight(string(out), "\r\n")
 	if strings.TrimSpace(text) == "" {
@@ -407,12 +416,96 @@ func (s *SMI) lines(out []byte) ([]string, error) {
 	}
 	lines := strings.Split(text, "\n")
 	if len(lines) != len(s.gpus) {
-		if len(s.gpus) == 1 {
-			return nil, fmt.Errorf("%s printed %d lines, want one", s.what(), len(lines))
+		want := "one"
+		if len(s.gpus) > 1 {
+			want = fmt.Sprintf("%d, one per GPU", len(s.gpus))
 		}
-		return nil, fmt.Errorf("%s printed %d lines, want %d, one per GPU", s.what(), len(lines), len(s.gpus))
+		msg := fmt.Sprintf("%s printed %s, want %s", s.what(), plural(len(lines), "line"), want)
+		if why := s.account(lines); why != "" {
+			msg += ": " + why
+		}
+		return nil, errors.New(msg)
 	}
 	return lines, nil
+}
+
+// account says how an answer's lines differ from one per GPU read: the
+// GPUs with no line (named with their UUIDs where known), those with
+// several, the lines for GPUs not asked for, and lines whose index cannot
+// be read.
+func (s *SMI) account(lines []string) string {
+	count := map[int]int{}
+	unreadable := 0
+	for _, line := range lines {
+		r := &Reading{}
+		if r.set(FieldIndex, splitCSV(line)[0]) != nil {
+			unreadable++
+			continue
+		}
+		count[r.Index]++
+	}
+	var parts []string
+	if missing := s.missing(count); missing != "" {
+		parts = append(parts, "no line for "+missing)
+	}
+	asked := map[int]bool{}
+	for _, g := range s.gpus {
+		asked[g] = true
+		if n := count[g]; n > 1 {
+			parts = append(parts, fmt.Sprintf("%d lines for GPU %d", n, g))
+		}
+	}
+	var other []int
+	for g := range count {
+		if !asked[g] {
+			other = append(other, g)
+		}
+	}
+	sort.Ints(other)
+	for _, g := range other {
+		parts = append(parts, fmt.Sprintf("%s for GPU %d, which it was not asked for", lineCount(count[g]), g))
+	}
+	if unreadable > 0 {
+		parts = append(parts, lineCount(unreadable)+" without a GPU index")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// missing names the GPUs read that count, lines by GPU index, has none
+// for: "GPU 2 (GPU-7f3a…), GPU 3 (GPU-…)"; "" when none is missing.
+func (s *SMI) missing(count map[int]int) string {
+	var names []string
+	for _, g := range s.gpus {
+		if count[g] == 0 {
+			names = append(names, s.gpuName(g))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// gpuName names GPU g for messages: "GPU 2 (GPU-7f3a…)", or "GPU 2" when
+// its UUID is not known yet.
+func (s *SMI) gpuName(g int) string {
+	if u := s.uuids[g]; u != "" {
+		return fmt.Sprintf("GPU %d (%s)", g, u)
+	}
+	return fmt.Sprintf("GPU %d", g)
+}
+
+// plural is "1 line", "3 lines".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// lineCount is "a line", "3 lines".
+func lineCount(n int) string {
+	if n == 1 {
+		return "a line"
+	}
+	return plural(n, "line")
 }
 
 // parse reads the lines an -i query answers and checks that every GPU read
@@ -428,6 +521,7 @@ func (s *SMI) parse(fields []string, out []byte) ([]*Reading, error) {
 		pos[g] = i
 	}
 	rs := make([]*Reading, len(s.gpus))
+	count := make(map[int]int, len(s.gpus))
 	for _, line := range lines {
 		r, err := ParseCSVLine(fields, line)
 		if err != nil {
@@ -440,9 +534,17 @@ func (s *SMI) parse(fields []string, out []byte) ([]*Reading, error) {
 		case !ok:
 			return nil, fmt.Errorf("%s answered for GPU %d, which it was not asked for", s.what(), r.Index)
 		case rs[i] != nil:
-			return nil, fmt.Errorf("%s answered twice for GPU %d, so some GPU it was asked for went unanswered", s.what(), r.Index)
+			for _, line := range lines {
+				if r := (&Reading{}); r.set(FieldIndex, splitCSV(line)[0]) == nil {
+					count[r.Index]++
+				}
+			}
+			return nil, fmt.Errorf("%s answered twice for GPU %d and not for %s", s.what(), r.Index, s.missing(count))
 		}
 		rs[i] = r
+	}
+	for _, r := range rs {
+		s.uuids[r.Index] = r.UUID
 	}
 	return rs, nil
 }

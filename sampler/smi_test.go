@@ -38,6 +38,7 @@ type smiConfig struct {
 	RejectMS   int                          `json:"reject_sleep_ms,omitempty"`
 	IgnoreI    bool                         `json:"ignore_i,omitempty"`
 	WrongIndex bool                         `json:"wrong_index,omitempty"`
+	Order      []int                        `json:"order,omitempty"`
 	List       *smiStep                     `json:"list,omitempty"`
 	Plan       []smiStep                    `json:"plan,omitempty"`
 	Cycle      bool                         `json:"cycle,omitempty"`
@@ -226,7 +227,7 @@ func TestSamplerSMIRefusesAtStart(t *testing.T) {
 		{"required field rejected", smiConfig{Rejects: []string{"pstate"}}, 0,
 			`nvidia-smi -i 0 exited with status 2: "Field \"pstate\" is not a valid field to query."`},
 		{"no such GPU", smiConfig{GPUs: 2}, 2, `nvidia-smi -i 2 exited with status 6: "No devices were found"`},
-		{"every GPU answers", smiConfig{GPUs: 2, IgnoreI: true}, 0, "nvidia-smi -i 0 printed 2 lines, want one"},
+		{"every GPU answers", smiConfig{GPUs: 2, IgnoreI: true}, 0, "nvidia-smi -i 0 printed 2 lines, want one: a line for GPU 1, which it was not asked for"},
 		{"wrong GPU answers", smiConfig{GPUs: 2, WrongIndex: true}, 0, "nvidia-smi -i 0 answered for GPU 1"},
 		{"nothing printed", smiConfig{Plan: []smiStep{{Raw: "\n"}}}, 0, "nvidia-smi -i 0 printed nothing"},
 		{"missing column", smiConfig{Plan: []smiStep{{Raw: "0, GPU-x, NVIDIA H100 80GB HBM3, 590.44.01, 1980, 1980\n"}}}, 0,

@@ -45,7 +45,7 @@ build never replaces a file: -o naming an existing file is refused (exit 2),
 so it cannot overwrite the record a sampler wrote (a refusal, a window cut
 off at --max-duration, anything the sampler said). interval_s is the
 sampler's, not the stream's: --interval defaults to the median gap between
-samples.`,
+successive samples of one GPU (the rows of one reading share its time).`,
 		Example: `  clockgate build clocks/llama/vllm/r1.samples.jsonl
   clockgate build clocks/llama/vllm/r1.samples.jsonl -o clocks/llama/vllm/r1.summary.json`,
 		Args: cobra.ExactArgs(1),
@@ -59,7 +59,7 @@ samples.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Output, "output", "o", "", "write the record to FILE atomically instead of printing it; FILE must not exist")
-	f.DurationVar(&opts.Interval, "interval", 0, "the sampler's interval (default: the median gap between samples)")
+	f.DurationVar(&opts.Interval, "interval", 0, "the sampler's interval (default: the median gap between successive samples of one GPU)")
 	return cmd
 }
 
@@ -78,12 +78,13 @@ func runBuild(opts *buildOptions) error {
 	}
 	defer f.Close()
 	fold := clocks.NewFold()
-	var times []time.Time
+	times := map[int][]time.Time{} // by GPU index
 	sc := clocks.NewReader(f, opts.Stream)
 	for sc.Scan() {
-		fold.Add(sc.Sample(), sc.Line())
-		if t, err := time.Parse(time.RFC3339Nano, sc.Sample().T); err == nil {
-			times = append(times, t)
+		smp := sc.Sample()
+		fold.Add(smp, sc.Line())
+		if t, err := time.Parse(time.RFC3339Nano, smp.T); err == nil {
+			times[smp.GPUIndex] = append(times[smp.GPUIndex], t)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -123,15 +124,23 @@ func existingOutput(path string) string {
 	return fmt.Sprintf("%s: already exists; build never replaces a file (a record beside its stream is what the sampler said); write the rebuilt record elsewhere, or print it without -o", path)
 }
 
-// medianGap is the median time between successive samples, in seconds,
-// rounded to the millisecond.
-func medianGap(times []time.Time) (float64, error) {
-	if len(times) < 2 {
-		return 0, errors.New("fewer than two samples: the interval cannot be inferred")
+// medianGap is the median time between successive samples of one GPU, in
+// seconds, rounded to the millisecond; times holds each GPU's sample
+// times, by index, in stream order. Gaps are taken per GPU and pooled: the
+// rows of one reading, one per GPU, share the reading's time, so between
+// rows of different GPUs there is no gap to measure.
+func medianGap(times map[int][]time.Time) (float64, error) {
+	var gaps []time.Duration
+	for _, ts := range times {
+		for i := 1; i < len(ts); i++ {
+			gaps = append(gaps, ts[i].Sub(ts[i-1]))
+		}
 	}
-	gaps := make([]time.Duration, 0, len(times)-1)
-	for i := 1; i < len(times); i++ {
-		gaps = append(gaps, times[i].Sub(times[i-1]))
+	if len(gaps) == 0 {
+		if len(times) > 1 {
+			return 0, errors.New("fewer than two samples of any one GPU: the interval cannot be inferred")
+		}
+		return 0, errors.New("fewer than two samples: the interval cannot be inferred")
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
 	g := gaps[len(gaps)/2].Round(time.Millisecond).Seconds()

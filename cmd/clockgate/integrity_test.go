@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,6 +156,31 @@ func TestSampleVerdictAtStop(t *testing.T) {
 			t.Errorf("check gives %v", codes)
 		}
 	})
+	// No record written (refused at the first reading, or stopped before
+	// it): the verdict says so, and never sends the user to check a
+	// record that does not exist.
+	na := map[string]any{"plan": []any{map[string]any{}, map[string]any{"values": map[string]any{"clocks.sm": "[N/A]"}}}}
+	for _, c := range []struct {
+		name string
+		cfg  map[string]any
+		args []string
+	}{
+		{"sample refused at the first reading", na, []string{"sample"}},
+		{"record refused at the first reading", na, []string{"record", "--", "sleep", "0.3"}},
+		{"record's command gone before the first reading", map[string]any{"plan": []any{map[string]any{}, map[string]any{"sleep_ms": 300}}}, []string{"record", "--", "true"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l := tools.leg(t, c.cfg)
+			args := append([]string{c.args[0], "--out", l.prefix, "--interval", "100ms", "--backend", "nvidia-smi"}, c.args[1:]...)
+			code, _, stderr := l.run("", args...)
+			want := "clockgate " + c.args[0] + ": verdict: clock.missing (no record was written, so this leg has no clock evidence: measure it again)\n"
+			if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "clockgate check") {
+				t.Fatalf("exit %d; stderr:\n%s\nwant it to say %s and never to suggest clockgate check", code, stderr, want)
+			}
+			l.noFile(l.record())
+		})
+	}
 	t.Run("clean leg", func(t *testing.T) {
 		t.Parallel()
 		l := tools.leg(t, nil)
@@ -303,5 +329,75 @@ func TestHelpNeverSuggestsBuildAfterARefusal(t *testing.T) {
 	Main([]string{"build", "--help"}, strings.NewReader(""), &out, &errb)
 	if h := out.String(); !strings.Contains(h, "always says stop_reason rebuilt") || !strings.Contains(h, "never makes a leg eligible") || strings.Contains(h, "--stop-reason") {
 		t.Errorf("build --help:\n%s", h)
+	}
+}
+
+// smiStarted waits until the leg's fake nvidia-smi has started its n-th
+// query naming clocks.sm (the probe is the first, reading k the k+1-th).
+func (l *recLeg) smiStarted(n int) {
+	l.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		data, _ := os.ReadFile(filepath.Join(l.smiDir, "fakesmi.state"))
+		if k, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && k >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	l.t.Fatalf("nvidia-smi never started its query %d", n)
+}
+
+// TestSampleSlowNvidiaSMIStopsCleanly: nvidia-smi slower than 1.5
+// intervals (400 ms a call at --interval 200ms, coverage bound 600 ms),
+// and every way a leg stops, timed to come 300 ms into reading 3: 700 ms
+// and more after reading 2 started, while reading 3 is in flight. Every
+// gap is within the bound, so the leg stops cleanly: reading 3 is let
+// finish and is the last sample. Killed at the stop, it left the last
+// 700 ms unobserved and the leg refused. Each stop is taken twice.
+func TestSampleSlowNvidiaSMIStopsCleanly(t *testing.T) {
+	tools := newRecTools(t)
+	slow := map[string]any{"plan": []any{map[string]any{"sleep_ms": 400}}}
+	for _, kind := range []string{clocks.StopSignal, clocks.StopPIDExit, clocks.StopCommandExit} {
+		for run := 1; run <= 2; run++ {
+			t.Run(fmt.Sprintf("%s %d", kind, run), func(t *testing.T) {
+				t.Parallel()
+				l := tools.leg(t, slow)
+				args := []string{"sample", "--out", l.prefix, "--interval", "200ms", "--backend", "nvidia-smi"}
+				var stop func()
+				switch kind {
+				case clocks.StopPIDExit:
+					sleeper := exec.Command("sleep", "30")
+					if err := sleeper.Start(); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
+					args = append(args, "--pid", strconv.Itoa(sleeper.Process.Pid))
+					stop = func() { sleeper.Process.Kill() }
+				case clocks.StopCommandExit:
+					flag := filepath.Join(t.TempDir(), "go")
+					args[0] = "record"
+					args = append(args, "--", "sh", "-c", `while [ ! -e "$0" ]; do sleep 0.01; done`, flag)
+					stop = func() { os.WriteFile(flag, nil, 0o644) }
+				}
+				p := l.start("", args...)
+				if stop == nil {
+					stop = func() { p.cmd.Process.Signal(syscall.SIGTERM) }
+				}
+				l.smiStarted(4) // the probe, then readings 1, 2 and 3
+				time.Sleep(300 * time.Millisecond)
+				stop()
+				code := p.wait(t)
+				stderr := p.stderr.String()
+				if code != 0 || strings.Contains(stderr, "refus") {
+					t.Fatalf("exit %d; a leg whose every gap is within 3 intervals was refused at its stop; stderr:\n%s", code, stderr)
+				}
+				rec := l.readRecord(kind, 0.2)
+				_, rows := l.readStream()
+				if rec.Window.StopReason != kind || len(rows) != 3 || *rec.Window.MaxGapS > 0.6 {
+					t.Errorf("stop %s, %d samples, max gap %v s; want %s after readings 1-3", rec.Window.StopReason, len(rows), *rec.Window.MaxGapS, kind)
+				}
+				t.Logf("%d samples, max gap %v s", len(rows), *rec.Window.MaxGapS)
+			})
+		}
 	}
 }

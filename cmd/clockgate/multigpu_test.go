@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -295,4 +296,103 @@ func TestRecordSeveralGPUs(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	l.readOnly()
+}
+
+// TestBuildSeveralGPUs: build infers the interval of a tensor-parallel
+// stream, whose rows of one tick share a time, from the gaps of each GPU:
+// a TP=4 stream the real sampler wrote at --interval 100ms rebuilds,
+// without --interval, to the record the stream folds to at 0.1 s.
+func TestBuildSeveralGPUs(t *testing.T) {
+	tools := newRecTools(t)
+	l := tools.leg(t, map[string]any{"gpus": 4})
+	code, _, stderr := l.run("", "sample", "--out", l.prefix, "--interval", "100ms", "--backend", "nvidia-smi", "--gpu", "0,1,2,3", "--max-duration", "1s")
+	if code != 0 {
+		t.Fatalf("sample: exit %d; stderr:\n%s", code, stderr)
+	}
+	ticks := l.ticks(0, 1, 2, 3)
+	sampled := l.readRecord(clocks.StopMaxDuration, 0.1)
+	os.Remove(l.record())
+	code, stdout, stderr := l.run("", "build", l.stream(), "-o", l.record())
+	if code != 0 || stdout != "" {
+		t.Fatalf("build of %d ticks × 4 GPUs without --interval: exit %d, stdout %q; stderr:\n%s", ticks, code, stdout, stderr)
+	}
+	rec := l.readRecord(clocks.StopRebuilt, 0.1)
+	if rec.Window.IntervalS != sampled.Window.IntervalS || rec.Window.StopReason != clocks.StopRebuilt || len(rec.GPUs) != 4 {
+		t.Errorf("rebuilt interval_s %v, stop %s, %d GPUs; the sampler's interval_s %v", rec.Window.IntervalS, rec.Window.StopReason, len(rec.GPUs), sampled.Window.IntervalS)
+	}
+
+	// One tick: four rows, but no GPU has two samples.
+	data, err := os.ReadFile(l.stream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := filepath.Join(t.TempDir(), "one.samples.jsonl")
+	lines := strings.SplitAfter(string(data), "\n")
+	os.WriteFile(one, []byte(strings.Join(lines[:4], "")), 0o644)
+	code, _, stderr = l.run("", "build", one)
+	if want := "clockgate: " + one + ": fewer than two samples of any one GPU: the interval cannot be inferred; pass --interval\n"; code != 2 || stderr != want {
+		t.Errorf("build of one tick: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+}
+
+// TestSampleRowsOutOfOrder: an nvidia-smi that answers -i 0,1,2,3 in
+// another order (here 3,1,0,2) gives a stream in index order, each row
+// with its own GPU's values, and the record it folds to.
+func TestSampleRowsOutOfOrder(t *testing.T) {
+	tools := newRecTools(t)
+	l := tools.leg(t, map[string]any{"gpus": 4, "order": []int{3, 1, 0, 2}, "gpu_values": gpuValues(4, func(i int) map[string]any {
+		return map[string]any{"clocks.sm": strconv.Itoa(1900 + 10*i), "uuid": real3090[i]}
+	})})
+	code, _, stderr := l.run("", "sample", "--out", l.prefix, "--interval", "100ms", "--backend", "nvidia-smi", "--gpu", "0,1,2,3", "--max-duration", "450ms")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	ticks := l.ticks(0, 1, 2, 3)
+	_, rows := l.readStream()
+	for k, r := range rows {
+		if g := k % 4; r.SMClockMHz != 1900+10*g || r.GPUUUID != real3090[g] {
+			t.Errorf("row %d (tick %d of %d): %s; want GPU %d's values", k, k/4, ticks, r.AppendJSON(nil), g)
+		}
+	}
+	l.readRecord(clocks.StopMaxDuration, 0.1)
+}
+
+// TestSampleGPUSkewThenCheck: a TP=4 leg sampled by the real command, GPU 2
+// at 1940 MHz while the others run at 1980 (2.06% slower, over the 1.0%
+// bound), long enough for 30 busy samples per GPU and stopped by its
+// --pid: the stop's verdict line names clock.gpu_skew alone, and check on
+// the record names GPU 2 as the slowest.
+func TestSampleGPUSkewThenCheck(t *testing.T) {
+	tools := newRecTools(t)
+	l := tools.leg(t, map[string]any{"gpus": 4, "gpu_values": gpuValues(4, func(i int) map[string]any {
+		if i == 2 {
+			return map[string]any{"clocks.sm": "1940"}
+		}
+		return map[string]any{}
+	})})
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
+	p := l.start("", "sample", "--out", l.prefix, "--interval", "100ms", "--backend", "nvidia-smi", "--gpu", "0,1,2,3", "--pid", strconv.Itoa(sleeper.Process.Pid))
+	l.waitLines(4 * (clocks.MinBusySamples + 2))
+	sleeper.Process.Kill()
+	code := p.wait(t)
+	stderr := p.stderr.String()
+	want := "clockgate sample: verdict: clock.gpu_skew (clockgate check " + l.record() + " says why)\n"
+	if code != 0 || !strings.HasSuffix(stderr, want) {
+		t.Fatalf("exit %d; stderr:\n%s\nwant it to end with %s", code, stderr, want)
+	}
+	rec := l.readRecord(clocks.StopPIDExit, 0.1)
+	for _, g := range rec.GPUs {
+		if g.SMClockMHz.N < clocks.MinBusySamples {
+			t.Fatalf("GPU %s: %d busy samples, want at least %d", g.UUID, g.SMClockMHz.N, clocks.MinBusySamples)
+		}
+	}
+	code, stdout, _ := l.run("", "check", l.record())
+	const msg = "     clock.gpu_skew: GPU busy medians differ by 2.06% > 1.0%: GPU 2 at 1940 MHz (the slowest), GPU 0 at 1980 MHz; a tensor-parallel step runs at its slowest GPU's pace\n"
+	if _, codes := l.checkCodes(); code != 1 || strings.Join(codes, " ") != clocks.CodeGPUSkew || !strings.Contains(stdout, msg) {
+		t.Fatalf("check: exit %d, codes %v; stdout:\n%s\nwant %s", code, codes, stdout, msg)
+	}
 }

@@ -58,7 +58,8 @@ refused leg never looks like a clean run. The same holds when COMMAND exits
 before the first sample (no record is written then).
 
 When sampling stops, record prints the leg's verdict in one line on stderr,
-as 'clockgate check' would judge it: "verdict: ok", or the reason codes.
+as 'clockgate check' would judge it: "verdict: ok", or the reason codes
+("clock.missing" and no record to check when none was written).
 
 Reaching --max-duration stops sampling (stop_reason max-duration, a partial
 record) but not COMMAND: record keeps waiting for it and exits with its
@@ -143,8 +144,8 @@ func runRecord(opts *recordOptions) error {
 		}
 	}()
 
-	_, runErr := smp.Run(ctx, stop)
-	printVerdict(opts.IO, "record", opts.flags.out)
+	res, runErr := smp.Run(ctx, stop)
+	printVerdict(opts.IO, "record", opts.flags.out, res)
 	select {
 	case <-exited:
 	default:

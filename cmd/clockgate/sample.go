@@ -92,8 +92,15 @@ func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) 
 }
 
 // printVerdict judges the leg just written, as 'clockgate check' would, and
-// prints the verdict in one line on errOut: ok, or the reason codes.
-func printVerdict(s *IO, name, prefix string) {
+// prints the verdict in one line on errOut: ok, or the reason codes. When
+// the sampler wrote no record (res says so), there is nothing to check:
+// the leg is clock.missing, and the line says so instead of pointing at a
+// record that is not there, or is not the sampler's.
+func printVerdict(s *IO, name, prefix string, res *sampler.Result) {
+	if res == nil || res.Record == nil {
+		fmt.Fprintf(s.ErrOut, "clockgate %s: verdict: %s (no record was written, so this leg has no clock evidence: measure it again)\n", name, clocks.CodeMissing)
+		return
+	}
 	rec := sampler.RecordPath(prefix)
 	leg := clocks.LoadLeg(clocks.LegFiles{Name: filepath.Base(prefix), RecordPath: rec, StreamPath: sampler.StreamPath(prefix)})
 	if leg.Eligible() {
@@ -169,15 +176,19 @@ belongs, a missing column, an answer for a GPU not asked for, or none for one
 that was; the message names the GPU), a reading not answered within 5 s (its
 whole process group is killed), a write that fails (the stream is cut back to
 its last whole reading), PREFIX.samples.jsonl deleted, moved or replaced
-while written, or a stop that comes more than 3 intervals after the last
-sample (the reading in flight is named). sample then writes the record with
-stop_reason refused and the refusal quoted, says why, and exits 1. A reading
-slower than --interval is taken; the time it cost is a gap in the stream,
-and a gap over 3 intervals is clock.coverage. A stop or refusal before the
-first sample writes no record and exits 1.
+while written, or a window whose last sample is more than 3 intervals, the
+bound every gap is held to, before the stop (the reading in flight is
+named). sample then writes the record with stop_reason refused and the
+refusal quoted, says why, and exits 1. A reading slower than --interval is
+taken; the time it cost is a gap in the stream, and a gap over 3 intervals
+is clock.coverage. A stop more than 3 intervals after the last sample lets
+a reading that started within 3 intervals of the stop run until 3
+intervals after its own start, and takes its sample as the window's last.
+A stop or refusal before the first sample writes no record and exits 1.
 
 At the stop it prints the leg's verdict in one line on stderr, as
-'clockgate check' would judge it: "verdict: ok", or the reason codes.
+'clockgate check' would judge it: "verdict: ok", or the reason codes
+("clock.missing" and no record to check when none was written).
 
 It refuses to start (exit 2) when PREFIX.samples.jsonl or PREFIX.summary.json
 already exists, when PREFIX ends in a path separator or its name is too long
@@ -246,8 +257,8 @@ func runSample(opts *sampleOptions) error {
 		case <-done:
 		}
 	}()
-	_, err = smp.Run(ctx, stop)
-	printVerdict(opts.IO, "sample", opts.flags.out)
+	res, err := smp.Run(ctx, stop)
+	printVerdict(opts.IO, "sample", opts.flags.out, res)
 	if err != nil {
 		return samplerExit(err)
 	}

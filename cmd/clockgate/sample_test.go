@@ -494,7 +494,7 @@ func TestSampleRefusals(t *testing.T) {
 		{"N/A at start", map[string]any{"plan": []any{map[string]any{"values": map[string]any{"clocks.max.sm": "[N/A]"}}}}, nil, nil,
 			1, `clockgate: nvidia-smi -i 0: clocks.max.sm: nvidia-smi printed "[N/A]"`, -1},
 		{"wrong GPU answers", map[string]any{"gpus": 2, "ignore_i": true}, nil, nil,
-			1, "clockgate: nvidia-smi -i 0 printed 2 lines, want one", -1},
+			1, "clockgate: nvidia-smi -i 0 printed 2 lines, want one: a line for GPU 1, which it was not asked for\n", -1},
 		{"no such GPU", nil, []string{"--gpu", "3"}, nil,
 			2, `clockgate: nvidia-smi -i 3 exited with status 6: "No devices were found": nvidia-smi knows no GPU by one of the indices 3; nvidia-smi -L lists the GPUs`, -1},
 		{"nvml not installed", nil, []string{"--backend", "nvml"}, nil,

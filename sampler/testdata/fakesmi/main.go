@@ -6,10 +6,10 @@
 // It has one or several identical GPUs (gpus), whose values can be set per
 // GPU (gpu_values) and per call (plan). Without -i it answers for every GPU,
 // one line each in index order; -i takes an index or a comma list of them
-// and answers for those GPUs, in index order. An -i naming any GPU it does
-// not have (or that is not an index) prints "No devices were found" and
-// exits 6, as real nvidia-smi does (sampler/testdata/real-smi/README.md
-// quotes the sources).
+// and answers for those GPUs, in index order (or in the order set by
+// order). An -i naming any GPU it does not have (or that is not an index)
+// prints "No devices were found" and exits 6, as real nvidia-smi does
+// (sampler/testdata/real-smi/README.md quotes the sources).
 //
 // It reads its behaviour from fakesmi.json beside its own executable (each
 // test links the binary into its own directory), appends every argv to
@@ -70,6 +70,10 @@ type config struct {
 	IgnoreI bool `json:"ignore_i"`
 	// WrongIndex answers -i N with index N+1.
 	WrongIndex bool `json:"wrong_index"`
+	// Order lists GPU indices in the order their lines are printed (as an
+	// nvidia-smi that does not answer in index order would); the GPUs it
+	// does not list follow in index order.
+	Order []int `json:"order"`
 	// List, when set, is the step of every query that does not name
 	// clocks.sm (the GPU listing): a failure, a hang, or Raw output.
 	List *step `json:"list"`
@@ -195,7 +199,7 @@ func run(args []string) int {
 	if !strings.Contains(format, "noheader") {
 		fmt.Println(strings.Join(fields, ", "))
 	}
-	for i := 0; i < cfg.GPUs; i++ {
+	for _, i := range printOrder(cfg) {
 		if only != nil && !only[i] && !cfg.IgnoreI {
 			continue
 		}
@@ -237,6 +241,25 @@ func run(args []string) int {
 		fmt.Println(strings.Join(out, ", "))
 	}
 	return 0
+}
+
+// printOrder is the order the GPUs' lines are printed in: cfg.Order, then
+// the rest by index.
+func printOrder(cfg config) []int {
+	seen := map[int]bool{}
+	var order []int
+	for _, i := range cfg.Order {
+		if i >= 0 && i < cfg.GPUs && !seen[i] {
+			seen[i] = true
+			order = append(order, i)
+		}
+	}
+	for i := 0; i < cfg.GPUs; i++ {
+		if !seen[i] {
+			order = append(order, i)
+		}
+	}
+	return order
 }
 
 // defaults returns GPU i's values by field, for the configured driver.

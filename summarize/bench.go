@@ -91,46 +91,52 @@ func parseBench(rel string, data []byte) benchFile {
 }
 
 // readBench streams one bench file from r; rel is its path relative to
-// TREE. Each result object that is malformed is one bench.invalid message;
-// a result that shows failed requests adds a bench.failed_requests message
-// and is still a point. A file that holds no result at all (its top level
-// not an object, or objects with none of the result keys) is a warning.
+// TREE. Each result object that is malformed is one bench.invalid message,
+// and so is each syntax error, which spoils only the object it is in; a
+// result that shows failed requests adds a bench.failed_requests message
+// and is still a point, whatever else is wrong with it or the file. A file
+// that holds no result at all (its top level not an object, or objects with
+// none of the result keys) and no syntax error is a warning.
 func readBench(rel string, r io.Reader) benchFile {
 	var out benchFile
-	values, err := newBenchReader(r).readAll()
-	if err != nil {
-		var se *syntaxError
-		if errors.As(err, &se) {
-			out.invalid = []string{fmt.Sprintf("%s:%d: %s; %s", rel, se.line, se.msg, hintRestore)}
-		} else {
-			out.invalid = []string{fmt.Sprintf("%s: %v", rel, err)}
-		}
-		return out
-	}
-	var results, others []*benchValue
-	for _, v := range values {
-		if v.kind == kObject && hasMarker(v) {
-			results = append(results, v)
-		} else {
-			others = append(others, v)
+	br := newBenchReader(r)
+	items, rerr := br.readAll()
+	broken := rerr != nil
+	results := 0
+	for _, it := range items {
+		switch {
+		case it.err != nil:
+			broken = true
+		case isResult(it.v):
+			results++
 		}
 	}
-	if len(results) == 0 {
-		what := "its top level is " + kindName(values[0].kind)
-		if values[0].kind == kObject {
+	if !broken && results == 0 {
+		first := items[0].v
+		what := "its top level is " + kindName(first.kind)
+		if first.kind == kObject {
 			what = "an object with none of " + strings.Join(resultMarkers, ", ")
 		}
 		out.notResult = fmt.Sprintf("%s: not a bench result (%s: a sidecar or a summary, such as vLLM's *.pytorch.json or a vllm bench sweep summary.json); ignored",
 			rel, what)
 		return out
 	}
-	multi := len(values) > 1
-	for _, v := range others {
-		out.invalid = append(out.invalid, fmt.Sprintf("%s:%d: want a bench result object (with one of %s) like the file's other values, found %s; %s",
-			rel, v.line, strings.Join(resultMarkers, ", "), kindName(v.kind), hintRestore))
-	}
+	// A file of several values names each point's line.
+	multi := br.started > 1
 	seen := map[string]bool{}
-	for _, v := range results {
+	for _, it := range items {
+		v := it.v
+		switch {
+		case it.err != nil:
+			out.invalid = append(out.invalid, fmt.Sprintf("%s:%d: %s; %s", rel, it.err.line, it.err.msg, hintRestore))
+			continue
+		case !isResult(v):
+			if results > 0 {
+				out.invalid = append(out.invalid, fmt.Sprintf("%s:%d: want a bench result object (with one of %s) like the file's other values, found %s; %s",
+					rel, v.line, strings.Join(resultMarkers, ", "), kindName(v.kind), hintRestore))
+			}
+			continue
+		}
 		where := rel
 		if multi {
 			where = fmt.Sprintf("%s:%d", rel, v.line)
@@ -150,7 +156,16 @@ func readBench(rel string, r io.Reader) benchFile {
 		p.Where = where
 		out.points = append(out.points, p)
 	}
+	if rerr != nil {
+		out.invalid = append(out.invalid, fmt.Sprintf("%s: reading stopped: %v; %s", rel, rerr, hintRestore))
+	}
 	return out
+}
+
+// isResult reports whether v is a bench result: an object with one of
+// resultMarkers.
+func isResult(v *benchValue) bool {
+	return v.kind == kObject && hasMarker(v)
 }
 
 func hasMarker(v *benchValue) bool {

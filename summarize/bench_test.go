@@ -127,7 +127,9 @@ func TestParseBenchInvalid(t *testing.T) {
 			if len(invalid) != 1 || !strings.HasPrefix(invalid[0], c.want) {
 				t.Errorf("points %d, invalid %q\nwant one message starting %q", len(points), invalid, c.want)
 			}
-			if c.name != "array line among results" && len(points) != 0 {
+			// A byte order mark spoils no object: the file's one object
+			// is still read (the leg stays bench.invalid).
+			if c.name != "array line among results" && c.name != "byte order mark" && len(points) != 0 {
 				t.Errorf("%d points accepted", len(points))
 			}
 		})

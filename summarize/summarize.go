@@ -55,6 +55,12 @@ type Options struct {
 	// Progress, when not nil, is told after each leg is read how far the
 	// reading has come. Calls never overlap.
 	Progress func(Progress)
+	// Out is the directory the outputs will be written to (summarize
+	// --out), or "". When it lies inside TREE the walk skips it, whatever
+	// it holds, and the directories on the way to it that hold nothing
+	// else, without a warning: a run that creates it, or finds it empty,
+	// reads the tree as the next run does, so both give the same bytes.
+	Out string
 	// Traces asks for each trusted leg's clock over time, reduced for a
 	// picture (clocks.Trace), read in the same pass as its verdict.
 	Traces bool
@@ -137,7 +143,7 @@ func Summarize(root string, opts Options) (*Summary, error) {
 	if strings.ContainsRune(opts.Baseline, '/') {
 		return nil, fmt.Errorf("baseline engine %q: want a single path segment", opts.Baseline)
 	}
-	w, err := walk(root)
+	w, err := walk(root, opts.Out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", root, err)
 	}

@@ -53,6 +53,9 @@ type legFiles struct {
 type walker struct {
 	root     string // absolute, cleaned
 	realRoot string // root with every symbolic link resolved
+	// realOut is Options.Out with every symbolic link resolved; "" when
+	// there is none.
+	realOut  string
 	legs     map[legKey]*legFiles
 	hasClock bool
 	warnings []string
@@ -65,9 +68,9 @@ var ErrNotDir = errors.New("not a directory")
 var ErrNotTree = errors.New("not an evidence tree")
 
 // OutputFiles are the files summarize --out writes. A directory inside
-// TREE that holds nothing else (an --out DIR inside TREE) is not evidence:
-// the walk skips it without a warning, so a second run gives the same
-// bytes as the first.
+// TREE that holds nothing else (an --out DIR of an earlier run) is not
+// evidence: the walk skips it without a warning, so a second run gives the
+// same bytes as the first.
 var OutputFiles = []string{"summary.json", "all-runs.json", "report.md", "report.html"}
 
 // errOutside says a symbolic link resolves outside TREE, or cannot be
@@ -195,11 +198,11 @@ func runNumber(name string) (int, bool) {
 const runWant = "want r<N>, N a positive decimal integer without leading zeros"
 
 // walk finds every leg of the tree at root and every file it does not
-// recognise. The only errors are a root that cannot be read, a directory
-// below it that cannot be read, and a subtree, model or engine directory
-// that is a symbolic link leaving the tree; an error names the path
-// relative to root, or nothing for root itself.
-func walk(root string) (*walker, error) {
+// recognise; out is Options.Out. The only errors are a root that cannot be
+// read, a directory below it that cannot be read, and a subtree, model or
+// engine directory that is a symbolic link leaving the tree; an error names
+// the path relative to root, or nothing for root itself.
+func walk(root, out string) (*walker, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -216,6 +219,11 @@ func walk(root string) (*walker, error) {
 		return nil, unwrapPath(err)
 	}
 	w := &walker{root: filepath.Clean(abs), realRoot: real, legs: map[legKey]*legFiles{}}
+	if out != "" {
+		if w.realOut, err = RealPath(out); err != nil {
+			return nil, fmt.Errorf("--out %s: %w", out, unwrapPath(err))
+		}
+	}
 	top, err := w.list(".")
 	if err != nil {
 		return nil, err
@@ -263,10 +271,21 @@ func walk(root string) (*walker, error) {
 }
 
 // outputsOnly reports whether the directory at rel holds summarize's
-// outputs and nothing else (directories of the same kind included).
+// outputs and nothing else (directories of the same kind included). The
+// --out directory (Options.Out) counts whatever it holds, and a directory
+// on the way to it also when it is empty: a run that creates them, or
+// finds them empty, must read the tree as the next run does.
 func (w *walker) outputsOnly(rel string, depth int) bool {
+	onPath := false
+	if w.realOut != "" {
+		real, err := filepath.EvalSymlinks(w.abs(rel))
+		if err == nil && real == w.realOut {
+			return true
+		}
+		onPath = err == nil && strings.HasPrefix(w.realOut, real+string(filepath.Separator))
+	}
 	es, err := w.list(rel)
-	if err != nil || len(es) == 0 || depth > 8 {
+	if err != nil || (len(es) == 0 && !onPath) || (depth > 8 && !onPath) {
 		return false
 	}
 	for _, e := range es {
@@ -282,6 +301,33 @@ func (w *walker) outputsOnly(rel string, depth int) bool {
 		}
 	}
 	return true
+}
+
+// RealPath is path made absolute with every symbolic link resolved, for
+// the part of it that exists; the rest is appended as written (an --out
+// DIR that is yet to be created).
+func RealPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	p := abs
+	for {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs, nil
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
 }
 
 // modelEngines calls fn for each <subtree>/<model>/<engine> directory.

@@ -477,6 +477,44 @@ func TestOutputDirInsideTreeIsSkipped(t *testing.T) {
 	}
 }
 
+// TestOutDirIsSkippedBeforeItHoldsOutputs: Options.Out inside TREE, made
+// empty before the run (and the empty directories on the way to it), is
+// skipped without a warning, as it is once it holds the outputs; an empty
+// directory that is not on the way to Out stays a warning.
+func TestOutDirIsSkippedBeforeItHoldsOutputs(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	clean := run(t, root)
+	for _, dir := range []string{"summary", filepath.Join("reports", "today")} {
+		out := filepath.Join(root, dir)
+		must(t, os.MkdirAll(out, 0o755))
+		top, _, _ := strings.Cut(dir, string(filepath.Separator))
+		warning := top + ": not bench/, memory/ or clocks/; ignored"
+		if s := run(t, root); !slices.Contains(s.Warnings, warning) {
+			t.Errorf("without --out, an empty %s is not a warning: %q", dir, s.Warnings)
+		}
+		s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm", Out: out})
+		must(t, err)
+		if !slices.Equal(s.Warnings, clean.Warnings) {
+			t.Errorf("--out %s made empty: warnings %q, want %q", dir, s.Warnings, clean.Warnings)
+		}
+		// The --out directory is skipped whatever it holds.
+		must(t, os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine"), 0o644))
+		s, err = summarize.Summarize(root, summarize.Options{Baseline: "vllm", Out: out})
+		must(t, err)
+		if !slices.Equal(s.Warnings, clean.Warnings) {
+			t.Errorf("--out %s holding a note: warnings %q, want %q", dir, s.Warnings, clean.Warnings)
+		}
+		must(t, os.RemoveAll(filepath.Join(root, top)))
+	}
+	// Beside the way to --out, an empty directory is still a warning.
+	must(t, os.MkdirAll(filepath.Join(root, "reports", "tmp"), 0o755))
+	s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm", Out: filepath.Join(root, "reports", "today")})
+	must(t, err)
+	if !slices.Contains(s.Warnings, "reports: not bench/, memory/ or clocks/; ignored") {
+		t.Errorf("reports/tmp beside --out reports/today: warnings %q", s.Warnings)
+	}
+}
+
 // TestSiblingWithTheTreesNameIsOutside: a link into /x/tree2 leaves the
 // tree /x/tree, though its path begins with the tree's.
 func TestSiblingWithTheTreesNameIsOutside(t *testing.T) {

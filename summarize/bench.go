@@ -55,6 +55,20 @@ type Memory struct {
 	Raw map[string]any
 }
 
+// maxCountBits sets maxCount.
+const maxCountBits = 40
+
+// maxCount bounds every count read (requests, tokens, max_concurrency, a
+// memory record's n): about 10^12, beyond any benchmark's, and every count
+// up to it is exact in a float64 and fits an int on any platform.
+const maxCount = 1 << maxCountBits
+
+// intWant is what a count read must be, for a message: "an integer from
+// 0 to 2^40 (1099511627776)".
+func intWant(min int64) string {
+	return fmt.Sprintf("an integer from %d to 2^%d (%d)", min, maxCountBits, int64(maxCount))
+}
+
 // benchReported are the numeric keys a bench point may carry; when present
 // each must be a finite number ≥ 0.
 var benchReported = []string{"duration", "total_token_throughput", "request_throughput",
@@ -213,13 +227,13 @@ func benchPoint(v *benchValue) (Point, []string, string) {
 		f := fs[key]
 		if f == nil {
 			if required {
-				bad = append(bad, fmt.Sprintf("%s: want an integer ≥ %d, found nothing (key missing)", key, min))
+				bad = append(bad, fmt.Sprintf("%s: want %s, found nothing (key missing)", key, intWant(min)))
 			}
 			return 0, false
 		}
 		n, err := strconv.ParseInt(f.text, 10, 64)
-		if f.kind != kNumber || err != nil || n < min || n > 1<<40 {
-			bad = append(bad, fmt.Sprintf("%s: want an integer ≥ %d, found %s", key, min, f.describe()))
+		if f.kind != kNumber || err != nil || n < min || n > maxCount {
+			bad = append(bad, fmt.Sprintf("%s: want %s, found %s", key, intWant(min), f.describe()))
 			return 0, false
 		}
 		return int(n), true
@@ -246,7 +260,7 @@ func benchPoint(v *benchValue) (Point, []string, string) {
 		if n, ok := intKey("max_concurrency", 1, true); ok {
 			p.ID.MaxConcurrency = n
 		} else {
-			bad[len(bad)-1] = fmt.Sprintf("max_concurrency: want an integer ≥ 1 or null (no bound), found %s", f.describe())
+			bad[len(bad)-1] = fmt.Sprintf("max_concurrency: want %s or null (no bound), found %s", intWant(1), f.describe())
 		}
 	}
 	switch f := fs["request_rate"]; {
@@ -391,9 +405,9 @@ func parseMemory(rel string, data []byte) (*Memory, string) {
 		m.PeakGPUMemoryMiB = f.Num
 	}
 	if f, ok := v.Fields["n"]; !ok {
-		bad = append(bad, "n: want an integer > 0, found nothing (key missing)")
-	} else if n, isInt := f.Int(); !isInt || n <= 0 || n > 1<<40 {
-		bad = append(bad, fmt.Sprintf("n: want an integer > 0, found %s", f.Describe()))
+		bad = append(bad, fmt.Sprintf("n: want %s, found nothing (key missing)", intWant(1)))
+	} else if n, isInt := f.Int(); !isInt || n <= 0 || n > maxCount {
+		bad = append(bad, fmt.Sprintf("n: want %s, found %s", intWant(1), f.Describe()))
 	} else {
 		m.N = int(n)
 	}

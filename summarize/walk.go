@@ -182,6 +182,13 @@ func (w *walker) subdirs(rel, what string) ([]entry, error) {
 	return out, nil
 }
 
+// maxRunBits sets maxRun.
+const maxRunBits = 30
+
+// maxRun bounds a run number: no one runs a billion legs, and it fits an
+// int on any platform.
+const maxRun = 1 << maxRunBits
+
 // runNumber reads N from r<N>, or says why the name is not a run.
 func runNumber(name string) (int, bool) {
 	m := runRE.FindStringSubmatch(name)
@@ -189,13 +196,16 @@ func runNumber(name string) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(m[1])
-	if err != nil || n > 1<<30 {
+	if err != nil || n > maxRun {
 		return 0, false
 	}
 	return n, true
 }
 
-const runWant = "want r<N>, N a positive decimal integer without leading zeros"
+// runN is what N of r<N> must be, for a message.
+var runN = fmt.Sprintf("N a decimal integer from 1 to 2^%d (%d) without leading zeros", maxRunBits, maxRun)
+
+var runWant = "want r<N>, " + runN
 
 // walk finds every leg of the tree at root and every file it does not
 // recognise; out is Options.Out. The only errors are a root that cannot be
@@ -417,7 +427,7 @@ func (w *walker) walkFlat(subtree string) error {
 				if subtree == subtreeClocks {
 					want = "r<N>.samples.jsonl or r<N>.summary.json"
 				}
-				w.warn("%s: not a leg's file: want %s, N a positive decimal integer without leading zeros; ignored", f.rel, want)
+				w.warn("%s: not a leg's file: want %s, %s; ignored", f.rel, want, runN)
 				continue
 			}
 			lf := w.leg(model, engine, n)

@@ -83,7 +83,7 @@ func TestRunLabels(t *testing.T) {
 		t.Fatalf("%d legs, want the 2 real ones", len(s.Legs))
 	}
 	for _, name := range []string{"r-1", "r0", "r01", "rx"} {
-		want := fmt.Sprintf("bench/%s/vllm/%s: not a leg: want r<N>, N a positive decimal integer without leading zeros; ignored", llama, name)
+		want := fmt.Sprintf("bench/%s/vllm/%s: not a leg: want r<N>, N a decimal integer from 1 to 2^30 (1073741824) without leading zeros; ignored", llama, name)
 		if !slices.Contains(s.Warnings, want) {
 			t.Errorf("no warning %q in %q", want, s.Warnings)
 		}

@@ -83,6 +83,16 @@ const (
 	hintRestore = "restore the file from where the benchmark wrote it, or rerun the point"
 	hintRerun   = "rerun the point with vllm bench serve --save-result (or python -m sglang.bench_serving --output-file)"
 	hintFailed  = "read the server log, fix the cause, rerun the point"
+	// hintUnread ends a bench file that cannot be opened or read at all.
+	hintUnread = "put the result file there as a regular file clockgate can read (restore it from where the benchmark wrote it), or rerun the point"
+	// hintMemSyntax ends a memory record that is not strict JSON.
+	hintMemSyntax = "restore the record from where the memory sampler wrote it, or, if it reads the same there, make the sampler write strict JSON and re-measure the leg"
+	// hintMemValue ends a memory record whose keys are wrong.
+	hintMemValue = "fix the memory sampler's output and re-measure the leg"
+	// hintMemUnread ends a memory record that cannot be opened or read.
+	hintMemUnread = "put the memory sampler's record there as a regular file clockgate can read (restore it from where the sampler wrote it), or re-measure the leg"
+	// hintMemMissing ends memory.missing.
+	hintMemMissing = "run the memory sampler with the leg and put its record there, or re-measure the leg"
 )
 
 // benchFile is what one bench file holds.
@@ -385,15 +395,16 @@ func lineOf(data []byte, off int) int {
 }
 
 // parseMemory reads the memory record at rel. The message, when not empty,
-// names the file, the key, what was expected and what was found.
+// names the file, the key, what was expected and what was found, and ends
+// with what to do.
 func parseMemory(rel string, data []byte) (*Memory, string) {
 	v, err := strictjson.ParseObject(data)
 	if err != nil {
 		var se *strictjson.Error
 		if errors.As(err, &se) {
-			return nil, fmt.Sprintf("%s:%d: %s", rel, lineOf(data, se.Offset), se.Msg)
+			return nil, fmt.Sprintf("%s:%d: %s; %s", rel, lineOf(data, se.Offset), se.Msg, hintMemSyntax)
 		}
-		return nil, fmt.Sprintf("%s: %v", rel, err)
+		return nil, fmt.Sprintf("%s: %v; %s", rel, err, hintMemSyntax)
 	}
 	var bad []string
 	m := &Memory{}
@@ -415,7 +426,7 @@ func parseMemory(rel string, data []byte) (*Memory, string) {
 		bad = append(bad, fmt.Sprintf("peak_host_rss_mib: want a finite number ≥ 0 MiB, found %s", f.Describe()))
 	}
 	if len(bad) > 0 {
-		return nil, fmt.Sprintf("%s: %s", rel, strings.Join(bad, "; "))
+		return nil, fmt.Sprintf("%s: %s; %s", rel, strings.Join(bad, "; "), hintMemValue)
 	}
 	m.Raw = rawObject(v)
 	return m, ""

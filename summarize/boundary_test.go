@@ -40,7 +40,7 @@ func TestBenchLinesAcrossAPrettyObject(t *testing.T) {
 func TestMemorySyntaxErrorLine(t *testing.T) {
 	const rel = "memory/m/e/r1.summary.json"
 	_, msg := parseMemory(rel, []byte("{\"peak_gpu_memory_mib\": NaN,\n \"n\": 1\n}\n"))
-	if want := rel + ":1: unexpected 'N': NaN and Infinity are not JSON numbers"; msg != want {
+	if want := rel + ":1: unexpected 'N': NaN and Infinity are not JSON numbers; " + hintMemSyntax; msg != want {
 		t.Fatalf("message %q, want %q", msg, want)
 	}
 }
@@ -80,7 +80,7 @@ func TestIntegerCeilings(t *testing.T) {
 	if m, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "n": `+max+`}`)); m == nil {
 		t.Errorf("n 2^40: %s", msg)
 	}
-	if _, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "n": `+over+`}`)); msg != rel+": n: want an integer from 1 to 2^40 (1099511627776), found number "+over {
+	if _, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "n": `+over+`}`)); msg != rel+": n: want an integer from 1 to 2^40 (1099511627776), found number "+over+"; "+hintMemValue {
 		t.Errorf("n 2^40+1: %q", msg)
 	}
 	if n, ok := runNumber("r1073741824"); !ok || n != 1<<30 {
@@ -97,7 +97,7 @@ func TestHostRSSZero(t *testing.T) {
 	if m, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "peak_host_rss_mib": 0, "n": 3}`)); m == nil {
 		t.Errorf("peak_host_rss_mib 0: %s", msg)
 	}
-	if _, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "peak_host_rss_mib": -0.5, "n": 3}`)); msg != rel+": peak_host_rss_mib: want a finite number ≥ 0 MiB, found number -0.5" {
+	if _, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "peak_host_rss_mib": -0.5, "n": 3}`)); msg != rel+": peak_host_rss_mib: want a finite number ≥ 0 MiB, found number -0.5; "+hintMemValue {
 		t.Errorf("peak_host_rss_mib -0.5: %q", msg)
 	}
 }

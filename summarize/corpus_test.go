@@ -148,7 +148,8 @@ var committed = []struct{ kind, file, code, fragment string }{
 	{"stream", "zero-clock.jsonl", "", ".jsonl:3: sm_clock_mhz: want a positive integer, found 0"},
 }
 
-const refusedLink = "a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread"
+const refusedLink = "a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread; " +
+	"put the file or directory itself in its place (copy it into the tree), or remove the link"
 
 // hugeSize is the size of the generated oversized file or line: 100 MB.
 const hugeSize = 100 << 20
@@ -460,7 +461,32 @@ func TestCorpus(t *testing.T) {
 				return
 			}
 			checkRefused(t, s, c.code, c.fragment)
+			if c.kind == "bench" || c.kind == "memory" || strings.HasPrefix(c.name, "symlink-") {
+				checkSaysWhatToDo(t, legByKey(s, corpusLeg))
+			}
 		})
+	}
+}
+
+// doVerbs begin what a message says to do.
+var doVerbs = []string{"restore ", "rerun ", "re-measure ", "read ", "put ", "fix ", "run ", "keep ", "save ", "summarize ", "make "}
+
+// checkSaysWhatToDo asserts that every reason of l that summarize words
+// (bench, memory, and a refused symbolic link) ends with what to do: its
+// last "; " clause, or the part of it after ": ", begins with a verb of
+// doVerbs.
+func checkSaysWhatToDo(t *testing.T, l *summarize.Leg) {
+	t.Helper()
+	for _, r := range l.Reasons {
+		if !strings.HasPrefix(r.Code, "bench.") && !strings.HasPrefix(r.Code, "memory.") && !strings.Contains(r.Message, "symbolic link") {
+			continue
+		}
+		i := strings.LastIndex(r.Message, "; ")
+		last := r.Message[i+2:]
+		_, after, _ := strings.Cut(last, ": ")
+		if i < 0 || !slices.ContainsFunc(doVerbs, func(v string) bool { return strings.HasPrefix(last, v) || strings.HasPrefix(after, v) }) {
+			t.Errorf("%s %q does not end with what to do", r.Code, r.Message)
+		}
 	}
 }
 

@@ -75,7 +75,8 @@ var OutputFiles = []string{"summary.json", "all-runs.json", "report.md", "report
 
 // errOutside says a symbolic link resolves outside TREE, or cannot be
 // resolved at all.
-var errOutside = errors.New("a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread")
+var errOutside = errors.New("a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread; " +
+	"put the file or directory itself in its place (copy it into the tree), or remove the link")
 
 func (w *walker) warn(format string, args ...any) {
 	w.warnings = append(w.warnings, fmt.Sprintf(format, args...))

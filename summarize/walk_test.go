@@ -117,7 +117,7 @@ func TestLegsAreTheUnion(t *testing.T) {
 	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r4"), summarize.CodeBenchMissing); got != "no bench points: no <point>.json or .jsonl file in bench/"+llama+"/vllm/r4/; put the leg's result files there, or rerun the leg" {
 		t.Errorf("bench.missing: %q", got)
 	}
-	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r3"), summarize.CodeMemoryMissing); got != "no memory record at memory/"+llama+"/vllm/r3.summary.json" {
+	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r3"), summarize.CodeMemoryMissing); got != "no memory record at memory/"+llama+"/vllm/r3.summary.json; run the memory sampler with the leg and put its record there, or re-measure the leg" {
 		t.Errorf("memory.missing: %q", got)
 	}
 	// Reasons come clock first, then bench, then memory.
@@ -184,7 +184,8 @@ func TestSymlinksThatLeaveTheTree(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("summarize did not return: a symbolic link loop was followed")
 	}
-	refused := "a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread"
+	refused := "a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread; " +
+		"put the file or directory itself in its place (copy it into the tree), or remove the link"
 	o, b := legOf(t, s, ours), legOf(t, s, base)
 	if got := reasonOf(t, o, clocks.CodeInvalid); got != "clock record clocks/"+llama+"/fastengine/r1.summary.json: "+refused {
 		t.Errorf("clock.invalid %q", got)
@@ -351,7 +352,7 @@ func TestBaselineOption(t *testing.T) {
 	}
 	s, err = summarize.Summarize(filepath.Join(treesDir, "three-engines"), summarize.Options{Baseline: "sglang"})
 	must(t, err)
-	want := "model " + llama + ": no baseline arm sglang (found fastengine, turboserve, vllm); not compared"
+	want := "model " + llama + ": no baseline arm sglang (found fastengine, turboserve, vllm); not compared: measure sglang on this model too, or name another baseline engine (--baseline)"
 	if len(s.Comparisons) != 0 || s.GatePass || !slices.Equal(s.Warnings, []string{want}) {
 		t.Errorf("comparisons %d, gate_pass %v, warnings %q; want none, false, [%q]", len(s.Comparisons), s.GatePass, s.Warnings, want)
 	}

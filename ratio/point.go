@@ -34,11 +34,31 @@ func (p PointID) concurrency() string {
 	return strconv.Itoa(p.MaxConcurrency)
 }
 
+// The request rates written in plain decimals; outside, a rate is written
+// with an exponent, as encoding/json and JavaScript write a number, so that
+// no rate prints longer than 25 bytes (1e305 would be 306 digits).
+const (
+	plainRateMin = 1e-6
+	plainRateMax = 1e21
+)
+
+// rate is request_rate as labels, tables and summary.json write it: "inf"
+// for unbounded, else the shortest decimal that reads back to the rate:
+// "1", "2.5", "0.000001", "1e+21", "5e-324".
 func (p PointID) rate() string {
-	if p.RequestRate == 0 {
+	r := p.RequestRate
+	switch {
+	case r == 0:
 		return "inf"
+	case r >= plainRateMin && r < plainRateMax:
+		return strconv.FormatFloat(r, 'f', -1, 64)
 	}
-	return strconv.FormatFloat(p.RequestRate, 'f', -1, 64)
+	s := strconv.FormatFloat(r, 'e', -1, 64)
+	// Go writes at least two exponent digits: "1e-07" is "1e-7".
+	if n := len(s); n >= 4 && s[n-4] == 'e' && s[n-3] == '-' && s[n-2] == '0' {
+		s = s[:n-2] + s[n-1:]
+	}
+	return s
 }
 
 // Less orders points by max_concurrency, then request_rate, each

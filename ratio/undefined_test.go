@@ -230,3 +230,55 @@ func TestModelIDOnlyWhenBothArmsHaveIt(t *testing.T) {
 		t.Errorf("reasons %+v", rs)
 	}
 }
+
+// TestRateIsShortAtEveryMagnitude: a request rate prints as the shortest
+// decimal that reads back to it, in plain notation from plainRateMin up to
+// plainRateMax (the labels of real sweeps, unchanged) and with an exponent
+// outside, so that no label, table cell or summary.json value runs to
+// hundreds of digits; each is a JSON number that reads back to the rate.
+func TestRateIsShortAtEveryMagnitude(t *testing.T) {
+	for rate, want := range map[float64]string{
+		0:                       "inf",
+		1:                       "1",
+		2.5:                     "2.5",
+		0.5:                     "0.5",
+		16:                      "16",
+		1e-6:                    "0.000001",
+		math.Nextafter(1e-6, 0): "9.999999999999997e-7",
+		1e-7:                    "1e-7",
+		1.5e-10:                 "1.5e-10",
+		math.Nextafter(1e21, 0): "999999999999999900000",
+		1e21:                    "1e+21",
+		1e305:                   "1e+305",
+		5e-324:                  "5e-324",
+		math.MaxFloat64:         "1.7976931348623157e+308",
+	} {
+		id := PointID{MaxConcurrency: 8, RequestRate: rate}
+		if got := id.Label(); got != "8/"+want {
+			t.Errorf("rate %v: label %q, want %q", rate, got, "8/"+want)
+		}
+		if got := id.String(); got != "max_concurrency 8, request_rate "+want {
+			t.Errorf("rate %v: %q", rate, got)
+		}
+		if len(want) > 25 {
+			t.Errorf("rate %v: %d bytes", rate, len(want))
+		}
+		b, err := json.Marshal(Point{ID: id})
+		if err != nil {
+			t.Fatalf("rate %v: %v", rate, err)
+		}
+		var back struct {
+			RequestRate any `json:"request_rate"`
+		}
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("rate %v: %s: %v", rate, b, err)
+		}
+		if rate == 0 {
+			if back.RequestRate != "inf" {
+				t.Errorf("unbounded: %s", b)
+			}
+		} else if back.RequestRate != rate {
+			t.Errorf("rate %v: summary.json holds %s, which reads back as %v", rate, b, back.RequestRate)
+		}
+	}
+}

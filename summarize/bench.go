@@ -55,6 +55,20 @@ type Memory struct {
 	Raw map[string]any
 }
 
+// maxCountBits sets maxCount.
+const maxCountBits = 40
+
+// maxCount bounds every count read (requests, tokens, max_concurrency, a
+// memory record's n): about 10^12, beyond any benchmark's, and every count
+// up to it is exact in a float64 and fits an int on any platform.
+const maxCount = 1 << maxCountBits
+
+// intWant is what a count read must be, for a message: "an integer from
+// 0 to 2^40 (1099511627776)".
+func intWant(min int64) string {
+	return fmt.Sprintf("an integer from %d to 2^%d (%d)", min, maxCountBits, int64(maxCount))
+}
+
 // benchReported are the numeric keys a bench point may carry; when present
 // each must be a finite number ≥ 0.
 var benchReported = []string{"duration", "total_token_throughput", "request_throughput",
@@ -69,6 +83,16 @@ const (
 	hintRestore = "restore the file from where the benchmark wrote it, or rerun the point"
 	hintRerun   = "rerun the point with vllm bench serve --save-result (or python -m sglang.bench_serving --output-file)"
 	hintFailed  = "read the server log, fix the cause, rerun the point"
+	// hintUnread ends a bench file that cannot be opened or read at all.
+	hintUnread = "put the result file there as a regular file clockgate can read (restore it from where the benchmark wrote it), or rerun the point"
+	// hintMemSyntax ends a memory record that is not strict JSON.
+	hintMemSyntax = "restore the record from where the memory sampler wrote it, or, if it reads the same there, make the sampler write strict JSON and re-measure the leg"
+	// hintMemValue ends a memory record whose keys are wrong.
+	hintMemValue = "fix the memory sampler's output and re-measure the leg"
+	// hintMemUnread ends a memory record that cannot be opened or read.
+	hintMemUnread = "put the memory sampler's record there as a regular file clockgate can read (restore it from where the sampler wrote it), or re-measure the leg"
+	// hintMemMissing ends memory.missing.
+	hintMemMissing = "run the memory sampler with the leg and put its record there, or re-measure the leg"
 )
 
 // benchFile is what one bench file holds.
@@ -91,48 +115,53 @@ func parseBench(rel string, data []byte) benchFile {
 }
 
 // readBench streams one bench file from r; rel is its path relative to
-// TREE. Each result object that is malformed is one bench.invalid message;
-// a result that shows failed requests adds a bench.failed_requests message
-// and is still a point. A file that holds no result at all (its top level
-// not an object, or objects with none of the result keys) is a warning.
+// TREE. Each result object that is malformed is one bench.invalid message,
+// and so is each syntax error, which spoils only the object it is in; a
+// result that shows failed requests adds a bench.failed_requests message
+// and is still a point, whatever else is wrong with it or the file. A file
+// that holds no result at all (its top level not an object, or objects with
+// none of the result keys) and no syntax error is a warning.
 func readBench(rel string, r io.Reader) benchFile {
 	var out benchFile
 	br := newBenchReader(r)
-	values, err := br.readAll()
+	items, rerr := br.readAll()
 	br.release()
-	if err != nil {
-		var se *syntaxError
-		if errors.As(err, &se) {
-			out.invalid = []string{fmt.Sprintf("%s:%d: %s; %s", rel, se.line, se.msg, hintRestore)}
-		} else {
-			out.invalid = []string{fmt.Sprintf("%s: %v", rel, err)}
-		}
-		return out
-	}
-	var results, others []*benchValue
-	for _, v := range values {
-		if v.kind == kObject && hasMarker(v) {
-			results = append(results, v)
-		} else {
-			others = append(others, v)
+	broken := rerr != nil
+	results := 0
+	for _, it := range items {
+		switch {
+		case it.err != nil:
+			broken = true
+		case isResult(it.v):
+			results++
 		}
 	}
-	if len(results) == 0 {
-		what := "its top level is " + kindName(values[0].kind)
-		if values[0].kind == kObject {
+	if !broken && results == 0 {
+		first := items[0].v
+		what := "its top level is " + kindName(first.kind)
+		if first.kind == kObject {
 			what = "an object with none of " + strings.Join(resultMarkers, ", ")
 		}
 		out.notResult = fmt.Sprintf("%s: not a bench result (%s: a sidecar or a summary, such as vLLM's *.pytorch.json or a vllm bench sweep summary.json); ignored",
 			rel, what)
 		return out
 	}
-	multi := len(values) > 1
-	for _, v := range others {
-		out.invalid = append(out.invalid, fmt.Sprintf("%s:%d: want a bench result object (with one of %s) like the file's other values, found %s; %s",
-			rel, v.line, strings.Join(resultMarkers, ", "), kindName(v.kind), hintRestore))
-	}
+	// A file of several values names each point's line.
+	multi := br.started > 1
 	seen := map[string]bool{}
-	for _, v := range results {
+	for _, it := range items {
+		v := it.v
+		switch {
+		case it.err != nil:
+			out.invalid = append(out.invalid, fmt.Sprintf("%s:%d: %s; %s", rel, it.err.line, it.err.msg, hintRestore))
+			continue
+		case !isResult(v):
+			if results > 0 {
+				out.invalid = append(out.invalid, fmt.Sprintf("%s:%d: want a bench result object (with one of %s) like the file's other values, found %s; %s",
+					rel, v.line, strings.Join(resultMarkers, ", "), kindName(v.kind), hintRestore))
+			}
+			continue
+		}
 		where := rel
 		if multi {
 			where = fmt.Sprintf("%s:%d", rel, v.line)
@@ -152,7 +181,16 @@ func readBench(rel string, r io.Reader) benchFile {
 		p.Where = where
 		out.points = append(out.points, p)
 	}
+	if rerr != nil {
+		out.invalid = append(out.invalid, fmt.Sprintf("%s: reading stopped: %v; %s", rel, rerr, hintRestore))
+	}
 	return out
+}
+
+// isResult reports whether v is a bench result: an object with one of
+// resultMarkers.
+func isResult(v *benchValue) bool {
+	return v.kind == kObject && hasMarker(v)
 }
 
 func hasMarker(v *benchValue) bool {
@@ -200,13 +238,13 @@ func benchPoint(v *benchValue) (Point, []string, string) {
 		f := fs[key]
 		if f == nil {
 			if required {
-				bad = append(bad, fmt.Sprintf("%s: want an integer ≥ %d, found nothing (key missing)", key, min))
+				bad = append(bad, fmt.Sprintf("%s: want %s, found nothing (key missing)", key, intWant(min)))
 			}
 			return 0, false
 		}
 		n, err := strconv.ParseInt(f.text, 10, 64)
-		if f.kind != kNumber || err != nil || n < min || n > 1<<40 {
-			bad = append(bad, fmt.Sprintf("%s: want an integer ≥ %d, found %s", key, min, f.describe()))
+		if f.kind != kNumber || err != nil || n < min || n > maxCount {
+			bad = append(bad, fmt.Sprintf("%s: want %s, found %s", key, intWant(min), f.describe()))
 			return 0, false
 		}
 		return int(n), true
@@ -233,7 +271,7 @@ func benchPoint(v *benchValue) (Point, []string, string) {
 		if n, ok := intKey("max_concurrency", 1, true); ok {
 			p.ID.MaxConcurrency = n
 		} else {
-			bad[len(bad)-1] = fmt.Sprintf("max_concurrency: want an integer ≥ 1 or null (no bound), found %s", f.describe())
+			bad[len(bad)-1] = fmt.Sprintf("max_concurrency: want %s or null (no bound), found %s", intWant(1), f.describe())
 		}
 	}
 	switch f := fs["request_rate"]; {
@@ -358,15 +396,16 @@ func lineOf(data []byte, off int) int {
 }
 
 // parseMemory reads the memory record at rel. The message, when not empty,
-// names the file, the key, what was expected and what was found.
+// names the file, the key, what was expected and what was found, and ends
+// with what to do.
 func parseMemory(rel string, data []byte) (*Memory, string) {
 	v, err := strictjson.ParseObject(data)
 	if err != nil {
 		var se *strictjson.Error
 		if errors.As(err, &se) {
-			return nil, fmt.Sprintf("%s:%d: %s", rel, lineOf(data, se.Offset), se.Msg)
+			return nil, fmt.Sprintf("%s:%d: %s; %s", rel, lineOf(data, se.Offset), se.Msg, hintMemSyntax)
 		}
-		return nil, fmt.Sprintf("%s: %v", rel, err)
+		return nil, fmt.Sprintf("%s: %v; %s", rel, err, hintMemSyntax)
 	}
 	var bad []string
 	m := &Memory{}
@@ -378,9 +417,9 @@ func parseMemory(rel string, data []byte) (*Memory, string) {
 		m.PeakGPUMemoryMiB = f.Num
 	}
 	if f, ok := v.Fields["n"]; !ok {
-		bad = append(bad, "n: want an integer > 0, found nothing (key missing)")
-	} else if n, isInt := f.Int(); !isInt || n <= 0 || n > 1<<40 {
-		bad = append(bad, fmt.Sprintf("n: want an integer > 0, found %s", f.Describe()))
+		bad = append(bad, fmt.Sprintf("n: want %s, found nothing (key missing)", intWant(1)))
+	} else if n, isInt := f.Int(); !isInt || n <= 0 || n > maxCount {
+		bad = append(bad, fmt.Sprintf("n: want %s, found %s", intWant(1), f.Describe()))
 	} else {
 		m.N = int(n)
 	}
@@ -388,7 +427,7 @@ func parseMemory(rel string, data []byte) (*Memory, string) {
 		bad = append(bad, fmt.Sprintf("peak_host_rss_mib: want a finite number ≥ 0 MiB, found %s", f.Describe()))
 	}
 	if len(bad) > 0 {
-		return nil, fmt.Sprintf("%s: %s", rel, strings.Join(bad, "; "))
+		return nil, fmt.Sprintf("%s: %s; %s", rel, strings.Join(bad, "; "), hintMemValue)
 	}
 	m.Raw = rawObject(v)
 	return m, ""

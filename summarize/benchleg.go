@@ -98,12 +98,12 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 func (w *walker) readBenchFile(rel string) (benchFile, error) {
 	f, err := clocks.OpenRegular(w.abs(rel))
 	if err != nil {
-		return benchFile{}, fmt.Errorf("%s: %v", rel, unwrapPath(err))
+		return benchFile{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), hintUnread)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return benchFile{}, fmt.Errorf("%s: %v", rel, unwrapPath(err))
+		return benchFile{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), hintUnread)
 	}
 	if st.Size() > MaxBenchBytes {
 		return benchFile{}, fmt.Errorf("%s: %d bytes, larger than %d MiB (the bench file cap); refused unread: save one file per point, or rerun without --save-detailed",
@@ -113,7 +113,8 @@ func (w *walker) readBenchFile(rel string) (benchFile, error) {
 	lr := &io.LimitedReader{R: f, N: MaxBenchBytes + 1}
 	bf := readBench(rel, lr)
 	if lr.N == 0 {
-		return benchFile{}, fmt.Errorf("%s: grew past %d MiB (the bench file cap) while it was read; refused", rel, MaxBenchBytes>>20)
+		return benchFile{}, fmt.Errorf("%s: grew past %d MiB (the bench file cap) while it was read; refused: summarize the tree once the benchmark has stopped writing it (save one file per point, or rerun without --save-detailed)",
+			rel, MaxBenchBytes>>20)
 	}
 	return bf, nil
 }

@@ -110,6 +110,8 @@ type benchValue struct {
 type syntaxError struct {
 	line int
 	msg  string
+	// atEnd says the input had ended where the defect was found.
+	atEnd bool
 }
 
 func (e *syntaxError) Error() string { return fmt.Sprintf("%d: %s", e.line, e.msg) }
@@ -126,10 +128,15 @@ type benchReader struct {
 	eof  bool
 	rerr error
 	line int
+	// base is the file offset of buf[0]; bol the file offset of the
+	// line the reader is in, once a newline has been read.
+	base, bol int64
 	// openKeys holds the keys of the nested objects open now; openBytes
 	// is their size.
 	openKeys  []map[string]struct{}
 	openBytes int
+	// started counts the top-level values begun, whole or not.
+	started int
 	// scratch collects a string or number being kept.
 	scratch []byte
 	// lastBool and lastPython are the last boolean and Python literal
@@ -167,6 +174,7 @@ func (b *benchReader) fill(want int) bool {
 		return false
 	}
 	copy(b.buf, b.buf[b.i:b.n])
+	b.base += int64(b.i)
 	b.n -= b.i
 	b.i = 0
 	for b.n < want && !b.eof {
@@ -182,8 +190,18 @@ func (b *benchReader) fill(want int) bool {
 	return b.n-b.i >= want
 }
 
+// off is the file offset of the next byte.
+func (b *benchReader) off() int64 { return b.base + int64(b.i) }
+
+// newline counts the newline at the reader's position, and consumes it.
+func (b *benchReader) newline() {
+	b.i++
+	b.line++
+	b.bol = b.off()
+}
+
 func (b *benchReader) errf(format string, args ...any) error {
-	return &syntaxError{line: b.line, msg: fmt.Sprintf(format, args...)}
+	return &syntaxError{line: b.line, msg: fmt.Sprintf(format, args...), atEnd: b.eof && b.i >= b.n}
 }
 
 // peek returns the next byte without consuming it; ok is false at the end.
@@ -214,8 +232,9 @@ func (b *benchReader) ws() bool {
 		}
 		switch c {
 		case '\n':
-			b.line++
+			b.newline()
 			nl = true
+			continue
 		case ' ', '\t', '\r':
 		default:
 			return nl
@@ -224,53 +243,127 @@ func (b *benchReader) ws() bool {
 	}
 }
 
-// readAll reads every top-level value of the file.
-func (b *benchReader) readAll() ([]*benchValue, error) {
-	var out []*benchValue
+// maxSyntaxErrors bounds the syntax errors read past in one bench file: a
+// file broken that often is not results, and its first errors say why.
+const maxSyntaxErrors = 10
+
+// item is one top-level value of a bench file as read, in file order:
+// the value, or the syntax error that ended it.
+type item struct {
+	v   *benchValue
+	err *syntaxError
+}
+
+// readAll reads every top-level value of the file, in file order. A syntax
+// error spoils only the value it is in: reading resumes at the next line
+// that starts with '{' (a new object, as --append-result and SGLang write
+// them), so the values before and after it are still read. Reading stops
+// for good at a NUL byte (the file is not text from there) and after
+// maxSyntaxErrors errors; the last error says so. The error is one the
+// reader returned; the items are what was read before it.
+func (b *benchReader) readAll() ([]item, error) {
+	var items []item
 	if b.fill(3) && b.buf[0] == 0xEF && b.buf[1] == 0xBB && b.buf[2] == 0xBF {
-		return nil, b.errf("byte order mark is not allowed: a benchmark writes UTF-8 without one")
+		items = append(items, item{err: &syntaxError{line: 1, msg: "byte order mark is not allowed: a benchmark writes UTF-8 without one"}})
+		b.i += 3
 	}
+	errs := len(items)
 	for {
 		b.ws()
 		if _, ok := b.peek(); !ok {
 			break
 		}
-		v := &benchValue{line: b.line}
-		c, _ := b.peek()
-		var err error
-		if c == '{' {
-			v.kind = kObject
-			err = b.topObject(v)
-		} else {
-			v.kind, err = b.value(0, nil)
+		from := b.off()
+		v, err := b.topValue()
+		if err == nil {
+			items = append(items, item{v: v})
+			continue
 		}
-		if err != nil {
-			return nil, err
+		var se *syntaxError
+		if !errors.As(err, &se) {
+			return items, err
 		}
-		out = append(out, v)
-		// The next value, if any, must start on a line of its own.
-		for {
-			c, ok := b.peek()
-			if !ok || (c != ' ' && c != '\t' && c != '\r') {
-				break
-			}
-			b.i++
+		if b.rerr != nil && se.atEnd {
+			break // the read error ended the input, not the file
 		}
-		if c, ok := b.peek(); ok && c != '\n' {
-			what := "an object"
-			if v.kind != kObject {
-				what = "a value"
-			}
-			return nil, b.errf("want a newline after %s, found %s", what, b.peekDesc())
+		if se.line != v.line {
+			se.msg += fmt.Sprintf(" (in the value that starts on line %d)", v.line)
 		}
+		items = append(items, item{err: se})
+		errs++
+		more, nul := b.resync(from)
+		switch {
+		case nul:
+			se.msg += fmt.Sprintf(" (a NUL byte at line %d: the file is not text from there; the rest of it is unread)", b.line)
+		case more && errs == maxSyntaxErrors:
+			se.msg += fmt.Sprintf(" (%d syntax errors, the most read past in one file: the rest of it, from line %d, is unread)", maxSyntaxErrors, b.line)
+		case more:
+			continue
+		}
+		break
 	}
 	if b.rerr != nil {
-		return nil, b.rerr
+		return items, b.rerr
 	}
-	if len(out) == 0 {
-		return nil, &syntaxError{line: 1, msg: "empty file: want one bench result object per point"}
+	if len(items) == 0 {
+		items = append(items, item{err: &syntaxError{line: 1, msg: "empty file: want one bench result object per point"}})
 	}
-	return out, nil
+	return items, nil
+}
+
+// topValue reads one top-level value and what follows it on its line.
+func (b *benchReader) topValue() (*benchValue, error) {
+	b.started++
+	v := &benchValue{line: b.line}
+	c, _ := b.peek()
+	var err error
+	if c == '{' {
+		v.kind = kObject
+		err = b.topObject(v)
+	} else {
+		v.kind, err = b.value(0, nil)
+	}
+	if err != nil {
+		return v, err
+	}
+	// The next value, if any, must start on a line of its own.
+	for {
+		c, ok := b.peek()
+		if !ok || (c != ' ' && c != '\t' && c != '\r') {
+			break
+		}
+		b.i++
+	}
+	if c, ok := b.peek(); ok && c != '\n' {
+		what := "an object"
+		if v.kind != kObject {
+			what = "a value"
+		}
+		return v, b.errf("want a newline after %s, found %s", what, b.peekDesc())
+	}
+	return v, nil
+}
+
+// resync skips past a syntax error in the value that started at file
+// offset from, to the next line that starts with '{' (the reader may be
+// there already: a torn object followed by the next one). more reports
+// whether there is one; nul that a NUL byte came first.
+func (b *benchReader) resync(from int64) (more, nul bool) {
+	for {
+		c, ok := b.peek()
+		switch {
+		case !ok:
+			return false, false
+		case c == 0:
+			return false, true
+		case c == '{' && b.off() == b.bol && b.off() > from:
+			return true, false
+		case c == '\n':
+			b.newline()
+		default:
+			b.i++
+		}
+	}
 }
 
 // topObject reads a top-level object into v: each member's scalar kept,

@@ -17,7 +17,7 @@ import (
 func TestBenchLinesAcrossBlankLines(t *testing.T) {
 	data := validPoint + "\n\n\n" + pointWith("max_concurrency", "0") + "\n"
 	points, invalid, _ := pb(fuzzRel, []byte(data))
-	want := fuzzRel + ":4: max_concurrency: want an integer ≥ 1 or null (no bound), found number 0; " + hintRerun
+	want := fuzzRel + ":4: max_concurrency: want an integer from 1 to 2^40 (1099511627776) or null (no bound), found number 0; " + hintRerun
 	if len(points) != 1 || !slices.Equal(invalid, []string{want}) {
 		t.Fatalf("points %d, invalid %q; want 1 and %q", len(points), invalid, want)
 	}
@@ -29,7 +29,7 @@ func TestBenchLinesAcrossAPrettyObject(t *testing.T) {
 	pretty := strings.ReplaceAll(validPoint, ", ", ",\n  ")
 	next := 1 + strings.Count(pretty, "\n") + 1
 	_, invalid, _ := pb(fuzzRel, []byte(pretty+"\n"+pointWith("max_concurrency", "0")))
-	want := fmt.Sprintf("%s:%d: max_concurrency: want an integer ≥ 1 or null (no bound), found number 0; %s", fuzzRel, next, hintRerun)
+	want := fmt.Sprintf("%s:%d: max_concurrency: want an integer from 1 to 2^40 (1099511627776) or null (no bound), found number 0; %s", fuzzRel, next, hintRerun)
 	if next != 11 || !slices.Equal(invalid, []string{want}) {
 		t.Fatalf("invalid %q, want [%q]", invalid, want)
 	}
@@ -40,7 +40,7 @@ func TestBenchLinesAcrossAPrettyObject(t *testing.T) {
 func TestMemorySyntaxErrorLine(t *testing.T) {
 	const rel = "memory/m/e/r1.summary.json"
 	_, msg := parseMemory(rel, []byte("{\"peak_gpu_memory_mib\": NaN,\n \"n\": 1\n}\n"))
-	if want := rel + ":1: unexpected 'N': NaN and Infinity are not JSON numbers"; msg != want {
+	if want := rel + ":1: unexpected 'N': NaN and Infinity are not JSON numbers; " + hintMemSyntax; msg != want {
 		t.Fatalf("message %q, want %q", msg, want)
 	}
 }
@@ -66,14 +66,21 @@ func TestIntegerCeilings(t *testing.T) {
 		t.Errorf("num_prompts 2^40: %q", inv)
 	}
 	_, inv, _ := pb(fuzzRel, []byte(pointWith("num_prompts", over)))
-	if want := fuzzRel + ": num_prompts: want an integer ≥ 0, found number " + over + "; " + hintRerun; !slices.Equal(inv, []string{want}) {
+	if want := fuzzRel + ": num_prompts: want an integer from 0 to 2^40 (1099511627776), found number " + over + "; " + hintRerun; !slices.Equal(inv, []string{want}) {
 		t.Errorf("num_prompts 2^40+1: %q, want %q", inv, want)
+	}
+	if ps, inv, _ := pb(fuzzRel, []byte(pointWith("max_concurrency", max))); len(ps) != 1 || len(inv) != 0 {
+		t.Errorf("max_concurrency 2^40: %q", inv)
+	}
+	_, inv, _ = pb(fuzzRel, []byte(pointWith("max_concurrency", over)))
+	if want := fuzzRel + ": max_concurrency: want an integer from 1 to 2^40 (1099511627776) or null (no bound), found number " + over + "; " + hintRerun; !slices.Equal(inv, []string{want}) {
+		t.Errorf("max_concurrency 2^40+1: %q, want %q", inv, want)
 	}
 	const rel = "memory/m/e/r1.summary.json"
 	if m, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "n": `+max+`}`)); m == nil {
 		t.Errorf("n 2^40: %s", msg)
 	}
-	if _, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "n": `+over+`}`)); msg != rel+": n: want an integer > 0, found number "+over {
+	if _, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "n": `+over+`}`)); msg != rel+": n: want an integer from 1 to 2^40 (1099511627776), found number "+over+"; "+hintMemValue {
 		t.Errorf("n 2^40+1: %q", msg)
 	}
 	if n, ok := runNumber("r1073741824"); !ok || n != 1<<30 {
@@ -90,7 +97,7 @@ func TestHostRSSZero(t *testing.T) {
 	if m, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "peak_host_rss_mib": 0, "n": 3}`)); m == nil {
 		t.Errorf("peak_host_rss_mib 0: %s", msg)
 	}
-	if _, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "peak_host_rss_mib": -0.5, "n": 3}`)); msg != rel+": peak_host_rss_mib: want a finite number ≥ 0 MiB, found number -0.5" {
+	if _, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 1.5, "peak_host_rss_mib": -0.5, "n": 3}`)); msg != rel+": peak_host_rss_mib: want a finite number ≥ 0 MiB, found number -0.5; "+hintMemValue {
 		t.Errorf("peak_host_rss_mib -0.5: %q", msg)
 	}
 }

@@ -76,10 +76,10 @@ var committed = []struct{ kind, file, code, fragment string }{
 	{"bench", "duplicate-nested-key.json", "", `:1: duplicate key "tp"`},
 	{"bench", "empty.json", "", ":1: empty file: want one bench result object per point"},
 	{"bench", "failed-requests.json", summarize.CodeFailedRequests, "max_concurrency 8, request_rate inf: want every request completed and failed 0, found completed 24 of num_prompts 24, failed 1"},
-	{"bench", "fractional-count.json", "", "num_prompts: want an integer ≥ 0, found number 24.0"},
+	{"bench", "fractional-count.json", "", "num_prompts: want an integer from 0 to 2^40 (1099511627776), found number 24.0"},
 	{"bench", "infinity.json", "", "output_throughput: want a finite number ≥ 0, found Infinity"},
-	{"bench", "integer-as-string.json", "", `max_concurrency: want an integer ≥ 1 or null (no bound), found string "8"`},
-	{"bench", "missing-key.json", "", "total_output_tokens: want an integer ≥ 0, found nothing (key missing)"},
+	{"bench", "integer-as-string.json", "", `max_concurrency: want an integer from 1 to 2^40 (1099511627776) or null (no bound), found string "8"`},
+	{"bench", "missing-key.json", "", "total_output_tokens: want an integer from 0 to 2^40 (1099511627776), found nothing (key missing)"},
 	{"bench", "nan.json", "", "output_throughput: want a finite number ≥ 0, found NaN"},
 	{"bench", "negative-infinity.json", "", "output_throughput: want a finite number ≥ 0, found -Infinity"},
 	{"bench", "negative-throughput.json", "", "output_throughput: want a finite number ≥ 0, found number -69.95875980428646"},
@@ -92,13 +92,13 @@ var committed = []struct{ kind, file, code, fragment string }{
 	{"bench", "two-objects-one-line.json", "", ":1: want a newline after an object, found '{'"},
 	{"bench", "whitespace-only.json", "", ":1: empty file: want one bench result object per point"},
 	{"bench", "wrong-nesting.json", "warning", "c8.json: not a bench result (an object with none of output_throughput, completed, total_output_tokens"},
-	{"bench", "zero-concurrency.json", "", "max_concurrency: want an integer ≥ 1 or null (no bound), found number 0"},
+	{"bench", "zero-concurrency.json", "", "max_concurrency: want an integer from 1 to 2^40 (1099511627776) or null (no bound), found number 0"},
 
 	{"memory", "array.json", "", ":1: want an object, found array"},
 	{"memory", "bom.json", "", ":1: byte order mark is not allowed"},
 	{"memory", "duplicate-key.json", "", `:1: duplicate key "peak_gpu_memory_mib"`},
 	{"memory", "empty.json", "", ":1: unexpected end of input"},
-	{"memory", "fractional-n.json", "", "n: want an integer > 0, found number 287.5"},
+	{"memory", "fractional-n.json", "", "n: want an integer from 1 to 2^40 (1099511627776), found number 287.5"},
 	{"memory", "infinity.json", "", ":1: unexpected 'I': NaN and Infinity are not JSON numbers"},
 	{"memory", "nan.json", "", ":1: unexpected 'N': NaN and Infinity are not JSON numbers"},
 	{"memory", "negative.json", "", "peak_gpu_memory_mib: want a finite number > 0 MiB, found number -71235.5"},
@@ -107,8 +107,8 @@ var committed = []struct{ kind, file, code, fragment string }{
 	{"memory", "overflow.json", "", ":1: number 1e999 is not finite in float64"},
 	{"memory", "truncated.json", "", ":1: want a digit after '.', found end of input"},
 	{"memory", "two-objects.json", "", ":2: unexpected '{' after the value"},
-	{"memory", "wrong-nesting.json", "", "peak_gpu_memory_mib: want a finite number > 0 MiB, found nothing (key missing); n: want an integer > 0, found nothing (key missing)"},
-	{"memory", "zero-n.json", "", "n: want an integer > 0, found number 0"},
+	{"memory", "wrong-nesting.json", "", "peak_gpu_memory_mib: want a finite number > 0 MiB, found nothing (key missing); n: want an integer from 1 to 2^40 (1099511627776), found nothing (key missing)"},
+	{"memory", "zero-n.json", "", "n: want an integer from 1 to 2^40 (1099511627776), found number 0"},
 	{"memory", "zero.json", "", "peak_gpu_memory_mib: want a finite number > 0 MiB, found number 0"},
 
 	{"record", "bom.json", "", "offset 0: byte order mark is not allowed"},
@@ -148,7 +148,8 @@ var committed = []struct{ kind, file, code, fragment string }{
 	{"stream", "zero-clock.jsonl", "", ".jsonl:3: sm_clock_mhz: want a positive integer, found 0"},
 }
 
-const refusedLink = "a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread"
+const refusedLink = "a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread; " +
+	"put the file or directory itself in its place (copy it into the tree), or remove the link"
 
 // hugeSize is the size of the generated oversized file or line: 100 MB.
 const hugeSize = 100 << 20
@@ -460,7 +461,32 @@ func TestCorpus(t *testing.T) {
 				return
 			}
 			checkRefused(t, s, c.code, c.fragment)
+			if c.kind == "bench" || c.kind == "memory" || strings.HasPrefix(c.name, "symlink-") {
+				checkSaysWhatToDo(t, legByKey(s, corpusLeg))
+			}
 		})
+	}
+}
+
+// doVerbs begin what a message says to do.
+var doVerbs = []string{"restore ", "rerun ", "re-measure ", "read ", "put ", "fix ", "run ", "keep ", "save ", "summarize ", "make "}
+
+// checkSaysWhatToDo asserts that every reason of l that summarize words
+// (bench, memory, and a refused symbolic link) ends with what to do: its
+// last "; " clause, or the part of it after ": ", begins with a verb of
+// doVerbs.
+func checkSaysWhatToDo(t *testing.T, l *summarize.Leg) {
+	t.Helper()
+	for _, r := range l.Reasons {
+		if !strings.HasPrefix(r.Code, "bench.") && !strings.HasPrefix(r.Code, "memory.") && !strings.Contains(r.Message, "symbolic link") {
+			continue
+		}
+		i := strings.LastIndex(r.Message, "; ")
+		last := r.Message[i+2:]
+		_, after, _ := strings.Cut(last, ": ")
+		if i < 0 || !slices.ContainsFunc(doVerbs, func(v string) bool { return strings.HasPrefix(last, v) || strings.HasPrefix(after, v) }) {
+			t.Errorf("%s %q does not end with what to do", r.Code, r.Message)
+		}
 	}
 }
 
@@ -533,9 +559,9 @@ func TestCorpusRunNames(t *testing.T) {
 	root := corpusTree(t)
 	dir := func(sub string) string { return filepath.Join(root, sub, corpusModel, "vllm") }
 	var want []string
-	for _, name := range []string{"r0", "r-1", "r01", "rx", "R1", "r1 ", "r+1", "r1e3", "r٣"} {
+	for _, name := range []string{"r0", "r-1", "r01", "rx", "R1", "r1 ", "r+1", "r1e3", "r٣", "r1073741825"} {
 		must(t, os.CopyFS(filepath.Join(dir("bench"), name), os.DirFS(filepath.Join(dir("bench"), "r1"))))
-		want = append(want, fmt.Sprintf("bench/%s/vllm/%s: not a leg: want r<N>, N a positive decimal integer without leading zeros; ignored", corpusModel, name))
+		want = append(want, fmt.Sprintf("bench/%s/vllm/%s: not a leg: want r<N>, N a decimal integer from 1 to 2^30 (1073741824) without leading zeros; ignored", corpusModel, name))
 		for _, f := range []struct{ sub, suffix, what string }{
 			{"memory", ".summary.json", "r<N>.summary.json"},
 			{"clocks", ".summary.json", "r<N>.samples.jsonl or r<N>.summary.json"},
@@ -544,7 +570,7 @@ func TestCorpusRunNames(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(dir(f.sub), "r1"+f.suffix))
 			must(t, err)
 			must(t, os.WriteFile(filepath.Join(dir(f.sub), name+f.suffix), data, 0o644))
-			want = append(want, fmt.Sprintf("%s/%s/vllm/%s%s: not a leg's file: want %s, N a positive decimal integer without leading zeros; ignored",
+			want = append(want, fmt.Sprintf("%s/%s/vllm/%s%s: not a leg's file: want %s, N a decimal integer from 1 to 2^30 (1073741824) without leading zeros; ignored",
 				f.sub, corpusModel, name, f.suffix, f.what))
 		}
 	}

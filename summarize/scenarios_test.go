@@ -169,7 +169,7 @@ var scenarioWants = map[string]wantScenario{
 		warnings: []string{
 			"NOTES.txt: not bench/, memory/ or clocks/; ignored",
 			"bench/" + llama + "/fastengine/r1/server.log: not a bench result file",
-			"bench/" + llama + "/vllm/r01: not a leg: want r<N>, N a positive decimal integer without leading zeros",
+			"bench/" + llama + "/vllm/r01: not a leg: want r<N>, N a decimal integer from 1 to 2^30 (1073741824) without leading zeros",
 			"clocks/" + llama + "/vllm/.r2.summary.json.tmp-1375: not a leg's file",
 			"model mistral-7b-instruct: no baseline arm vllm (found fastengine); not compared",
 		},

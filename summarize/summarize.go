@@ -55,6 +55,12 @@ type Options struct {
 	// Progress, when not nil, is told after each leg is read how far the
 	// reading has come. Calls never overlap.
 	Progress func(Progress)
+	// Out is the directory the outputs will be written to (summarize
+	// --out), or "". When it lies inside TREE the walk skips it, whatever
+	// it holds, and the directories on the way to it that hold nothing
+	// else, without a warning: a run that creates it, or finds it empty,
+	// reads the tree as the next run does, so both give the same bytes.
+	Out string
 	// Traces asks for each trusted leg's clock over time, reduced for a
 	// picture (clocks.Trace), read in the same pass as its verdict.
 	Traces bool
@@ -135,9 +141,9 @@ func Summarize(root string, opts Options) (*Summary, error) {
 		return nil, ErrNoBaseline
 	}
 	if strings.ContainsRune(opts.Baseline, '/') {
-		return nil, fmt.Errorf("baseline engine %q: want a single path segment", opts.Baseline)
+		return nil, fmt.Errorf("baseline engine %q: want a single path segment; name an engine directory, bench/<model>/<engine>", opts.Baseline)
 	}
-	w, err := walk(root)
+	w, err := walk(root, opts.Out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", root, err)
 	}
@@ -211,8 +217,8 @@ func (s *Summary) compare() error {
 		}
 		switch {
 		case !hasBase:
-			s.Warnings = append(s.Warnings, fmt.Sprintf("model %s: no baseline arm %s (found %s); not compared",
-				m, s.Baseline, strings.Join(others, ", ")))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("model %s: no baseline arm %s (found %s); not compared: measure %s on this model too, or name another baseline engine (--baseline)",
+				m, s.Baseline, strings.Join(others, ", "), s.Baseline))
 			continue
 		case len(others) == 0:
 			s.Warnings = append(s.Warnings, fmt.Sprintf("model %s: only the baseline arm %s; nothing to compare", m, s.Baseline))
@@ -363,13 +369,13 @@ func (w *walker) load(k legKey, lf *legFiles, trace bool) *Leg {
 	memRel := path.Join(subtreeMemory, base) + memorySuffix
 	switch {
 	case lf.memory == "":
-		add(CodeMemoryMissing, fmt.Sprintf("no memory record at %s", memRel))
+		add(CodeMemoryMissing, fmt.Sprintf("no memory record at %s; %s", memRel, hintMemMissing))
 	case lf.memRefused != "":
 		add(CodeMemoryInvalid, lf.memRefused)
 	default:
 		data, err := clocks.ReadJSONFile(w.abs(memRel))
 		if err != nil {
-			add(CodeMemoryInvalid, fmt.Sprintf("%s: %v", memRel, unwrapPath(err)))
+			add(CodeMemoryInvalid, fmt.Sprintf("%s: %v; %s", memRel, unwrapPath(err), hintMemUnread))
 			break
 		}
 		m, msg := parseMemory(memRel, data)

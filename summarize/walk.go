@@ -53,6 +53,9 @@ type legFiles struct {
 type walker struct {
 	root     string // absolute, cleaned
 	realRoot string // root with every symbolic link resolved
+	// realOut is Options.Out with every symbolic link resolved; "" when
+	// there is none.
+	realOut  string
 	legs     map[legKey]*legFiles
 	hasClock bool
 	warnings []string
@@ -65,14 +68,15 @@ var ErrNotDir = errors.New("not a directory")
 var ErrNotTree = errors.New("not an evidence tree")
 
 // OutputFiles are the files summarize --out writes. A directory inside
-// TREE that holds nothing else (an --out DIR inside TREE) is not evidence:
-// the walk skips it without a warning, so a second run gives the same
-// bytes as the first.
+// TREE that holds nothing else (an --out DIR of an earlier run) is not
+// evidence: the walk skips it without a warning, so a second run gives the
+// same bytes as the first.
 var OutputFiles = []string{"summary.json", "all-runs.json", "report.md", "report.html"}
 
 // errOutside says a symbolic link resolves outside TREE, or cannot be
 // resolved at all.
-var errOutside = errors.New("a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread")
+var errOutside = errors.New("a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread; " +
+	"put the file or directory itself in its place (copy it into the tree), or remove the link")
 
 func (w *walker) warn(format string, args ...any) {
 	w.warnings = append(w.warnings, fmt.Sprintf(format, args...))
@@ -179,6 +183,13 @@ func (w *walker) subdirs(rel, what string) ([]entry, error) {
 	return out, nil
 }
 
+// maxRunBits sets maxRun.
+const maxRunBits = 30
+
+// maxRun bounds a run number: no one runs a billion legs, and it fits an
+// int on any platform.
+const maxRun = 1 << maxRunBits
+
 // runNumber reads N from r<N>, or says why the name is not a run.
 func runNumber(name string) (int, bool) {
 	m := runRE.FindStringSubmatch(name)
@@ -186,20 +197,23 @@ func runNumber(name string) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(m[1])
-	if err != nil || n > 1<<30 {
+	if err != nil || n > maxRun {
 		return 0, false
 	}
 	return n, true
 }
 
-const runWant = "want r<N>, N a positive decimal integer without leading zeros"
+// runN is what N of r<N> must be, for a message.
+var runN = fmt.Sprintf("N a decimal integer from 1 to 2^%d (%d) without leading zeros", maxRunBits, maxRun)
+
+var runWant = "want r<N>, " + runN
 
 // walk finds every leg of the tree at root and every file it does not
-// recognise. The only errors are a root that cannot be read, a directory
-// below it that cannot be read, and a subtree, model or engine directory
-// that is a symbolic link leaving the tree; an error names the path
-// relative to root, or nothing for root itself.
-func walk(root string) (*walker, error) {
+// recognise; out is Options.Out. The only errors are a root that cannot be
+// read, a directory below it that cannot be read, and a subtree, model or
+// engine directory that is a symbolic link leaving the tree; an error names
+// the path relative to root, or nothing for root itself.
+func walk(root, out string) (*walker, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -216,6 +230,11 @@ func walk(root string) (*walker, error) {
 		return nil, unwrapPath(err)
 	}
 	w := &walker{root: filepath.Clean(abs), realRoot: real, legs: map[legKey]*legFiles{}}
+	if out != "" {
+		if w.realOut, err = RealPath(out); err != nil {
+			return nil, fmt.Errorf("--out %s: %w", out, unwrapPath(err))
+		}
+	}
 	top, err := w.list(".")
 	if err != nil {
 		return nil, err
@@ -263,10 +282,21 @@ func walk(root string) (*walker, error) {
 }
 
 // outputsOnly reports whether the directory at rel holds summarize's
-// outputs and nothing else (directories of the same kind included).
+// outputs and nothing else (directories of the same kind included). The
+// --out directory (Options.Out) counts whatever it holds, and a directory
+// on the way to it also when it is empty: a run that creates them, or
+// finds them empty, must read the tree as the next run does.
 func (w *walker) outputsOnly(rel string, depth int) bool {
+	onPath := false
+	if w.realOut != "" {
+		real, err := filepath.EvalSymlinks(w.abs(rel))
+		if err == nil && real == w.realOut {
+			return true
+		}
+		onPath = err == nil && strings.HasPrefix(w.realOut, real+string(filepath.Separator))
+	}
 	es, err := w.list(rel)
-	if err != nil || len(es) == 0 || depth > 8 {
+	if err != nil || (len(es) == 0 && !onPath) || (depth > 8 && !onPath) {
 		return false
 	}
 	for _, e := range es {
@@ -282,6 +312,33 @@ func (w *walker) outputsOnly(rel string, depth int) bool {
 		}
 	}
 	return true
+}
+
+// RealPath is path made absolute with every symbolic link resolved, for
+// the part of it that exists; the rest is appended as written (an --out
+// DIR that is yet to be created).
+func RealPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	p := abs
+	for {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs, nil
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
 }
 
 // modelEngines calls fn for each <subtree>/<model>/<engine> directory.
@@ -371,7 +428,7 @@ func (w *walker) walkFlat(subtree string) error {
 				if subtree == subtreeClocks {
 					want = "r<N>.samples.jsonl or r<N>.summary.json"
 				}
-				w.warn("%s: not a leg's file: want %s, N a positive decimal integer without leading zeros; ignored", f.rel, want)
+				w.warn("%s: not a leg's file: want %s, %s; ignored", f.rel, want, runN)
 				continue
 			}
 			lf := w.leg(model, engine, n)

@@ -83,7 +83,7 @@ func TestRunLabels(t *testing.T) {
 		t.Fatalf("%d legs, want the 2 real ones", len(s.Legs))
 	}
 	for _, name := range []string{"r-1", "r0", "r01", "rx"} {
-		want := fmt.Sprintf("bench/%s/vllm/%s: not a leg: want r<N>, N a positive decimal integer without leading zeros; ignored", llama, name)
+		want := fmt.Sprintf("bench/%s/vllm/%s: not a leg: want r<N>, N a decimal integer from 1 to 2^30 (1073741824) without leading zeros; ignored", llama, name)
 		if !slices.Contains(s.Warnings, want) {
 			t.Errorf("no warning %q in %q", want, s.Warnings)
 		}
@@ -117,7 +117,7 @@ func TestLegsAreTheUnion(t *testing.T) {
 	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r4"), summarize.CodeBenchMissing); got != "no bench points: no <point>.json or .jsonl file in bench/"+llama+"/vllm/r4/; put the leg's result files there, or rerun the leg" {
 		t.Errorf("bench.missing: %q", got)
 	}
-	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r3"), summarize.CodeMemoryMissing); got != "no memory record at memory/"+llama+"/vllm/r3.summary.json" {
+	if got := reasonOf(t, legOf(t, s, llama+"/vllm/r3"), summarize.CodeMemoryMissing); got != "no memory record at memory/"+llama+"/vllm/r3.summary.json; run the memory sampler with the leg and put its record there, or re-measure the leg" {
 		t.Errorf("memory.missing: %q", got)
 	}
 	// Reasons come clock first, then bench, then memory.
@@ -184,7 +184,8 @@ func TestSymlinksThatLeaveTheTree(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("summarize did not return: a symbolic link loop was followed")
 	}
-	refused := "a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread"
+	refused := "a symbolic link that leaves the tree or cannot be resolved (a loop or a dangling link); refused unread; " +
+		"put the file or directory itself in its place (copy it into the tree), or remove the link"
 	o, b := legOf(t, s, ours), legOf(t, s, base)
 	if got := reasonOf(t, o, clocks.CodeInvalid); got != "clock record clocks/"+llama+"/fastengine/r1.summary.json: "+refused {
 		t.Errorf("clock.invalid %q", got)
@@ -351,7 +352,7 @@ func TestBaselineOption(t *testing.T) {
 	}
 	s, err = summarize.Summarize(filepath.Join(treesDir, "three-engines"), summarize.Options{Baseline: "sglang"})
 	must(t, err)
-	want := "model " + llama + ": no baseline arm sglang (found fastengine, turboserve, vllm); not compared"
+	want := "model " + llama + ": no baseline arm sglang (found fastengine, turboserve, vllm); not compared: measure sglang on this model too, or name another baseline engine (--baseline)"
 	if len(s.Comparisons) != 0 || s.GatePass || !slices.Equal(s.Warnings, []string{want}) {
 		t.Errorf("comparisons %d, gate_pass %v, warnings %q; want none, false, [%q]", len(s.Comparisons), s.GatePass, s.Warnings, want)
 	}
@@ -474,6 +475,44 @@ func TestOutputDirInsideTreeIsSkipped(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(root, "summary", "notes.txt"), []byte("mine"), 0o644))
 	if s := run(t, root); !slices.Contains(s.Warnings, "summary: not bench/, memory/ or clocks/; ignored") {
 		t.Errorf("a directory with a foreign file is not a warning: %q", s.Warnings)
+	}
+}
+
+// TestOutDirIsSkippedBeforeItHoldsOutputs: Options.Out inside TREE, made
+// empty before the run (and the empty directories on the way to it), is
+// skipped without a warning, as it is once it holds the outputs; an empty
+// directory that is not on the way to Out stays a warning.
+func TestOutDirIsSkippedBeforeItHoldsOutputs(t *testing.T) {
+	root := copyTree(t, "cross-boot")
+	clean := run(t, root)
+	for _, dir := range []string{"summary", filepath.Join("reports", "today")} {
+		out := filepath.Join(root, dir)
+		must(t, os.MkdirAll(out, 0o755))
+		top, _, _ := strings.Cut(dir, string(filepath.Separator))
+		warning := top + ": not bench/, memory/ or clocks/; ignored"
+		if s := run(t, root); !slices.Contains(s.Warnings, warning) {
+			t.Errorf("without --out, an empty %s is not a warning: %q", dir, s.Warnings)
+		}
+		s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm", Out: out})
+		must(t, err)
+		if !slices.Equal(s.Warnings, clean.Warnings) {
+			t.Errorf("--out %s made empty: warnings %q, want %q", dir, s.Warnings, clean.Warnings)
+		}
+		// The --out directory is skipped whatever it holds.
+		must(t, os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine"), 0o644))
+		s, err = summarize.Summarize(root, summarize.Options{Baseline: "vllm", Out: out})
+		must(t, err)
+		if !slices.Equal(s.Warnings, clean.Warnings) {
+			t.Errorf("--out %s holding a note: warnings %q, want %q", dir, s.Warnings, clean.Warnings)
+		}
+		must(t, os.RemoveAll(filepath.Join(root, top)))
+	}
+	// Beside the way to --out, an empty directory is still a warning.
+	must(t, os.MkdirAll(filepath.Join(root, "reports", "tmp"), 0o755))
+	s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm", Out: filepath.Join(root, "reports", "today")})
+	must(t, err)
+	if !slices.Contains(s.Warnings, "reports: not bench/, memory/ or clocks/; ignored") {
+		t.Errorf("reports/tmp beside --out reports/today: warnings %q", s.Warnings)
 	}
 }
 

@@ -77,6 +77,72 @@ func TestOutAndTreePlaces(t *testing.T) {
 	}
 }
 
+// TestOutDirMadeBeforeTheFirstRun: an --out DIR inside TREE that exists,
+// empty, before the first run (mkdir T/summary; mkdir -p T/reports/today;
+// also named through a link to TREE) is skipped on the first run as on the
+// second: both runs write the same four outputs and print the same report,
+// byte for byte, and neither warns of it.
+func TestOutDirMadeBeforeTheFirstRun(t *testing.T) {
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr strings.Builder
+		code := Main(append([]string{"summarize"}, args...), strings.NewReader(""), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	for _, c := range []struct {
+		made, out string // made: the directory made first; out: --out, under TREE
+		link      bool
+	}{
+		{"summary", "summary", false},
+		{filepath.Join("reports", "today"), filepath.Join("reports", "today"), false},
+		{"reports", filepath.Join("reports", "today"), false},
+		{filepath.Join("reports", "today"), filepath.Join("reports", "today"), true},
+	} {
+		tree := filepath.Join(t.TempDir(), "tree")
+		if err := os.CopyFS(tree, os.DirFS("../../testdata/trees/cross-boot")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(tree, c.made), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(tree, c.out)
+		if c.link {
+			link := filepath.Join(t.TempDir(), "link")
+			if err := os.Symlink(tree, link); err != nil {
+				t.Fatal(err)
+			}
+			out = filepath.Join(link, c.out)
+		}
+		var reports [2]string
+		var files [2]map[string][]byte
+		for i := range 2 {
+			code, stdout, stderr := run("--out", out, tree)
+			if code != ExitOK {
+				t.Fatalf("made %s, --out %s, run %d: exit %d, %s", c.made, out, i+1, code, stderr)
+			}
+			reports[i], files[i] = stdout, map[string][]byte{}
+			for _, n := range summarizeOutputs {
+				b, err := os.ReadFile(filepath.Join(out, n))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[i][n] = b
+			}
+		}
+		top, _, _ := strings.Cut(c.out, string(filepath.Separator))
+		if strings.Contains(reports[0], top+": not bench/") {
+			t.Errorf("made %s, --out %s: the first run warns of it", c.made, out)
+		}
+		if reports[0] != reports[1] {
+			t.Errorf("made %s, --out %s: the report differs between the runs", c.made, out)
+		}
+		for _, n := range summarizeOutputs {
+			if string(files[0][n]) != string(files[1][n]) {
+				t.Errorf("made %s, --out %s: %s differs between the runs", c.made, out, n)
+			}
+		}
+	}
+}
+
 // TestREADMEShowsTheHelpExamples: the README's summarize examples are the
 // ones --help prints, line for line.
 func TestREADMEShowsTheHelpExamples(t *testing.T) {

@@ -68,8 +68,9 @@ summary.json, all-runs.json, report.md and report.html (the report with a
 clock-over-time picture per arm) into DIR as one transaction: DIR holds the
 old outputs or the new ones, never a mix, also when interrupted. DIR is
 created if needed and must hold no file but those four. DIR may lie inside
-TREE (the walk skips a directory of summarize's outputs, so a rerun gives the
-same bytes), but not inside its bench/, memory/ or clocks/ (exit 2).
+TREE (the walk skips it, also while it is empty, and any directory of
+summarize's outputs, so a rerun gives the same bytes), but not inside its
+bench/, memory/ or clocks/ (exit 2).
 
 Exit status: 0 done (also when ratios are NOT ESTABLISHED, unless --strict);
 1 --strict and the gate did not pass (no ratio, or some ratio NOT
@@ -132,7 +133,7 @@ func runSummarize(opts *summarizeOptions) error {
 		debug.SetMemoryLimit(summarizeMemoryLimit)
 	}
 	sopts := summarize.Options{Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot,
-		Traces: opts.Out != "", Rows: summarize.DiscardRows}
+		Out: opts.Out, Traces: opts.Out != "", Rows: summarize.DiscardRows}
 	if opts.Out != "" {
 		// all-runs.json's leg rows wait in a file, written as the legs are
 		// read: a large tree's bench objects are never all in memory. It
@@ -221,11 +222,11 @@ func checkOutDir(dir string) error {
 // run. Elsewhere inside TREE it is allowed: the walk skips a directory that
 // holds only summarize's outputs, so a rerun gives the same bytes.
 func checkOutPlace(tree, out string) error {
-	t, err := realPath(tree)
+	t, err := summarize.RealPath(tree)
 	if err != nil {
 		return usageErr("%s: %v", tree, pathErrText(err))
 	}
-	o, err := realPath(out)
+	o, err := summarize.RealPath(out)
 	if err != nil {
 		return usageErr("--out %s: %v", out, pathErrText(err))
 	}
@@ -240,32 +241,6 @@ func checkOutPlace(tree, out string) error {
 			out, first, tree, filepath.Join(tree, "summary"))
 	}
 	return nil
-}
-
-// realPath is path made absolute with every symbolic link resolved, for
-// the part of it that exists; the rest is appended as written.
-func realPath(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	var rest []string
-	p := abs
-	for {
-		r, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(append([]string{r}, rest...)...), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return abs, nil
-		}
-		rest = append([]string{filepath.Base(p)}, rest...)
-		p = parent
-	}
 }
 
 // pathErrText is an error without the path it names, which the caller

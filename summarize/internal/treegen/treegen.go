@@ -485,7 +485,8 @@ var scenarios = append([]Scenario{
 	{Name: "extreme-numbers",
 		About: "finite numbers at float64's edges: fastengine's output_throughput 1e+305 at concurrency 1, 5e-324 at 2, 1.7976931348623157e+308 at 8 " +
 			"(vllm's too), peak GPU memory 1.7976931348623157e+308 against vllm's 5e-324, burstiness Infinity and std_e2el_ms NaN in unread keys, " +
-			"vllm r2's request_rate Infinity: no crash, a huge ratio is a value, the ones that underflow or overflow are null with ratio.undefined",
+			"vllm r2's request_rate Infinity, both arms' request_rate 5e-324 at concurrency 1 and 1e+305 at 4 (labels 1/5e-324 and 4/1e+305): " +
+			"no crash, a huge ratio is a value, the ones that underflow or overflow are null with ratio.undefined",
 		build: func(t *tree) {
 			t.arm(llama, fastengine, 2, gb10, boot13, func(l *leg) {
 				l.style = styleVLLM
@@ -493,6 +494,7 @@ var scenarios = append([]Scenario{
 				l.burstiness = "Infinity"
 				l.extra = "std_e2el_ms=NaN"
 				l.memRaw = "1.7976931348623157e+308"
+				l.rates = extremeRates
 			})
 			t.arm(llama, vllm, 2, gb10, boot13, func(l *leg) {
 				l.style = styleVLLM
@@ -501,6 +503,7 @@ var scenarios = append([]Scenario{
 					l.rateLiteral = "Infinity"
 				}
 				l.memRaw = "5e-324"
+				l.rates = extremeRates
 			})
 		}},
 	{Name: "output-mismatch",
@@ -550,6 +553,10 @@ var scenarios = append([]Scenario{
 			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
 		}},
 }, append(significanceScenarios, tpScenarios...)...)
+
+// extremeRates are the extreme-numbers scenario's request rates, by point:
+// float64's smallest and a huge one, the others unbounded.
+var extremeRates = []float64{5e-324, 0, 1e305, 0}
 
 // day is a time on 2026-08-12 plus d−12 days, UTC.
 func day(d, h, m, s int) time.Time { return time.Date(2026, 8, d, h, m, s, 0, time.UTC) }
@@ -935,9 +942,13 @@ func (l *leg) outputThroughput(i, out int, dur float64) string {
 	return pyFloat(float64(out) / dur)
 }
 
-// pyFloat prints x as Python's repr does for the values a benchmark writes:
-// the shortest form that reads back exactly, with ".0" on whole numbers.
+// pyFloat prints x as Python's repr does: the shortest form that reads
+// back exactly, with ".0" on whole numbers, and an exponent of at least two
+// digits below 1e-4 and from 1e16 on ("5e-324", "1e+305").
 func pyFloat(x float64) string {
+	if a := math.Abs(x); a != 0 && (a < 1e-4 || a >= 1e16) {
+		return strconv.FormatFloat(x, 'e', -1, 64)
+	}
 	s := strconv.FormatFloat(x, 'f', -1, 64)
 	if !strings.ContainsAny(s, ".") {
 		s += ".0"

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,7 +142,7 @@ func traceOfGPUs(lt legTrace) legTrace {
 		lt.span = max(lt.span, g.Trace.Span)
 		lt.gpus = append(lt.gpus, line)
 	}
-	sort.SliceStable(lt.samples, func(i, j int) bool { return lt.samples[i].t < lt.samples[j].t })
+	slices.SortStableFunc(lt.samples, func(a, b tsample) int { return cmp.Compare(a.t, b.t) })
 	lt.span = max(1, lt.span)
 	return lt
 }

@@ -338,6 +338,10 @@ func (e *queryError) Error() string {
 	return fmt.Sprintf("%s exited with status %d: %q", e.what, e.status, msg)
 }
 
+// budgetSlack is how much of a budget may have passed before its first
+// call started for the call's limit still to be printed as the timeout.
+const budgetSlack = 50 * time.Millisecond
+
 // errTimedOut marks a call that did not answer within the query timeout.
 var errTimedOut = errors.New("did not answer")
 
@@ -381,8 +385,11 @@ func (s *SMI) run(ctx context.Context, fields []string, withI bool) ([]byte, err
 	case errors.Is(ctx.Err(), context.Canceled):
 		return nil, ctx.Err() // the sampler stopped: not a reading
 	case qctx.Err() == context.DeadlineExceeded:
+		// The call's limit is the query timeout, or what was left of a
+		// shorter budget (the startup probe's) when it started; a budget
+		// the call started within a moment of is the timeout itself.
 		limit := s.timeout
-		if dl, ok := ctx.Deadline(); ok && dl.Sub(start) < limit {
+		if dl, ok := ctx.Deadline(); ok && dl.Sub(start) < limit-budgetSlack {
 			limit = dl.Sub(start).Round(time.Millisecond)
 		}
 		return nil, fmt.Errorf("%s %w within %v; its process group was killed", what, errTimedOut, limit)

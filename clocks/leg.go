@@ -157,7 +157,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	if trace {
 		fold = NewTracingFold()
 	}
-	if err := fold.foldFrom(stream, l.StreamPath); err != nil {
+	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
 		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))
 		return
 	}

@@ -2,7 +2,6 @@ package clocks
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -235,18 +234,13 @@ func (r *Row) Sample() *Sample {
 // spacing or line ending, without allocating for a valid line. The first
 // bad line, a torn final line included, stops it with a *LineError.
 type Reader struct {
-	br *bufio.Reader
-	// inPlace says the whole stream is data (a mapped file), read in place
-	// from off instead of through br.
-	inPlace bool
-	data    []byte
-	off     int
-	path    string
-	line    int
-	row     Row
-	err     error
-	done    bool
-	p       lineParser
+	br   *bufio.Reader
+	path string
+	line int
+	row  Row
+	err  error
+	done bool
+	p    lineParser
 }
 
 // NewReader returns a Reader of the stream r, whose path names it in
@@ -268,13 +262,7 @@ func (r *Reader) Scan() bool {
 	if r.done {
 		return false
 	}
-	var b []byte
-	var err error
-	if r.inPlace {
-		b, err = r.slice()
-	} else {
-		b, err = r.br.ReadSlice('\n')
-	}
+	b, err := r.br.ReadSlice('\n')
 	if len(b) == 0 && err == io.EOF {
 		r.done = true
 		return false
@@ -300,24 +288,6 @@ func (r *Reader) Scan() bool {
 		r.done = true
 	}
 	return true
-}
-
-// slice returns the next line of data as ReadSlice would from a buffer of
-// MaxLineBytes+1 bytes: the line with its newline, or what is left with
-// io.EOF, or a full buffer without a newline with bufio.ErrBufferFull.
-func (r *Reader) slice() ([]byte, error) {
-	rest := r.data[r.off:]
-	window := rest[:min(len(rest), MaxLineBytes+1)]
-	if i := bytes.IndexByte(window, '\n'); i >= 0 {
-		r.off += i + 1
-		return window[:i+1], nil
-	}
-	if len(window) == MaxLineBytes+1 {
-		r.off += len(window)
-		return window, bufio.ErrBufferFull
-	}
-	r.off += len(window)
-	return window, io.EOF
 }
 
 func (r *Reader) fail(col int, err error) bool {

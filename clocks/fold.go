@@ -82,8 +82,14 @@ type GPUFold struct {
 	prevSec, prevNsec   int64
 	prevT               []byte
 
-	// power counts what Power will, while the stream is read.
-	power map[int64]int
+	// power counts what Power will, while the stream is read: values in
+	// steps of 10 mW (nvidia-smi prints watts to two decimals) near the
+	// first one in the array pdense, from pbase, between plo and phi; any
+	// other in the map.
+	power    map[int64]int
+	pdense   *[powerSpan]int32
+	pbase    int64
+	plo, phi int
 
 	lastBits        uint64
 	persistBad      int
@@ -263,6 +269,7 @@ func (f *Fold) AddRow(r *Row, line int) {
 		switch {
 		case f.direct:
 			g.Power = addPower(g.Power, mw)
+		case mw%10 == 0 && g.countPowerDense(mw/10):
 		case g.power == nil:
 			g.power = powerMaps.Get().(map[int64]int)
 			fallthrough
@@ -378,19 +385,62 @@ func (f *Fold) finish() {
 		if g.trace != nil {
 			g.Trace, g.trace = g.trace.trace(), nil
 		}
-		if g.power != nil {
-			g.Power = make([]PowerCount, 0, len(g.power))
-			for mw, n := range g.power {
-				g.Power = append(g.Power, PowerCount{mw, n})
-			}
-			sort.Slice(g.Power, func(i, j int) bool { return g.Power[i].MW < g.Power[j].MW })
-			clear(g.power)
-			powerMaps.Put(g.power)
-			g.power = nil
-		}
+		g.finishPower()
 	}
 	f.lastT = nil
 	f.byIndex = nil
+}
+
+// powerSpan is how many 10 mW steps around the first power value are
+// counted in an array rather than the map: ±163 W.
+const powerSpan = 1 << 15
+
+// powerArrays keeps the power counting arrays between folds, each handed
+// back all zero.
+var powerArrays = sync.Pool{New: func() any { return new([powerSpan]int32) }}
+
+// countPowerDense counts a busy sample of cw × 10 mW in the array, and
+// reports whether it fell in its span.
+func (g *GPUFold) countPowerDense(cw int64) bool {
+	if g.pdense == nil {
+		g.pdense, g.pbase = powerArrays.Get().(*[powerSpan]int32), cw-powerSpan/2
+		g.plo, g.phi = powerSpan, -1
+	}
+	d := cw - g.pbase
+	if uint64(d) >= powerSpan {
+		return false
+	}
+	g.pdense[d]++
+	g.plo, g.phi = min(g.plo, int(d)), max(g.phi, int(d))
+	return true
+}
+
+// finishPower moves the power counts into Power, sorted by value, and
+// hands the counting space back.
+func (g *GPUFold) finishPower() {
+	if g.pdense == nil && g.power == nil {
+		return
+	}
+	g.Power = make([]PowerCount, 0, len(g.power)+64)
+	if g.pdense != nil {
+		for d := g.plo; d <= g.phi; d++ {
+			if n := g.pdense[d]; n > 0 {
+				g.Power = append(g.Power, PowerCount{(g.pbase + int64(d)) * 10, int(n)})
+				g.pdense[d] = 0
+			}
+		}
+		powerArrays.Put(g.pdense)
+		g.pdense = nil
+	}
+	if g.power != nil {
+		for mw, n := range g.power {
+			g.Power = append(g.Power, PowerCount{mw, n})
+		}
+		clear(g.power)
+		powerMaps.Put(g.power)
+		g.power = nil
+		sort.Slice(g.Power, func(i, j int) bool { return g.Power[i].MW < g.Power[j].MW })
+	}
 }
 
 // powerMaps keeps the maps that count power while a stream is read.

@@ -437,3 +437,28 @@ func TestIntervalHeldToTheSpacing(t *testing.T) {
 	wantCodes(t, l.Reasons, CodeStreamMismatch)
 	wantReason(t, l.Reasons, CodeStreamMismatch, "but GPU 0's samples are 1.000 s apart on average (50 samples")
 }
+
+// TestPowerCountsEveryValue: power read from a stream is counted exactly,
+// whether a value falls in the counting array (10 mW steps near the
+// first) or not (a third decimal, or far from the first), and the list is
+// sorted; a fold of the same samples one by one says the same.
+func TestPowerCountsEveryValue(t *testing.T) {
+	watts := []float64{41.52, 41.525, 41.52, 700.01, 0.5, 41.53, 41.525, 205.0, 41.52, 1.234}
+	var ss []*Sample
+	for i, w := range watts {
+		s := h100(i, boot13, 1980, 97)
+		s.PowerDrawW = &w
+		ss = append(ss, s)
+	}
+	f, err := FoldStream(bytes.NewReader(streamOf(ss)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PowerCount{{500, 1}, {1234, 1}, {41520, 3}, {41525, 2}, {41530, 1}, {205000, 1}, {700010, 1}}
+	if fmt.Sprint(f.GPUs[0].Power) != fmt.Sprint(want) {
+		t.Fatalf("power %v, want %v", f.GPUs[0].Power, want)
+	}
+	if one := NewFoldFrom(ss); fmt.Sprint(one.GPUs[0].Power) != fmt.Sprint(want) {
+		t.Fatalf("one by one: %v", one.GPUs[0].Power)
+	}
+}

@@ -1,45 +1,42 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
+	"io"
 	"os"
-	"runtime"
-	"runtime/pprof"
+	"time"
 
 	"github.com/clockgate/clockgate/report"
 	"github.com/clockgate/clockgate/summarize"
 )
 
-func mem(what string) {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	fmt.Printf("%-20s heap in use %6.1f MiB\n", what, float64(m.HeapInuse)/(1<<20))
-}
-
 func main() {
-	mem("start")
-	s, err := summarize.Summarize(os.Args[1], summarize.Options{Baseline: "vllm", Traces: len(os.Args) > 2, Rows: summarize.DiscardRows})
-	if err != nil {
-		panic(err)
+	for _, traces := range []bool{false, true, false, true} {
+		t0 := time.Now()
+		spool, _ := os.CreateTemp("", "x")
+		os.Remove(spool.Name())
+		var rows io.ReadWriteSeeker = summarize.DiscardRows
+		if traces && len(os.Args) > 2 {
+			rows = spool
+		}
+		s, err := summarize.Summarize(os.Args[1], summarize.Options{Baseline: "vllm", Traces: traces, Rows: rows})
+		if err != nil {
+			panic(err)
+		}
+		t1 := time.Now()
+		doc := report.Build(s)
+		s.WriteSummary(io.Discard)
+		t2 := time.Now()
+		if traces {
+			s.WriteAllRuns(io.Discard)
+		}
+		t3 := time.Now()
+		doc.Markdown(io.Discard)
+		t4 := time.Now()
+		if traces {
+			doc.HTML(io.Discard)
+		}
+		t5 := time.Now()
+		println("traces", traces, "summarize", t1.Sub(t0).String(), "summary", t2.Sub(t1).String(), "allruns", t3.Sub(t2).String(), "md", t4.Sub(t3).String(), "html", t5.Sub(t4).String())
+		spool.Close()
 	}
-	mem("summarized")
-	if f, err := os.Create("/tmp/heap.prof"); err == nil {
-		pprof.WriteHeapProfile(f)
-		f.Close()
-	}
-	sj, _ := s.SummaryJSON()
-	mem("summary.json")
-	var md bytes.Buffer
-	report.Markdown(&md, s)
-	mem("report.md")
-	if len(os.Args) > 2 {
-		ar := 0
-		var h bytes.Buffer
-		report.HTML(&h, s)
-		mem("report.html")
-		_ = ar
-	}
-	_ = sj
 }

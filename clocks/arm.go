@@ -137,31 +137,8 @@ func (g *armGPU) stats() (st hist, median, mean, pct, spread, power *float64) {
 // medianOf is the median of values counted in h; the mean of the middle
 // two of an even count.
 func medianOf(h map[int64]int) (float64, bool) {
-	vals := make([]int64, 0, len(h))
-	n := 0
-	for v, c := range h {
-		vals = append(vals, v)
-		n += c
-	}
-	if n == 0 {
-		return 0, false
-	}
-	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
-	lo, hi := (n-1)/2, n/2
-	var a, b int64
-	seen := 0
-	for _, v := range vals {
-		c := h[v]
-		if lo >= seen && lo < seen+c {
-			a = v
-		}
-		if hi >= seen && hi < seen+c {
-			b = v
-			break
-		}
-		seen += c
-	}
-	return (float64(a) + float64(b)) / 2, true
+	n, _, _, a, b := middle(h)
+	return (float64(a) + float64(b)) / 2, n > 0
 }
 
 // reason is a reason about the arm.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -407,18 +408,24 @@ type hist struct {
 }
 
 func summarize(h map[int]int) hist {
-	vals := make([]int, 0, len(h))
-	n := 0
+	n, min, max, a, b := middle(h)
+	return hist{n: n, min: min, max: max, median2: int64(a) + int64(b)}
+}
+
+// middle returns the count of values counted in h, the least and the
+// greatest, and the two middle ones (one twice for an odd count); all zero
+// for an empty h.
+func middle[V int | int64](h map[V]int) (n int, min, max, a, b V) {
+	vals := make([]V, 0, len(h))
 	for v, c := range h {
 		vals = append(vals, v)
 		n += c
 	}
 	if n == 0 {
-		return hist{}
+		return 0, 0, 0, 0, 0
 	}
-	sort.Ints(vals)
+	slices.Sort(vals)
 	lo, hi := (n-1)/2, n/2
-	var a, b int
 	seen := 0
 	for _, v := range vals {
 		c := h[v]
@@ -431,7 +438,7 @@ func summarize(h map[int]int) hist {
 		}
 		seen += c
 	}
-	return hist{n: n, min: vals[0], max: vals[len(vals)-1], median2: int64(a) + int64(b)}
+	return n, vals[0], vals[len(vals)-1], a, b
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }

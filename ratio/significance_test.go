@@ -189,9 +189,19 @@ func TestPValues(t *testing.T) {
 			t.Errorf("%s: MinP %v, want %v", c.name, tst.MinP, want)
 		}
 	}
-	// An arm with fewer than MinLegs legs has no p: one leg against one
-	// would always say 1.
-	for _, c := range [][2][]float64{{{1}, {2}}, {{1}, {2, 3, 4, 5}}, {{}, {2, 3}}, {{1, 2}, {}}} {
+	// With fewer legs than the test needs to reach α, p is still given:
+	// one leg against one can only say 1, one against four 2/5.
+	for _, c := range []struct {
+		ours, base []float64
+		want       float64
+	}{{[]float64{1}, []float64{2}, 1}, {[]float64{1}, []float64{2, 3, 4, 5}, 0.4}, {[]float64{9}, []float64{2, 3}, 0.6667}} {
+		tst := compareLegs(legValues(c.ours...), legValues(c.base...))
+		if tst.P == nil || *tst.P != c.want || tst.Significant() || tst.Reaches() {
+			t.Errorf("%v against %v: p %v, reaches α %v; want %v, never significant", c.ours, c.base, tst.P, tst.Reaches(), c.want)
+		}
+	}
+	// An arm with no leg has no p.
+	for _, c := range [][2][]float64{{{}, {2, 3}}, {{1, 2}, {}}} {
 		tst := compareLegs(legValues(c[0]...), legValues(c[1]...))
 		if tst.P != nil || tst.Significant() || tst.Reaches() {
 			t.Errorf("%v against %v: p %v; want none (fewer than %d legs in an arm)", c[0], c[1], tst.P, MinLegs)

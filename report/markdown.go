@@ -94,9 +94,10 @@ func (d *Document) sections(emit func(section int, md []byte) error) error {
 				p("Output throughput, median over each arm's legs, in tokens/s, at each point (max_concurrency none: no bound; request_rate inf: all at once); "+
 					"the ratio is their geometric mean over the points both arms have. "+
 					"%s%% CI: each arm's confidence interval around its median over its legs, −∞ or +∞ on a side the legs are too few to bound (both sides need %s). "+
-					"p: two-sided Mann–Whitney U of the legs' throughputs, %s against %s; `~` where p ≥ %s (no difference detected), n/a where an arm has fewer than %d legs with throughput. "+
+					"p: two-sided Mann–Whitney U of the legs' throughputs, %s against %s; `~` where p ≥ %s (no difference detected), n/a where an arm has %s. "+
 					"Output tokens: median total_output_tokens over the legs with throughput, and their difference.\n\n",
-					confidenceText(), legsWord(ratio.CILegsNeeded()), text(cmp.Ours), text(cmp.Baseline), alphaText(), ratio.MinLegs)
+					confidenceText(), legsWord(ratio.CILegsNeeded()), text(cmp.Ours), text(cmp.Baseline), alphaText(),
+					strings.TrimSuffix(tooFewLegs("throughput"), " in an arm")+" there")
 				if err := pointsTable(&b, cmp); err != nil {
 					return err
 				}

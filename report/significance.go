@@ -188,14 +188,14 @@ func ThroughputSignificance(ours, base string, points []ratio.Point, sig ratio.S
 	switch {
 	case len(untested) > 1 && len(untested) == len(common) && uniform:
 		// The legs phrase above already says how many: no need to list.
-		clauses = append(clauses, fmt.Sprintf("no p at any point: fewer than %d legs with throughput in an arm", ratio.MinLegs))
+		clauses = append(clauses, "no p at any point: "+tooFewLegs("throughput"))
 	case len(untested) > 0:
 		items := make([]string, len(untested))
 		for i, pt := range untested {
 			items[i] = fmt.Sprintf("%s (%s %d, %s %d)", pt.ID.Label(), ours, len(pt.OursLegs), base, len(pt.BaselineLegs))
 		}
-		clauses = append(clauses, fmt.Sprintf("no p at %d %s, fewer than %d legs with throughput in an arm: %s",
-			len(untested), plural(len(untested), "point", "points"), ratio.MinLegs, strings.Join(items, ", ")))
+		clauses = append(clauses, fmt.Sprintf("no p at %d %s, %s: %s",
+			len(untested), plural(len(untested), "point", "points"), tooFewLegs("throughput"), strings.Join(items, ", ")))
 	}
 	if len(clauses) > 0 {
 		clauses = append(clauses, needed())
@@ -213,8 +213,8 @@ func MemorySignificance(ours, base string, t ratio.Test) string {
 	case n1 == 0 || n2 == 0:
 		return fmt.Sprintf("significance: nothing to test: no valid memory record in an arm (legs with one: %s %d, %s %d)", ours, n1, base, n2)
 	case t.P == nil:
-		return fmt.Sprintf("significance: no p (Mann–Whitney U, %s): fewer than %d legs with a memory record in an arm; %s",
-			sizes(ours, base, n1, n2), ratio.MinLegs, needed())
+		return fmt.Sprintf("significance: no p (Mann–Whitney U, %s): %s; %s",
+			sizes(ours, base, n1, n2), tooFewLegs("a memory record"), needed())
 	case t.Significant():
 		return fmt.Sprintf("significance: peak GPU memory differs at α = %s (Mann–Whitney U, p = %s, %s)",
 			alphaText(), pNum(t.Exact), sizes(ours, base, n1, n2))
@@ -228,4 +228,12 @@ func MemorySignificance(ours, base string, t ratio.Test) string {
 		line += "; " + tooFew(ours, base, []ratio.Point{{Test: t}}, false) + "; " + needed()
 	}
 	return line
+}
+
+// tooFewLegs says an arm has fewer legs with what than a p-value needs.
+func tooFewLegs(what string) string {
+	if ratio.MinLegs == 1 {
+		return "no leg with " + what + " in an arm"
+	}
+	return fmt.Sprintf("fewer than %d legs with %s in an arm", ratio.MinLegs, what)
 }

@@ -45,21 +45,23 @@ func TestSignificanceLines(t *testing.T) {
 			cells: map[int][3]string{1: {"[12.20, 12.40]", "[12.00, 12.20]", "0.006"}, 2: {"[22.60, 22.80]", "[22.50, 22.70]", "~ 0.489"},
 				3: {"[41.80, 41.90]", "[41.70, 41.90]", "~ 0.636"}, 4: {"[70.50, 70.70]", "[70.30, 70.50]", "0.006"}}},
 		{tree: "cross-boot",
+			// One leg against one: p is still given, and can only be 1.
 			throughput: []string{"significance: 0 of 4 points differ at α = 0.05 (Mann–Whitney U, 1 leg per arm); " +
-				"no p at any point: fewer than 2 legs with throughput in an arm" + needed},
-			mem:   []string{"significance: no p (Mann–Whitney U, 1 leg per arm): fewer than 2 legs with a memory record in an arm" + needed},
-			cells: map[int][3]string{1: {"[−∞, +∞]", "[−∞, +∞]", "n/a"}}},
+				"too few legs: the smallest two-sided p is 1.000 with 1 leg per arm, not below α, so no difference can be detected" + needed},
+			mem: []string{"significance: no difference in peak GPU memory detected at α = 0.05 (Mann–Whitney U, p = 1.000, 1 leg per arm); " +
+				"too few legs: the smallest two-sided p is 1.000 with 1 leg per arm, not below α, so no difference can be detected" + needed},
+			cells: map[int][3]string{1: {"[−∞, +∞]", "[−∞, +∞]", "~ 1.000"}}},
 		{tree: "all-failed-point",
 			throughput: []string{"significance: 0 of 4 points differ at α = 0.05 (Mann–Whitney U, fastengine 0–2 legs, vllm 2 legs at a point); " +
-				"too few legs: the smallest two-sided p is 0.333 with 2 legs per arm (1/inf, 4/inf), not below α, so no difference can be detected there; " +
-				"no p at 2 points, fewer than 2 legs with throughput in an arm: 2/inf (fastengine 1, vllm 2), 8/inf (fastengine 0, vllm 2)" + needed},
+				"too few legs: the smallest two-sided p is 0.333 with 2 legs per arm (1/inf, 4/inf) and 0.667 with fastengine 1 leg and vllm 2 (2/inf), not below α, so no difference can be detected there; " +
+				"no p at 1 point, no leg with throughput in an arm: 8/inf (fastengine 0, vllm 2)" + needed},
 			mem:   []string{"significance: no difference in peak GPU memory detected at α = 0.05 (Mann–Whitney U, p = 0.333, 2 legs per arm)" + tooFew2},
-			cells: map[int][3]string{2: {"[−∞, +∞]", "[−∞, +∞]", "n/a"}, 4: {"n/a", "[−∞, +∞]", "n/a"}}},
+			cells: map[int][3]string{2: {"[−∞, +∞]", "[−∞, +∞]", "~ 0.667"}, 4: {"n/a", "[−∞, +∞]", "n/a"}}},
 		{tree: "real-vllm-0.25",
 			throughput: []string{
 				"significance: no point both arms have, so nothing to test (Mann–Whitney U, α = 0.05)",
 				"significance: 0 of 1 point differs at α = 0.05 (Mann–Whitney U, vllm-native 1 leg, vllm 2 legs); " +
-					"no p at 1 point, fewer than 2 legs with throughput in an arm: 2/inf (vllm-native 1, vllm 2)" + needed,
+					"too few legs: the smallest two-sided p is 0.667 with vllm-native 1 leg and vllm 2, not below α, so no difference can be detected" + needed,
 				// Real runs: 93.75 and 199.37 against 186.48 and 191.20 tokens/s.
 				"significance: 0 of 1 point differs at α = 0.05 (Mann–Whitney U, 2 legs per arm)" + tooFew2,
 			},

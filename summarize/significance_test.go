@@ -53,7 +53,7 @@ func TestScenarioSignificance(t *testing.T) {
 	sep := wantTest{p: 0.007937, ours: [2]bound{null, top}, base: [2]bound{null, top}, oursN: 5, baseN: 5}
 	inter := wantTest{p: 0.6905, ours: [2]bound{null, top}, base: [2]bound{null, top}, oursN: 5, baseN: 5}
 	three := wantTest{p: 0.1, ours: [2]bound{null, null}, base: [2]bound{null, null}, oursN: 3, baseN: 3}
-	one := wantTest{p: nil, ours: [2]bound{null, null}, base: [2]bound{null, null}, oursN: 1, baseN: 1}
+	one := wantTest{p: 1.0, ours: [2]bound{null, null}, base: [2]bound{null, null}, oursN: 1, baseN: 1}
 	two := wantTest{p: 0.3333, ours: [2]bound{null, null}, base: [2]bound{null, null}, oursN: 2, baseN: 2}
 	tie := func(p float64, o0, o1, b0, b1 float64) wantTest {
 		return wantTest{p: p, ours: [2]bound{at(o0), at(o1)}, base: [2]bound{at(b0), at(b1)}, oursN: 6, baseN: 6}
@@ -72,12 +72,14 @@ func TestScenarioSignificance(t *testing.T) {
 			tput:      [2]int{4, 2},
 			memory:    tie(1, 71234, 71234, 71234, 71234),
 			memPoints: 1},
-		// One leg per arm: no p, nothing bounded.
+		// One leg per arm: p 1, all one leg against one can give; nothing
+		// bounded.
 		"cross-boot": {points: []wantTest{one, one, one, one}, tput: [2]int{4, 0}, memory: one, memPoints: 1},
 		// fastengine r2's c2.json is refused (NaN) and c8 failed in both
-		// legs: one leg and none with throughput there, so no p.
+		// legs: one leg against two at c2 (p 2/3), none with throughput at
+		// c8, so no p there.
 		"all-failed-point": {points: []wantTest{two,
-			{p: nil, ours: [2]bound{null, null}, base: [2]bound{null, null}, oursN: 1, baseN: 2}, two,
+			{p: 0.6667, ours: [2]bound{null, null}, base: [2]bound{null, null}, oursN: 1, baseN: 2}, two,
 			{p: nil, ours: [2]bound{null, null}, base: [2]bound{null, null}, oursN: 0, baseN: 2}},
 			tput: [2]int{4, 0}, memory: two, memPoints: 1},
 		// Real vLLM 0.25.1 runs: vllm-seqs4's two legs (93.75 and 199.37

@@ -59,10 +59,11 @@ func (d *Document) sections(emit func(section int, md []byte) error) error {
 	}
 	p("- Baseline engine: %s. Cross-boot override: %s.\n", text(d.Baseline), override)
 	c := d.Contract
-	p("- Contract: within-window spread ≤ %.1f%%; cross-arm median offset ≤ %.1f%%; busy samples ≥ %d; busy fraction ≥ %d%%; "+
+	p("- Contract: within-window spread ≤ %.1f%%; cross-arm median and mean offset ≤ %.1f%% (per GPU position; a leg's GPUs within it of each other); "+
+		"busy samples ≥ %d; busy fraction ≥ %d%%; no gap between samples over %d × interval_s; "+
 		"benign throttle mask %s; transfer coefficient %.4f (sizes the estimated effect, never a gate term); "+
 		"total_output_tokens within %.1f%% between the arms at a point (THROUGHPUT).\n\n",
-		c.MaxSpreadPct, c.MaxOffsetPct, c.MinBusySamples, c.MinBusyFractionPct, c.BenignThrottleMask, c.TransferCoefficient,
+		c.MaxSpreadPct, c.MaxOffsetPct, c.MinBusySamples, c.MinBusyFractionPct, clocks.MaxGapIntervals, c.BenignThrottleMask, c.TransferCoefficient,
 		ratio.MaxOutputDiffPct)
 	if len(d.Comparisons) == 0 {
 		p("No comparison: no model has both the baseline arm and another arm.\n\n")

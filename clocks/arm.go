@@ -14,6 +14,26 @@ type Side struct {
 	Engine string `json:"engine"`
 	// BootIDs lists every boot the arm's trusted legs ran on, sorted.
 	BootIDs []string `json:"boot_ids"`
+	ClockStats
+	// Legs counts the arm's legs, trusted or not.
+	Legs int `json:"legs"`
+	// GPUs are the arm's GPU positions (the legs' GPUs in index order),
+	// when its legs sampled several GPUs.
+	GPUs []GPUSide `json:"gpus,omitempty"`
+}
+
+// GPUSide is one GPU position of an arm: the position's GPU in the arm's
+// first trusted leg, and its clock over every trusted leg.
+type GPUSide struct {
+	Position int    `json:"position"`
+	GPUIndex int    `json:"gpu_index"`
+	GPUUUID  string `json:"gpu_uuid"`
+	ClockStats
+}
+
+// ClockStats are the clock numbers of merged busy samples: an arm's, or
+// one of its GPU positions'.
+type ClockStats struct {
 	// MedianMHz is the median SM clock over the union of the trusted legs'
 	// busy samples, in MHz; nil when the arm has no trusted leg.
 	MedianMHz *float64 `json:"median_mhz"`
@@ -26,26 +46,6 @@ type Side struct {
 	// PowerW is the median power_draw_w over the busy samples that carry
 	// one, in watts; nil where power was not sampled. It is reported,
 	// never a gate term.
-	PowerW              *float64 `json:"power_w"`
-	BusySamples         int      `json:"busy_samples"`
-	IdleSamplesExcluded int      `json:"idle_samples_excluded"`
-	// Legs counts the arm's legs, trusted or not.
-	Legs int `json:"legs"`
-	// GPUs are the arm's GPU positions (the legs' GPUs in index order),
-	// when its legs sampled several GPUs.
-	GPUs []GPUSide `json:"gpus,omitempty"`
-}
-
-// GPUSide is one GPU position of an arm: the position's GPU in the arm's
-// first trusted leg, and its clock over every trusted leg.
-type GPUSide struct {
-	Position            int      `json:"position"`
-	GPUIndex            int      `json:"gpu_index"`
-	GPUUUID             string   `json:"gpu_uuid"`
-	MedianMHz           *float64 `json:"median_mhz"`
-	MeanMHz             *float64 `json:"mean_mhz"`
-	PctOfMax            *float64 `json:"pct_of_max"`
-	SpreadPct           *float64 `json:"spread_pct"`
 	PowerW              *float64 `json:"power_w"`
 	BusySamples         int      `json:"busy_samples"`
 	IdleSamplesExcluded int      `json:"idle_samples_excluded"`
@@ -115,23 +115,24 @@ func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
 }
 
 // stats are the position's numbers, as a side reports them.
-func (g *armGPU) stats() (st hist, median, mean, pct, spread, power *float64) {
-	st = summarize(g.hist)
+func (g *armGPU) stats() ClockStats {
+	st := summarize(g.hist)
+	out := ClockStats{BusySamples: st.n, IdleSamplesExcluded: g.idle}
 	if st.n == 0 {
-		return st, nil, nil, nil, nil, nil
+		return out
 	}
-	median = ptr(float64(st.median2) / 2)
-	mean = ptr(round2(g.sumMHz.Float() / float64(st.n)))
-	spread = ptr(round2(spreadPct(int64(st.min), int64(st.max), st.median2)))
+	out.MedianMHz = ptr(float64(st.median2) / 2)
+	out.MeanMHz = ptr(round2(g.sumMHz.Float() / float64(st.n)))
+	out.SpreadPct = ptr(round2(spreadPct(int64(st.min), int64(st.max), st.median2)))
 	if len(g.maxSM) == 1 {
 		for mx := range g.maxSM {
-			pct = ptr(round2(*median / float64(mx) * 100))
+			out.PctOfMax = ptr(round2(*out.MedianMHz / float64(mx) * 100))
 		}
 	}
 	if m, ok := medianOf(g.powerMW); ok {
-		power = ptr(m / 1000)
+		out.PowerW = ptr(m / 1000)
 	}
-	return st, median, mean, pct, spread, power
+	return out
 }
 
 // medianOf is the median of values counted in h; the mean of the middle
@@ -187,15 +188,10 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 		gpuSets[key] = append(gpuSets[key], l.Name)
 	}
 	a.Side.BootIDs = sortedKeys(a.boots)
-	all, median, mean, pct, spread, power := a.all.stats()
-	a.Side.MedianMHz, a.Side.MeanMHz, a.Side.PctOfMax, a.Side.SpreadPct, a.Side.PowerW = median, mean, pct, spread, power
-	a.Side.BusySamples, a.Side.IdleSamplesExcluded = all.n, a.all.idle
+	a.Side.ClockStats = a.all.stats()
 	if a.multi {
 		for k, g := range a.gpus {
-			st, median, mean, pct, spread, power := g.stats()
-			a.Side.GPUs = append(a.Side.GPUs, GPUSide{Position: k, GPUIndex: g.index, GPUUUID: g.uuid,
-				MedianMHz: median, MeanMHz: mean, PctOfMax: pct, SpreadPct: spread, PowerW: power,
-				BusySamples: st.n, IdleSamplesExcluded: g.idle})
+			a.Side.GPUs = append(a.Side.GPUs, GPUSide{Position: k, GPUIndex: g.index, GPUUUID: g.uuid, ClockStats: g.stats()})
 		}
 	}
 	if len(a.boots) > 1 {

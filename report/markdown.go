@@ -346,8 +346,7 @@ func armGPUs(s clocks.Side, legs []Leg) []clocks.GPUSide {
 	if len(s.GPUs) > 0 || s.MedianMHz == nil {
 		return s.GPUs
 	}
-	g := clocks.GPUSide{MedianMHz: s.MedianMHz, MeanMHz: s.MeanMHz, PctOfMax: s.PctOfMax, SpreadPct: s.SpreadPct, PowerW: s.PowerW,
-		BusySamples: s.BusySamples, IdleSamplesExcluded: s.IdleSamplesExcluded}
+	g := clocks.GPUSide{ClockStats: s.ClockStats}
 	for _, l := range legs {
 		if l.Engine == s.Engine && len(l.GPUs) > 0 {
 			g.GPUIndex, g.GPUUUID = l.GPUs[0].Index, l.GPUs[0].UUID

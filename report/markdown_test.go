@@ -614,7 +614,7 @@ func fp(x float64) *float64 { return &x }
 // median busy power where either arm sampled it, never where neither did.
 func TestObservedLine(t *testing.T) {
 	side := func(engine string, mhz float64, power *float64) clocks.Side {
-		return clocks.Side{Engine: engine, MedianMHz: fp(mhz), PctOfMax: fp(82.25), PowerW: power, BusySamples: 61, IdleSamplesExcluded: 3}
+		return clocks.Side{Engine: engine, ClockStats: clocks.ClockStats{MedianMHz: fp(mhz), PctOfMax: fp(82.25), PowerW: power, BusySamples: 61, IdleSamplesExcluded: 3}}
 	}
 	one := &clocks.Block{Ours: side("fastengine", 2470, fp(612.25)), Baseline: side("vllm", 2190, fp(598.04)),
 		OffsetPct: fp(12.79), MeanOffsetPct: fp(12.55), EstimatedEffectPct: fp(9.65), TransferCoefficient: clocks.TransferCoefficient}
@@ -692,10 +692,10 @@ func TestLegTableGPURows(t *testing.T) {
 // "—" where it has no position.
 func TestGPUTableArmOfOneGPU(t *testing.T) {
 	c := Comparison{Ours: "fastengine", Baseline: "vllm", Clock: &clocks.Block{
-		Ours: clocks.Side{Engine: "fastengine", MedianMHz: fp(1980), GPUs: []clocks.GPUSide{
-			{Position: 0, GPUIndex: 2, GPUUUID: "GPU-c8a41f07-93b2-4e5d", MedianMHz: fp(1980), MeanMHz: fp(1973.25), PowerW: fp(612.25)},
-			{Position: 1, GPUIndex: 3, GPUUUID: "GPU-05f6e3d9-2b7a-4c81", MedianMHz: fp(1965), MeanMHz: fp(1961.5)}}},
-		Baseline:   clocks.Side{Engine: "vllm", MedianMHz: fp(1980), MeanMHz: fp(1974.11), PowerW: fp(598.04)},
+		Ours: clocks.Side{Engine: "fastengine", ClockStats: clocks.ClockStats{MedianMHz: fp(1980)}, GPUs: []clocks.GPUSide{
+			{Position: 0, GPUIndex: 2, GPUUUID: "GPU-c8a41f07-93b2-4e5d", ClockStats: clocks.ClockStats{MedianMHz: fp(1980), MeanMHz: fp(1973.25), PowerW: fp(612.25)}},
+			{Position: 1, GPUIndex: 3, GPUUUID: "GPU-05f6e3d9-2b7a-4c81", ClockStats: clocks.ClockStats{MedianMHz: fp(1965), MeanMHz: fp(1961.5)}}}},
+		Baseline:   clocks.Side{Engine: "vllm", ClockStats: clocks.ClockStats{MedianMHz: fp(1980), MeanMHz: fp(1974.11), PowerW: fp(598.04)}},
 		GPUOffsets: []clocks.GPUOffset{{Position: 0, OursGPU: 2, BaselineGPU: 0, OffsetPct: fp(0), MeanOffsetPct: fp(0.04)}},
 	}, Legs: []Leg{
 		{Engine: "vllm", Name: "r1"},

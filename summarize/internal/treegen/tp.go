@@ -109,7 +109,6 @@ func (l *leg) tpSamples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 		temp[k] = 34.0 + float64(rng.IntN(4))
 	}
 	var out []clocks.Sample
-	var bounds [][2]time.Time
 	t := l.start.Add(time.Duration(100+rng.IntN(800)) * time.Millisecond)
 	n := 0
 	add := func(busy bool) {
@@ -147,21 +146,7 @@ func (l *leg) tpSamples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 		}
 		t = t.Add(time.Second + time.Duration(rng.IntN(7)-3)*time.Millisecond)
 	}
-	for i, b := range l.busy {
-		if i > 0 {
-			for j := 0; j < l.idleGap; j++ {
-				add(false)
-			}
-		}
-		from := t
-		for j := 0; j < b; j++ {
-			add(true)
-		}
-		bounds = append(bounds, [2]time.Time{from, t})
-	}
-	for j := 0; j < l.idleTail; j++ {
-		add(false)
-	}
+	bounds := l.schedule(add, func() time.Time { return t })
 	return out, bounds
 }
 

@@ -769,7 +769,6 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 		persist = "Enabled"
 	}
 	var out []clocks.Sample
-	var bounds [][2]time.Time
 	t := l.start.Add(time.Duration(100+rng.IntN(800)) * time.Millisecond)
 	temp := 48.0 + float64(rng.IntN(4))
 	k := 0
@@ -808,21 +807,7 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 		out = append(out, s)
 		t = t.Add(time.Second + time.Duration(rng.IntN(7)-3)*time.Millisecond)
 	}
-	for i, b := range l.busy {
-		if i > 0 {
-			for j := 0; j < l.idleGap; j++ {
-				add(false)
-			}
-		}
-		from := t
-		for j := 0; j < b; j++ {
-			add(true)
-		}
-		bounds = append(bounds, [2]time.Time{from, t})
-	}
-	for j := 0; j < l.idleTail; j++ {
-		add(false)
-	}
+	bounds := l.schedule(add, func() time.Time { return t })
 	return out, bounds
 }
 
@@ -954,4 +939,28 @@ func pyFloat(x float64) string {
 		s += ".0"
 	}
 	return s
+}
+
+// schedule takes a leg's window reading by reading: each point's busy run,
+// the points apart by idleGap idle readings, then idleTail idle ones. It
+// calls read for each, and returns per point the times its busy run began
+// and ended; now is the time of the next reading.
+func (l *leg) schedule(read func(busy bool), now func() time.Time) [][2]time.Time {
+	var bounds [][2]time.Time
+	for i, b := range l.busy {
+		if i > 0 {
+			for j := 0; j < l.idleGap; j++ {
+				read(false)
+			}
+		}
+		from := now()
+		for j := 0; j < b; j++ {
+			read(true)
+		}
+		bounds = append(bounds, [2]time.Time{from, now()})
+	}
+	for j := 0; j < l.idleTail; j++ {
+		read(false)
+	}
+	return bounds
 }

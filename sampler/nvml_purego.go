@@ -186,42 +186,35 @@ func (l *dlNVML) DeviceGetApplicationsClock(d nvmlDevice, ct nvmlClock) (uint32,
 	return clockCall(l.deviceGetApplicationsClock, d, ct)
 }
 
-func bitsCall(f func(uintptr, *uint64) int32, d nvmlDevice) (uint64, nvmlReturn) {
+// outCall calls an NVML device function that writes one value through
+// its pointer; a function the library lacks answers missing.
+func outCall[T uint32 | uint64](f func(uintptr, *T) int32, d nvmlDevice) (T, nvmlReturn) {
 	if f == nil {
 		return 0, nvmlReturn(missing)
 	}
-	var v uint64
+	var v T
 	ret := f(uintptr(d), &v)
 	return v, nvmlReturn(ret)
 }
 
 func (l *dlNVML) DeviceGetCurrentClocksEventReasons(d nvmlDevice) (uint64, nvmlReturn) {
-	return bitsCall(l.deviceGetClocksEvents, d)
+	return outCall(l.deviceGetClocksEvents, d)
 }
 
 func (l *dlNVML) DeviceGetCurrentClocksThrottleReasons(d nvmlDevice) (uint64, nvmlReturn) {
-	return bitsCall(l.deviceGetClocksThrottle, d)
-}
-
-func uintCall(f func(uintptr, *uint32) int32, d nvmlDevice) (uint32, nvmlReturn) {
-	if f == nil {
-		return 0, nvmlReturn(missing)
-	}
-	var v uint32
-	ret := f(uintptr(d), &v)
-	return v, nvmlReturn(ret)
+	return outCall(l.deviceGetClocksThrottle, d)
 }
 
 func (l *dlNVML) DeviceGetPersistenceMode(d nvmlDevice) (uint32, nvmlReturn) {
-	return uintCall(l.deviceGetPersistenceMode, d)
+	return outCall(l.deviceGetPersistenceMode, d)
 }
 
 func (l *dlNVML) DeviceGetPerformanceState(d nvmlDevice) (uint32, nvmlReturn) {
-	return uintCall(l.deviceGetPerformanceState, d)
+	return outCall(l.deviceGetPerformanceState, d)
 }
 
 func (l *dlNVML) DeviceGetPowerUsage(d nvmlDevice) (uint32, nvmlReturn) {
-	return uintCall(l.deviceGetPowerUsage, d)
+	return outCall(l.deviceGetPowerUsage, d)
 }
 
 func (l *dlNVML) DeviceGetUtilizationRates(d nvmlDevice) (gpu, memory uint32, ret nvmlReturn) {

@@ -33,18 +33,6 @@ func smiLines(indices ...int) string {
 	return b.String()
 }
 
-// readingCalls returns the calls that read the GPUs (every call with -i).
-func readingCalls(t *testing.T, path string) []string {
-	t.Helper()
-	var out []string
-	for _, c := range smiCalls(t, path) {
-		if strings.Contains(c, " -i ") {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 func newSMISel(t *testing.T, cfg smiConfig, sel Selection, logf func(string, ...any)) (*SMI, string, error) {
 	t.Helper()
 	path := installFakeSMI(t, cfg)

@@ -21,7 +21,6 @@ type bound struct {
 var (
 	null = bound{null: true}
 	top  = bound{top: true}
-	bot  = bound{bot: true}
 )
 
 func at(v float64) bound { return bound{v: v} }

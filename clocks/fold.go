@@ -24,8 +24,8 @@ type Fold struct {
 	// between two of its consecutive rows, or from the window's first row
 	// to its first, or from its last to the window's last. GapGPU names
 	// that GPU, GapLine the line of the row that ended the gap, and
-	// GapFrom and GapTo the times at either end. Kept by Add, set by
-	// finish.
+	// GapFrom and GapTo the times at either end. Set by finish,
+	// and by Record for a fold of Add.
 	MaxGapNS       int64
 	GapGPU         int
 	GapLine        int
@@ -223,7 +223,6 @@ func (f *Fold) Add(s *Sample, line int) {
 	f.direct = true
 	f.AddRow(&r, line)
 	f.LastT = s.T
-	f.settleGaps()
 }
 
 // AddRow folds in one row read at the given 1-based line.

@@ -90,12 +90,14 @@ func FuzzFoldStream(f *testing.F) {
 	})
 }
 
-// NewFoldFrom folds samples, for tests.
+// NewFoldFrom folds samples, for tests, its gaps settled as a stream's
+// fold has them.
 func NewFoldFrom(ss []*Sample) *Fold {
 	f := NewFold()
 	for i, s := range ss {
 		f.Add(s, i+1)
 	}
+	f.settleGaps()
 	return f
 }
 

@@ -95,8 +95,8 @@ func newArmGPU() *armGPU {
 }
 
 func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
-	for v, c := range f.Hist {
-		g.hist[v] += c
+	for _, c := range f.Hist {
+		g.hist[c.V] += c.N
 	}
 	for _, p := range f.Power {
 		g.powerMW[p.MW] += p.N
@@ -116,7 +116,7 @@ func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
 
 // stats are the position's numbers, as a side reports them.
 func (g *armGPU) stats() ClockStats {
-	st := summarize(g.hist)
+	st := summarizeMap(g.hist)
 	out := ClockStats{BusySamples: st.n, IdleSamplesExcluded: g.idle}
 	if st.n == 0 {
 		return out
@@ -222,7 +222,7 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 	}
 	if trusted >= 2 {
 		for k, g := range a.gpus {
-			h := summarize(g.hist)
+			h := summarizeMap(g.hist)
 			if g.legs >= 2 && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
 				a.Reasons = append(a.Reasons, a.reason(CodeStaircase,
 					"arm %s %smerged spread %.2f%% > %.1f%%: min %d, median %s, max %d MHz over %d legs, n=%d",
@@ -246,7 +246,7 @@ type offsets struct {
 }
 
 func compareGPU(o, b *armGPU) (offsets, bool) {
-	oh, bh := summarize(o.hist), summarize(b.hist)
+	oh, bh := summarizeMap(o.hist), summarizeMap(b.hist)
 	if oh.n == 0 || bh.n == 0 {
 		return offsets{}, false
 	}

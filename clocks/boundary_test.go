@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -92,9 +93,10 @@ func TestFarClocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := f.GPUs[0].Hist
-	if h[7000] != 2 || h[100] != 1 || h[2470] != 2 || h[2470+denseSpan/2] != 1 || h[2470-denseSpan/2] != 1 {
-		t.Fatalf("hist %v", h)
+	want := []Count{{100, 1}, {2470 - denseSpan/2 - 1, 1}, {2470 - denseSpan/2, 1}, {2470, 2},
+		{2470 + denseSpan/2 - 1, 1}, {2470 + denseSpan/2, 1}, {7000, 2}}
+	if h := f.GPUs[0].Hist; !slices.Equal(h, want) {
+		t.Fatalf("hist %v, want %v", h, want)
 	}
 }
 

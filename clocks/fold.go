@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -43,6 +44,11 @@ type Fold struct {
 	direct, tracing bool
 }
 
+// Count is how many busy samples ran at V MHz.
+type Count struct {
+	V, N int
+}
+
 // PowerCount is how many busy samples drew MW milliwatts.
 type PowerCount struct {
 	MW int64
@@ -54,9 +60,9 @@ type GPUFold struct {
 	Index int
 	// Total counts the GPU's rows; Idle those at utilization 0.
 	Total, Idle int
-	// Hist counts busy samples per SM clock value in MHz; SumMHz adds them
-	// up, for the mean.
-	Hist   map[int]int
+	// Hist counts busy samples per SM clock value in MHz, in increasing
+	// order of value; SumMHz adds them up, for the mean.
+	Hist   []Count
 	SumMHz Sum
 	// Power counts busy samples that carry power_draw_w per value in
 	// milliwatts, in increasing order of value.
@@ -97,10 +103,12 @@ type GPUFold struct {
 	persistFirstVal string
 	drift           map[string]string
 	driftOrder      []string
-	// dense counts busy clocks near the first busy one, until finish moves
-	// them into Hist: an array index is cheaper than a map update.
+	// dense counts busy clocks near the first busy one, and far any
+	// other, until finish moves them into Hist: an array index is cheaper
+	// than a map update.
 	dense     []int32
 	denseBase int
+	far       map[int]int
 	trace     *traceBuilder
 }
 
@@ -169,7 +177,7 @@ func (f *Fold) gpu(index int) *GPUFold {
 			}
 		}
 	}
-	g := &GPUFold{Index: index, Hist: map[int]int{}, Throttle: map[uint64]string{}}
+	g := &GPUFold{Index: index, Throttle: map[uint64]string{}}
 	if f.tracing {
 		g.trace = &traceBuilder{}
 	}
@@ -287,7 +295,11 @@ func (f *Fold) AddRow(r *Row, line int) {
 // countBusy counts one busy sample at sm MHz.
 func (g *GPUFold) countBusy(sm int, direct bool) {
 	if direct {
-		g.Hist[sm]++
+		i := sort.Search(len(g.Hist), func(i int) bool { return g.Hist[i].V >= sm })
+		if i == len(g.Hist) || g.Hist[i].V != sm {
+			g.Hist = slices.Insert(g.Hist, i, Count{V: sm})
+		}
+		g.Hist[i].N++
 		return
 	}
 	if g.dense == nil {
@@ -296,7 +308,10 @@ func (g *GPUFold) countBusy(sm int, direct bool) {
 	if d := sm - g.denseBase; uint(d) < uint(len(g.dense)) {
 		g.dense[d]++
 	} else {
-		g.Hist[sm]++
+		if g.far == nil {
+			g.far = map[int]int{}
+		}
+		g.far[sm]++
 	}
 }
 
@@ -371,16 +386,7 @@ func (f *Fold) finish() {
 	}
 	f.settleGaps()
 	for _, g := range f.GPUs {
-		if g.dense != nil {
-			for i, n := range g.dense {
-				if n > 0 {
-					g.Hist[g.denseBase+i] += int(n)
-					g.dense[i] = 0
-				}
-			}
-			densePool.Put((*[denseSpan]int32)(g.dense))
-		}
-		g.dense, g.denseBase = nil, 0
+		g.finishHist()
 		if g.trace != nil {
 			g.Trace, g.trace = g.trace.trace(), nil
 		}
@@ -388,6 +394,42 @@ func (f *Fold) finish() {
 	}
 	f.lastT = nil
 	f.byIndex = nil
+}
+
+// finishHist moves the busy counts into Hist, in order of value, and
+// hands the counting space back: the values far below the dense ones,
+// the dense ones, then those far above.
+func (g *GPUFold) finishHist() {
+	if g.dense == nil {
+		return
+	}
+	n := len(g.far)
+	for _, c := range g.dense {
+		if c > 0 {
+			n++
+		}
+	}
+	far := make([]int, 0, len(g.far))
+	for v := range g.far {
+		far = append(far, v)
+	}
+	slices.Sort(far)
+	g.Hist = make([]Count, 0, n)
+	k := 0
+	for ; k < len(far) && far[k] < g.denseBase; k++ {
+		g.Hist = append(g.Hist, Count{far[k], g.far[far[k]]})
+	}
+	for i, c := range g.dense {
+		if c > 0 {
+			g.Hist = append(g.Hist, Count{g.denseBase + i, int(c)})
+			g.dense[i] = 0
+		}
+	}
+	for ; k < len(far); k++ {
+		g.Hist = append(g.Hist, Count{far[k], g.far[far[k]]})
+	}
+	densePool.Put((*[denseSpan]int32)(g.dense))
+	g.dense, g.denseBase, g.far = nil, 0, nil
 }
 
 // powerSpan is how many 10 mW steps around the first power value are
@@ -420,7 +462,15 @@ func (g *GPUFold) finishPower() {
 	if g.pdense == nil && g.power == nil {
 		return
 	}
-	g.Power = make([]PowerCount, 0, len(g.power)+64)
+	n := len(g.power)
+	if g.pdense != nil {
+		for d := g.plo; d <= g.phi; d++ {
+			if g.pdense[d] > 0 {
+				n++
+			}
+		}
+	}
+	g.Power = make([]PowerCount, 0, n)
 	if g.pdense != nil {
 		for d := g.plo; d <= g.phi; d++ {
 			if n := g.pdense[d]; n > 0 {

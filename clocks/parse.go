@@ -245,8 +245,10 @@ func (p *lineParser) parseJSON(line []byte, row *Row) error {
 	if p.tmpl.fits(p) {
 		return nil
 	}
-	// Not the learned layout: read the line in the general way.
+	// Not the learned layout: read the line in the general way, which
+	// writes any member's entry (and is the only way a template is learned).
 	p.reset(line, row)
+	p.tmpl.primed = false
 	if !utf8.Valid(line) {
 		off := 0
 		for off < len(line) {

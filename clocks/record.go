@@ -407,9 +407,35 @@ type hist struct {
 	median2     int64
 }
 
-func summarize(h map[int]int) hist {
+// summarizeMap summarizes values counted in a map: an arm's merged legs.
+func summarizeMap(h map[int]int) hist {
 	n, min, max, a, b := middle(h)
 	return hist{n: n, min: min, max: max, median2: int64(a) + int64(b)}
+}
+
+// summarize summarizes a fold's counts, in increasing order of value.
+func summarize(h []Count) hist {
+	n := 0
+	for _, c := range h {
+		n += c.N
+	}
+	if n == 0 {
+		return hist{}
+	}
+	lo, hi := (n-1)/2, n/2
+	var a, b int
+	seen := 0
+	for _, c := range h {
+		if lo >= seen && lo < seen+c.N {
+			a = c.V
+		}
+		if hi >= seen && hi < seen+c.N {
+			b = c.V
+			break
+		}
+		seen += c.N
+	}
+	return hist{n: n, min: h[0].V, max: h[len(h)-1].V, median2: int64(a) + int64(b)}
 }
 
 // middle returns the count of values counted in h, the least and the

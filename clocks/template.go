@@ -37,6 +37,9 @@ type template struct {
 	// stream whose layout changes on every line so costs little more than
 	// the general reading.
 	misses, skip, differ, learnSkip int
+	// primed is true while the parser's value arrays hold the static
+	// members' values.
+	primed bool
 }
 
 // segment is a literal and the hole after it: the value of key (vkey ≥ 0),
@@ -78,14 +81,20 @@ func (t *template) fits(p *lineParser) bool {
 		return false
 	}
 	p.seen, p.intBits, p.hasFloat, p.null_ = t.seen, t.intBits, t.hasFloat, t.null_
-	for _, v := range t.strs {
-		p.strs[v.key] = v.s
-	}
-	for _, v := range t.ints {
-		p.ints[v.key] = v.i
-	}
-	for _, v := range t.floats {
-		p.floats[v.key] = v.f
+	if !t.primed {
+		// A hole never writes a static member's entry, so these stay
+		// until a line is read in the general way or the template is
+		// learned again.
+		for _, v := range t.strs {
+			p.strs[v.key] = v.s
+		}
+		for _, v := range t.ints {
+			p.ints[v.key] = v.i
+		}
+		for _, v := range t.floats {
+			p.floats[v.key] = v.f
+		}
+		t.primed = true
 	}
 	for k := range t.segs {
 		sg := &t.segs[k]

@@ -3,6 +3,7 @@ package clocks
 import (
 	"math"
 	"sort"
+	"sync"
 )
 
 // TraceBuckets is a trace's resolution: a window is reduced to between
@@ -78,6 +79,7 @@ const firstWidth = 0.001
 func (b *traceBuilder) add(r *Row, first *Sample) {
 	if !b.started {
 		b.started, b.t0sec, b.t0nsec, b.width = true, r.Sec, r.Nsec, firstWidth
+		b.buckets = (*bucketPool.Get().(*[]bucket))[:0]
 		b.lastBoot = first.BootID
 		b.boots, b.marks = []string{first.BootID}, []bootMark{{0, 0}}
 	}
@@ -143,22 +145,44 @@ func (b *traceBuilder) at(idx int64) *bucket {
 }
 
 // coarsen doubles the bucket width until the buckets fit their bound,
-// merging each pair of neighbours.
+// merging each pair of neighbours: in one pass, by the fewest doublings
+// that make them fit (merging in order is the same however it is grouped).
 func (b *traceBuilder) coarsen() {
-	for len(b.buckets) > TraceBuckets {
-		b.width *= 2
-		out := b.buckets[:0]
-		for _, k := range b.buckets {
-			k.idx >>= 1
-			if n := len(out); n > 0 && out[n-1].idx == k.idx {
-				out[n-1].merge(&k)
-				continue
-			}
-			out = append(out, k)
-		}
-		b.buckets = out
+	shift := 1
+	for distinctShifted(b.buckets, shift) > TraceBuckets {
+		shift++
 	}
+	b.width *= float64(int64(1) << shift)
+	out := b.buckets[:0]
+	for _, k := range b.buckets {
+		k.idx >>= shift
+		if n := len(out); n > 0 && out[n-1].idx == k.idx {
+			out[n-1].merge(&k)
+			continue
+		}
+		out = append(out, k)
+	}
+	b.buckets = out
 }
+
+// distinctShifted counts the buckets that remain of ks, in index order,
+// once their indices are shifted right by shift.
+func distinctShifted(ks []bucket, shift int) int {
+	n := 0
+	for i := range ks {
+		if i == 0 || ks[i].idx>>shift != ks[i-1].idx>>shift {
+			n++
+		}
+	}
+	return n
+}
+
+// bucketPool keeps the bucket arrays of traces between folds: a trace never
+// holds more than 2 × TraceBuckets + 1 buckets.
+var bucketPool = sync.Pool{New: func() any {
+	ks := make([]bucket, 0, 2*TraceBuckets+2)
+	return &ks
+}}
 
 // merge folds a later bucket o into k.
 func (k *bucket) merge(o *bucket) {
@@ -221,6 +245,11 @@ func (b *traceBuilder) trace() *Trace {
 			add(k.tThr, k.thrMHz, false, true)
 		}
 	}
+	if cap(b.buckets) == 2*TraceBuckets+2 {
+		ks := b.buckets[:0]
+		bucketPool.Put(&ks)
+	}
+	b.buckets = nil
 	sort.SliceStable(tr.Points, func(i, j int) bool { return tr.Points[i].T < tr.Points[j].T })
 	marks := append([]bootMark(nil), b.marks...)
 	sort.SliceStable(marks, func(i, j int) bool { return marks[i].t < marks[j].t })

@@ -2,6 +2,8 @@ package clocks
 
 import (
 	"bytes"
+	"math/rand"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -108,5 +110,62 @@ func TestTraceOutOfOrderAndBeforeTheFirst(t *testing.T) {
 	}
 	if !at55 || !at0 {
 		t.Fatalf("out-of-order samples misplaced: %+v", tr.Points[:8])
+	}
+}
+
+// TestCoarsenIsRepeatedDoubling holds coarsen's one pass to what doubling
+// the width one step at a time gives, merging neighbours each time, on
+// dense, sparse and clustered bucket indices.
+func TestCoarsenIsRepeatedDoubling(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for trial := range 300 {
+		var ks []bucket
+		idx := int64(rng.Intn(50))
+		for range TraceBuckets + 1 + rng.Intn(TraceBuckets+1) {
+			switch trial % 3 {
+			case 0:
+				idx++
+			case 1:
+				idx += 1 + int64(rng.Intn(5000))
+			default:
+				if rng.Intn(40) == 0 {
+					idx += int64(rng.Intn(1 << 20))
+				}
+				idx++
+			}
+			k := bucket{idx: idx}
+			if rng.Intn(3) > 0 {
+				k.busy, k.busyLo, k.busyHi = true, int32(rng.Intn(3000)), int32(rng.Intn(3000))
+				k.tBusyLo, k.tBusyHi = rng.Float64(), rng.Float64()
+			}
+			if rng.Intn(3) == 0 {
+				k.idle, k.idleLo, k.idleHi = true, int32(rng.Intn(3000)), int32(rng.Intn(3000))
+				k.tIdleLo, k.tIdleHi = rng.Float64(), rng.Float64()
+			}
+			if rng.Intn(10) == 0 {
+				k.thr, k.thrMHz, k.tThr = true, int32(rng.Intn(3000)), rng.Float64()
+			}
+			ks = append(ks, k)
+		}
+		got := traceBuilder{width: firstWidth, buckets: append([]bucket(nil), ks...)}
+		got.coarsen()
+		want := traceBuilder{width: firstWidth, buckets: append([]bucket(nil), ks...)}
+		for len(want.buckets) > TraceBuckets {
+			want.width *= 2
+			var out []bucket
+			for _, k := range want.buckets {
+				k.idx >>= 1
+				if n := len(out); n > 0 && out[n-1].idx == k.idx {
+					out[n-1].merge(&k)
+					continue
+				}
+				out = append(out, k)
+			}
+			want.buckets = out
+		}
+		if got.width != want.width || !reflect.DeepEqual(got.buckets, want.buckets) {
+			t.Fatalf("trial %d: width %v, %d buckets; doubling gives width %v, %d buckets",
+				trial, got.width, len(got.buckets), want.width, len(want.buckets))
+		}
 	}
 }

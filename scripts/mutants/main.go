@@ -73,11 +73,11 @@ var mutations = []mutation{
 	{"R20", "the override waives hardware identity", "clocks/compare.go",
 		"if len(diff) > 0 {", "if len(diff) > 0 && !allowCrossBoot {", clocksPkg},
 	{"R21", "the merged spread spans the first leg only", "clocks/arm.go",
-		"	for v, c := range f.Hist {\n", "	for v, c := range f.Hist {\n		if g.legs > 0 {\n			break\n		}\n", clocksPkg},
+		"	for _, c := range f.Hist {\n", "	for _, c := range f.Hist {\n		if g.legs > 0 {\n			break\n		}\n", clocksPkg},
 	{"R22", "busy samples not surfaced", "clocks/arm.go",
-		"a.Side.BusySamples, a.Side.IdleSamplesExcluded = all.n, a.all.idle", "a.Side.BusySamples, a.Side.IdleSamplesExcluded = all.n*0, a.all.idle", clocksPkg},
+		"out := ClockStats{BusySamples: st.n, IdleSamplesExcluded: g.idle}", "out := ClockStats{BusySamples: st.n * 0, IdleSamplesExcluded: g.idle}", clocksPkg},
 	{"R23", "idle samples not surfaced", "clocks/arm.go",
-		"a.Side.BusySamples, a.Side.IdleSamplesExcluded = all.n, a.all.idle", "a.Side.BusySamples, a.Side.IdleSamplesExcluded = all.n, 0", clocksPkg},
+		"out := ClockStats{BusySamples: st.n, IdleSamplesExcluded: g.idle}", "out := ClockStats{BusySamples: st.n, IdleSamplesExcluded: 0}", clocksPkg},
 	{"X1", "spread evaluated below the busy floor", "clocks/leg.go",
 		"if h.n >= MinBusySamples && !spreadWithin(", "if !spreadWithin(", clocksPkg},
 	{"X2", "spread boundary made exclusive", "clocks/contract.go",
@@ -159,7 +159,7 @@ var mutations = []mutation{
 	{"G7", "leg checks on the first GPU only", "clocks/leg.go",
 		"	for _, g := range f.GPUs {\n		pre := \"\"", "	for _, g := range f.GPUs[:1] {\n		pre := \"\"", clocksPkg},
 	{"G8", "the staircase on GPU position 0 only", "clocks/arm.go",
-		"		for k, g := range a.gpus {\n			h := summarize(g.hist)", "		for k, g := range a.gpus[:1] {\n			h := summarize(g.hist)", clocksPkg},
+		"		for k, g := range a.gpus {\n			h := summarizeMap(g.hist)", "		for k, g := range a.gpus[:1] {\n			h := summarizeMap(g.hist)", clocksPkg},
 	{"G10", "coverage of the stream's rows, not of each GPU's", "clocks/fold.go",
 		"		take(g.gap, g.gapLine, g.gapFrom, g.gapTo)\n", "", clocksPkg},
 	{"G11", "a GPU unread at the window's end not counted", "clocks/fold.go",
@@ -195,6 +195,7 @@ var mutations = []mutation{
 func main() {
 	run := flag.String("run", "", "only mutations whose id contains this")
 	timeout := flag.Duration("timeout", 3*time.Minute, "limit for one mutation's tests")
+	applies := flag.Bool("applies", false, "only check that each mutation's snippet is found once, without running tests (seconds, after a refactoring)")
 	flag.Parse()
 	root, err := os.Getwd()
 	if err != nil {
@@ -209,7 +210,9 @@ func main() {
 		fatal(err)
 	}
 	// The unmutated suite must pass, or no kill means anything.
-	if out, ok := goTest(work, allPkgs(), *timeout); !ok {
+	if *applies {
+		// Snippets only.
+	} else if out, ok := goTest(work, allPkgs(), *timeout); !ok {
 		fatal(fmt.Errorf("the unmutated tests fail:\n%s", out))
 	}
 	fmt.Printf("| id | mutation | file | result | first failing test |\n|---|---|---|---|---|\n")
@@ -228,6 +231,9 @@ func main() {
 			broken++
 			continue
 		}
+		if *applies {
+			continue
+		}
 		mutated := bytes.Replace(orig, []byte(m.from), []byte(m.to), 1)
 		if err := os.WriteFile(path, mutated, 0o644); err != nil {
 			fatal(err)
@@ -244,6 +250,10 @@ func main() {
 			result, broken = "NOT APPLIED (build failed)", broken+1
 		}
 		fmt.Printf("| %s | %s | %s | %s | %s |\n", m.id, m.what, m.file, result, firstFailure(out))
+	}
+	if *applies && broken == 0 {
+		fmt.Println("\nevery mutation applies")
+		return
 	}
 	if survived+broken > 0 {
 		fmt.Printf("\n%d survived, %d not applied\n", survived, broken)

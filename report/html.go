@@ -3,8 +3,10 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -33,7 +35,35 @@ func HTML(w io.Writer, s *summarize.Summary) error {
 // comparison an inline SVG picture of each arm's SM clock over time, read
 // from the legs' streams under Tree. No script, no network, no timestamp:
 // the same tree gives the same bytes.
-func (d *Document) HTML(w io.Writer) error {
+func (d *Document) HTML(w io.Writer) error { return d.html(w, d.sections) }
+
+// HTMLOf writes report.html as HTML does, from md: the bytes Markdown last
+// wrote for the document (report.md read back), whose sections it need
+// not render again.
+func (d *Document) HTMLOf(w io.Writer, md io.Reader) error {
+	if len(d.spans) == 0 {
+		return errors.New("report.html: report.md was not written first")
+	}
+	return d.html(w, func(emit func(section int, md []byte) error) error {
+		var buf []byte
+		for _, sp := range d.spans {
+			buf = slices.Grow(buf[:0], sp.n)[:sp.n]
+			if _, err := io.ReadFull(md, buf); err != nil {
+				return fmt.Errorf("report.html: reading report.md back: %w", err)
+			}
+			if err := emit(sp.section, buf); err != nil {
+				return err
+			}
+		}
+		if n, _ := md.Read(make([]byte, 1)); n > 0 {
+			return errors.New("report.html: report.md read back is longer than written")
+		}
+		return nil
+	})
+}
+
+// html writes the page around the Markdown sections renders.
+func (d *Document) html(w io.Writer, sections func(emit func(section int, md []byte) error) error) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	// The page is also well-formed XML (void elements closed, goldmark's
 	// XHTML output), so that a strict parser can check it.
@@ -46,7 +76,7 @@ func (d *Document) HTML(w io.Writer) error {
 		goldmark.WithRendererOptions(html.WithXHTML(), renderer.WithNodeRenderers(util.Prioritized(splicer{}, 100))))
 	// Section by section, as report.md is written: a section's Markdown
 	// starts with its heading, so the pieces render as the whole would.
-	err := d.sections(func(section int, md []byte) error {
+	err := sections(func(section int, md []byte) error {
 		// report.md carries a tree's text as written; a control character
 		// in it would make the page ill-formed.
 		src := bytes.Map(func(r rune) rune {

@@ -565,3 +565,47 @@ func TestTreeTextLinksNowhere(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLOfReadsReportMDBack: report.html made from report.md read back
+// is the page HTML renders, byte for byte, on every scenario tree; a
+// report.md cut short, grown, or never written is refused.
+func TestHTMLOfReadsReportMDBack(t *testing.T) {
+	trees, err := os.ReadDir(treesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	for _, tr := range trees {
+		s, err := summarize.Summarize(filepath.Join(treesDir, tr.Name()), summarize.Options{Baseline: "vllm", Traces: true})
+		if err != nil {
+			continue // a tree summarize refuses has no report
+		}
+		read++
+		d := Build(s)
+		var want, md, got bytes.Buffer
+		if err := d.HTML(&want); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.HTMLOf(&got, bytes.NewReader(nil)); err == nil || !strings.Contains(err.Error(), "report.md was not written first") {
+			t.Fatalf("%s: before Markdown: %v", tr.Name(), err)
+		}
+		if err := d.Markdown(&md); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.HTMLOf(&got, bytes.NewReader(md.Bytes())); err != nil {
+			t.Fatalf("%s: %v", tr.Name(), err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("%s: report.html from report.md read back differs:\n%s", tr.Name(), lineDiff(want.Bytes(), got.Bytes()))
+		}
+		if err := d.HTMLOf(io.Discard, bytes.NewReader(md.Bytes()[:md.Len()-1])); err == nil || !strings.Contains(err.Error(), "reading report.md back") {
+			t.Fatalf("%s: cut short: %v", tr.Name(), err)
+		}
+		if err := d.HTMLOf(io.Discard, bytes.NewReader(append(md.Bytes(), '\n'))); err == nil || !strings.Contains(err.Error(), "longer than written") {
+			t.Fatalf("%s: grown: %v", tr.Name(), err)
+		}
+	}
+	if read < len(trees)*3/4 {
+		t.Fatalf("only %d of %d trees summarized", read, len(trees))
+	}
+}

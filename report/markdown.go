@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -26,12 +27,21 @@ func Markdown(w io.Writer, s *summarize.Summary) error {
 
 // Markdown writes the document as GitHub-flavoured Markdown: the same
 // document always gives the same bytes. It is written section by section,
-// so that a large tree's report is never whole in memory.
+// so that a large tree's report is never whole in memory; the sections'
+// lengths are kept, for HTMLOf to read them back.
 func (d *Document) Markdown(w io.Writer) error {
-	return d.sections(func(_ int, md []byte) error {
+	d.spans = d.spans[:0]
+	return d.sections(func(section int, md []byte) error {
+		d.spans = append(d.spans, mdSpan{section, len(md)})
 		_, err := w.Write(md)
 		return err
 	})
+}
+
+// mdSpan is one section of the Markdown last written: its number, as
+// sections gives it, and its length in bytes.
+type mdSpan struct {
+	section, n int
 }
 
 // sections renders the document's Markdown in sections, each given to
@@ -179,17 +189,49 @@ func legReasons(b *bytes.Buffer, legs []Leg, withModel bool) {
 	}
 }
 
-// newTable is a Markdown table whose every column has the given alignment;
-// the alignment row follows it.
-func newTable(w io.Writer, align []tw.Align) *tablewriter.Table {
-	return tablewriter.NewTable(w,
+// table is a Markdown table written to w when rendered.
+type table struct {
+	*tablewriter.Table
+	buf bytes.Buffer
+	w   io.Writer
+}
+
+// tables keeps tables between uses: a tablewriter table is made with a
+// cache of some hundreds of KiB, which a report of many comparisons would
+// otherwise allocate, and collect, for each of its tables.
+var tables = sync.Pool{New: func() any {
+	t := &table{}
+	t.Table = tablewriter.NewTable(&t.buf,
 		tablewriter.WithRenderer(renderer.NewMarkdown()),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithAlignment(tw.Alignment(align)),
 	)
+	return t
+}}
+
+// newTable is a Markdown table whose every column has the given alignment;
+// the alignment row follows it. Render writes it to w and hands it back.
+func newTable(w io.Writer, align []tw.Align) *table {
+	t := tables.Get().(*table)
+	t.Reset()
+	t.buf.Reset()
+	t.Options(tablewriter.WithAlignment(tw.Alignment(align)))
+	t.w = w
+	return t
+}
+
+// Render writes the table to its writer; the table is not to be used
+// after it.
+func (t *table) Render() error {
+	err := t.Table.Render()
+	if err == nil {
+		_, err = t.w.Write(t.buf.Bytes())
+	}
+	t.w = nil
+	tables.Put(t)
+	return err
 }
 
 // MemoryLead starts the MEMORY ratio's paragraph of medians; report.html

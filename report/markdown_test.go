@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -718,5 +722,54 @@ func TestGPUTableArmOfOneGPU(t *testing.T) {
 	c.Clock.Ours.GPUs = nil
 	if rows := GPURows(c); rows != nil {
 		t.Errorf("arms of one GPU each: %d rows, want no table", len(rows))
+	}
+}
+
+// TestPooledTableIsAFreshOne: a table taken from the pool, after tables
+// of other shapes, alignments and widths, renders what a new one does.
+func TestPooledTableIsAFreshOne(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	aligns := []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignCenter}
+	words := []string{"", "a", "—", "1/inf", "fastengine", "0x0000000000000004", "2467.5", "日本語", "x|y"}
+	for trial := range 200 {
+		cols := 1 + rng.Intn(13)
+		align := make([]tw.Align, cols)
+		header := make([]any, cols)
+		for i := range align {
+			align[i] = aligns[rng.Intn(len(aligns))]
+			header[i] = words[rng.Intn(len(words))] + "h"
+		}
+		rows := make([][]string, rng.Intn(6))
+		for r := range rows {
+			rows[r] = make([]string, cols)
+			for c := range rows[r] {
+				rows[r][c] = words[rng.Intn(len(words))]
+			}
+		}
+		render := func(tb interface {
+			Header(...any)
+			Bulk(any) error
+			Render() error
+		}) {
+			tb.Header(header...)
+			if err := tb.Bulk(rows); err != nil {
+				t.Fatal(err)
+			}
+			if err := tb.Render(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var pooled, fresh bytes.Buffer
+		render(newTable(&pooled, align))
+		render(tablewriter.NewTable(&fresh,
+			tablewriter.WithRenderer(renderer.NewMarkdown()),
+			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithRowAutoFormat(tw.Off),
+			tablewriter.WithRowAutoWrap(tw.WrapNone),
+			tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+			tablewriter.WithAlignment(tw.Alignment(align))))
+		if pooled.String() != fresh.String() {
+			t.Fatalf("trial %d: the pooled table renders\n%s\na new one\n%s", trial, pooled.String(), fresh.String())
+		}
 	}
 }

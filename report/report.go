@@ -39,6 +39,9 @@ type Document struct {
 	// Uncompared are the legs of every arm that is in no comparison.
 	Uncompared []Leg
 	Warnings   []string
+
+	// spans are the sections of the Markdown last written.
+	spans []mdSpan
 }
 
 // Comparison is one engine against the baseline for one model.

@@ -15,10 +15,11 @@ import (
 )
 
 // output is one file summarize --out writes: its name in DIR, and what
-// writes its bytes.
+// writes its bytes, given the directory that holds the outputs written
+// before it (to read one back rather than make it again).
 type output struct {
 	name  string
-	write func(io.Writer) error
+	write func(w io.Writer, staged string) error
 }
 
 // outputStep is called before each step of writeOutputs with the step's
@@ -121,7 +122,8 @@ func writeOutputs(dir string, files []output) error {
 		if err := step("write " + f.name); err != nil {
 			return err
 		}
-		if err := writeSynced(filepath.Join(staging, f.name), f.write); err != nil {
+		write := func(w io.Writer) error { return f.write(w, staging) }
+		if err := writeSynced(filepath.Join(staging, f.name), write); err != nil {
 			return usageErr("--out %s: %v", dir, err)
 		}
 	}

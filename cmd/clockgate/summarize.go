@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -157,17 +158,43 @@ func runSummarize(opts *summarizeOptions) error {
 		return usageErr("%v", err)
 	}
 	doc := report.Build(s)
+	// md is report.md as --out staged it: report.html is made from it,
+	// and standard output repeats it, neither rendering it again. It stays
+	// open past the rename, so it is this run's bytes whatever happens to
+	// DIR meanwhile.
+	var md *os.File
+	defer func() {
+		if md != nil {
+			md.Close()
+		}
+	}()
 	if opts.Out != "" {
+		plain := func(write func(io.Writer) error) func(io.Writer, string) error {
+			return func(w io.Writer, _ string) error { return write(w) }
+		}
+		html := func(w io.Writer, staged string) error {
+			f, err := os.Open(filepath.Join(staged, "report.md"))
+			if err != nil {
+				return err
+			}
+			md = f
+			return doc.HTMLOf(w, bufio.NewReaderSize(f, 64<<10))
+		}
 		if err := writeOutputs(opts.Out, []output{
-			{"summary.json", s.WriteSummary}, {"all-runs.json", s.WriteAllRuns},
-			{"report.md", doc.Markdown}, {"report.html", doc.HTML}}); err != nil {
+			{"summary.json", plain(s.WriteSummary)}, {"all-runs.json", plain(s.WriteAllRuns)},
+			{"report.md", plain(doc.Markdown)}, {"report.html", html}}); err != nil {
 			return err
 		}
 	}
 	out := bufio.NewWriterSize(opts.IO.Out, 64<<10)
-	if opts.JSON {
+	switch {
+	case opts.JSON:
 		err = s.WriteSummary(out)
-	} else {
+	case md != nil:
+		if _, err = md.Seek(0, io.SeekStart); err == nil {
+			_, err = io.Copy(out, md)
+		}
+	default:
 		err = doc.Markdown(out)
 	}
 	if err == nil {

@@ -97,7 +97,10 @@ type GPUFold struct {
 	pbase    int64
 	plo, phi int
 
-	lastBits        uint64
+	lastBits uint64
+	// sameStatic is a Row.StaticID whose rows have the first sample's
+	// identity fields.
+	sameStatic      uint64
 	persistBad      int
 	persistFirst    int
 	persistFirstVal string
@@ -247,14 +250,19 @@ func (f *Fold) AddRow(r *Row, line int) {
 	g := f.gpu(r.GPUIndex)
 	g.Total++
 	g.step(r.Sec, r.Nsec, r.T, line)
-	if g.First == nil {
+	switch s := g.First; {
+	case s == nil:
 		g.First = r.Sample()
-	} else if s := g.First; s.BootID != string(r.BootID) || s.GPUName != string(r.GPUName) ||
+	case r.StaticID != 0 && r.StaticID == g.sameStatic:
+		// Rows of this StaticID were found the same as the first.
+	case s.BootID != string(r.BootID) || s.GPUName != string(r.GPUName) ||
 		s.GPUUUID != string(r.GPUUUID) || s.DriverVersion != string(r.DriverVersion) ||
 		s.ClocksMaxSMMHz != r.ClocksMaxSMMHz ||
 		(s.ClocksApplicationsGraphicsMHz == nil) != r.AppsNull ||
-		(!r.AppsNull && *s.ClocksApplicationsGraphicsMHz != r.AppsMHz) {
+		(!r.AppsNull && *s.ClocksApplicationsGraphicsMHz != r.AppsMHz):
 		g.driftAt(r.Sample(), line)
+	default:
+		g.sameStatic = r.StaticID
 	}
 	if string(r.Persistence) != "Enabled" {
 		if g.persistBad == 0 {

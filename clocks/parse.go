@@ -243,6 +243,7 @@ func (p *lineParser) parseJSON(line []byte, row *Row) error {
 	p.scratch = p.scratch[:0]
 	*row = Row{}
 	if p.tmpl.fits(p) {
+		row.StaticID = p.tmpl.staticID
 		return nil
 	}
 	// Not the learned layout: read the line in the general way, which

@@ -191,6 +191,13 @@ type Row struct {
 	ClocksMemMHz     int
 	HasThrottleField bool
 	ThrottleField    []byte
+
+	// StaticID, when not 0, says the row's identity fields (boot id, GPU
+	// name and UUID, driver, clocks.max.sm, applications clock) are, byte
+	// for byte, those of every other row of the same StaticID: the learned
+	// layout they were read with had them as literals. A fold compares
+	// them once per StaticID.
+	StaticID uint64
 }
 
 // Idle reports whether the row priced no work (utilization 0%).

@@ -405,3 +405,63 @@ func TestNumberIsParseFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestStaticIDVouchesForIdentity: rows read with one learned layout whose
+// identity fields are literals share a StaticID, and have the same
+// identity fields; a layout where one of them changes from line to line
+// (a GPU's UUID in a tensor-parallel stream, a driver edited mid-stream)
+// gives StaticID 0.
+func TestStaticIDVouchesForIdentity(t *testing.T) {
+	ids := func(ss []*Sample) (map[uint64][]string, int) {
+		r := NewReader(bytes.NewReader(streamOf(ss)), "")
+		byID, zero := map[uint64][]string{}, 0
+		for r.Scan() {
+			row := r.Row()
+			id := fmt.Sprintf("%s %s %s %s %d %v %d", row.BootID, row.GPUName, row.GPUUUID, row.DriverVersion, row.ClocksMaxSMMHz, row.AppsNull, row.AppsMHz)
+			if row.StaticID == 0 {
+				zero++
+			} else {
+				byID[row.StaticID] = append(byID[row.StaticID], id)
+			}
+		}
+		if r.Err() != nil {
+			t.Fatal(r.Err())
+		}
+		return byID, zero
+	}
+	same := window(boot13, repeat([]int{2190, 2200}, 50), 5)
+	byID, zero := ids(same)
+	if zero > 4 {
+		t.Fatalf("%d of %d rows without a StaticID, want only those read to learn a layout", zero, len(same))
+	}
+	for id, rows := range byID {
+		for _, r := range rows {
+			if r != rows[0] {
+				t.Fatalf("StaticID %d: identity %q and %q", id, rows[0], r)
+			}
+		}
+	}
+	for _, field := range []string{"gpu_uuid", "driver_version", "boot_id", "gpu_name", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"} {
+		ss := window(boot13, repeat([]int{2190, 2200}, 50), 5)
+		for i, s := range ss {
+			switch field {
+			case "gpu_uuid":
+				s.GPUUUID = fmt.Sprintf("GPU-%d", i%2)
+			case "driver_version":
+				s.DriverVersion = fmt.Sprintf("580.%d", i%2)
+			case "boot_id":
+				s.BootID = fmt.Sprintf("%s%d", boot13[:35], i%2)
+			case "gpu_name":
+				s.GPUName = fmt.Sprintf("GPU %d", i%2)
+			case "clocks_max_sm_mhz":
+				s.ClocksMaxSMMHz = 3003 + i%2
+			case "clocks_applications_graphics_mhz":
+				s.ClocksApplicationsGraphicsMHz = ptr(2418 + i%2)
+			}
+		}
+		byID, zero := ids(ss)
+		if len(byID) != 0 || zero != len(ss) {
+			t.Errorf("%s changing every line: StaticIDs %v, %d of %d rows without", field, byID, zero, len(ss))
+		}
+	}
+}

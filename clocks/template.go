@@ -1,6 +1,9 @@
 package clocks
 
-import "unicode/utf8"
+import (
+	"sync/atomic"
+	"unicode/utf8"
+)
 
 // A stream's lines share one layout: the same keys in the same order with
 // the same spacing, and most values the same from line to line (the boot
@@ -40,7 +43,16 @@ type template struct {
 	// primed is true while the parser's value arrays hold the static
 	// members' values.
 	primed bool
+	// staticID is the template's Row.StaticID: unique to it, or 0 when
+	// one of the identity fields is a hole.
+	staticID uint64
 }
+
+// identityKeys are the keys whose values a Row.StaticID vouches for.
+const identityKeys = 1<<kBootID | 1<<kGPUName | 1<<kGPUUUID | 1<<kDriverVersion | 1<<kClocksMaxSM | 1<<kApps
+
+// templateIDs numbers the templates learned in the process.
+var templateIDs atomic.Uint64
 
 // segment is a literal and the hole after it: the value of key (vkey ≥ 0),
 // of another key (vkey == otherKey), or none at the line's end (vkey ==
@@ -199,6 +211,7 @@ func (t *template) build(p *lineParser) {
 		return t.arena[len(t.arena)-len(b) : len(t.arena) : len(t.arena)]
 	}
 	segStart := 0
+	var holes uint32
 	for j := 0; j < p.n; j++ {
 		m, pm := p.members[j], t.prevMem[j]
 		if string(p.b[m.value:m.valueEnd]) == string(t.prev[pm.value:pm.valueEnd]) {
@@ -224,10 +237,15 @@ func (t *template) build(p *lineParser) {
 		if m.key >= 0 {
 			vkey = int(m.key)
 			t.seen |= 1 << vkey
+			holes |= 1 << vkey
 		}
 		t.segs = append(t.segs, segment{lit: keep(p.b[segStart:m.value]), vkey: vkey})
 		segStart = m.valueEnd
 	}
 	t.segs = append(t.segs, segment{lit: keep(p.b[segStart:p.end]), vkey: endOfLine})
 	t.ok, t.misses, t.skip = true, 0, 0
+	t.staticID = 0
+	if holes&identityKeys == 0 && t.seen&identityKeys == identityKeys {
+		t.staticID = templateIDs.Add(1)
+	}
 }

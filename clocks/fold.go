@@ -440,6 +440,18 @@ func (g *GPUFold) finishHist() {
 	g.dense, g.denseBase, g.far = nil, 0, nil
 }
 
+// Shed lets go of what only judging the leg and merging its arm read:
+// each GPU's busy and power counts, throttle set, drift and gap texts.
+// What a report prints and draws stays: Total, Idle, SumMHz, First and
+// Trace. A summary of many legs sheds them once its arms are compared.
+func (f *Fold) Shed() {
+	for _, g := range f.GPUs {
+		g.Hist, g.Power, g.Throttle = nil, nil, nil
+		g.drift, g.driftOrder, g.persistFirstVal = nil, nil, ""
+		g.gapFrom, g.gapTo, g.firstT, g.prevT = "", "", "", nil
+	}
+}
+
 // powerSpan is how many 10 mW steps around the first power value are
 // counted in an array rather than the map: ±163 W.
 const powerSpan = 1 << 15

@@ -70,3 +70,27 @@ func TestBigTreeVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryShedsMergedCounts: once the arms are compared, a leg's fold
+// keeps what the reports print and draw, not the counts its arm was
+// merged from (a tree of 20,000 legs would hold them through its report).
+func TestSummaryShedsMergedCounts(t *testing.T) {
+	dir := t.TempDir()
+	if err := treegen.WriteBig(dir, 4, 200); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(dir, Options{Baseline: DefaultBaseline, Traces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range s.Legs {
+		for _, g := range l.Clock.Fold.GPUs {
+			if g.Hist != nil || g.Power != nil || g.Throttle != nil {
+				t.Fatalf("leg %s: counts kept after the comparison", l.Name())
+			}
+			if g.Trace == nil || g.Total == 0 || g.First == nil {
+				t.Fatalf("leg %s: what the reports need was shed", l.Name())
+			}
+		}
+	}
+}

@@ -163,6 +163,13 @@ func Summarize(root string, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	s.GatePass = ratio.GatePass(s.Comparisons)
+	// The arms are merged and compared: what is left of each fold is what
+	// the reports print and draw.
+	for _, l := range s.Legs {
+		if l.Clock.Fold != nil {
+			l.Clock.Fold.Shed()
+		}
+	}
 	return s, nil
 }
 

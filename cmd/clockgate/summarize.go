@@ -19,9 +19,10 @@ import (
 )
 
 // summarizeMemoryLimit is summarize's soft memory limit (GOMEMLIMIT, when
-// set, wins): a quarter of the 1 GiB a small CI runner has, and above what
-// 400 legs of two-hour streams need.
-const summarizeMemoryLimit = 192 << 20
+// set, wins): well above what 400 legs of two-hour streams need, and what
+// keeps 20,000 legs with --out under 256 MiB resident (221 MiB measured).
+// At 192 MiB the collector ran without pause there: 29 s against 17 s.
+const summarizeMemoryLimit = 224 << 20
 
 // summarizeOutputs are the files summarize --out writes, and the only names
 // it overwrites.

@@ -170,6 +170,10 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 		if !l.Trusted() {
 			continue
 		}
+		if l.Fold.shed {
+			// Its counts are gone: merging it would count nothing.
+			panic("clocks: Merge of leg " + l.Name + ", whose fold was shed")
+		}
 		trusted++
 		a.boots[l.Record.BootID] = append(a.boots[l.Record.BootID], l.Name)
 		var uuids []string

@@ -408,3 +408,20 @@ func TestArmChecksOnEitherSide(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRefusesAShedFold: a fold whose counts were shed cannot be
+// merged into an arm again, where it would silently count nothing.
+func TestMergeRefusesAShedFold(t *testing.T) {
+	l := legOf(t, "r1", window(boot13, repeat([]int{2190, 2200}, 40), 5), nil)
+	if !l.Trusted() {
+		t.Fatalf("leg not trusted: %+v", l.Reasons)
+	}
+	Merge("fastengine", []*Leg{l}, false) // merges before it is shed
+	l.Fold.Shed()
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "whose fold was shed") {
+			t.Fatalf("recovered %v, want a refusal naming the shed fold", r)
+		}
+	}()
+	Merge("fastengine", []*Leg{l}, false)
+}

@@ -40,8 +40,9 @@ type Fold struct {
 	// while the stream is read.
 	byIndex *[64]*GPUFold
 	// direct counts busy clocks in Hist at once: Add folds one sample at a
-	// time, with no finish to move them.
-	direct, tracing bool
+	// time, with no finish to move them. shed says Shed was called: Merge
+	// refuses the fold.
+	direct, tracing, shed bool
 }
 
 // Count is how many busy samples ran at V MHz.
@@ -445,6 +446,7 @@ func (g *GPUFold) finishHist() {
 // What a report prints and draws stays: Total, Idle, SumMHz, First and
 // Trace. A summary of many legs sheds them once its arms are compared.
 func (f *Fold) Shed() {
+	f.shed = true
 	for _, g := range f.GPUs {
 		g.Hist, g.Power, g.Throttle = nil, nil, nil
 		g.drift, g.driftOrder, g.persistFirstVal = nil, nil, ""

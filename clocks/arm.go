@@ -138,7 +138,7 @@ func (g *armGPU) stats() ClockStats {
 // medianOf is the median of values counted in h; the mean of the middle
 // two of an even count.
 func medianOf(h map[int64]int) (float64, bool) {
-	n, _, _, a, b := middle(h)
+	n, _, _, a, b := middleOfMap(h)
 	return (float64(a) + float64(b)) / 2, n > 0
 }
 

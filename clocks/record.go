@@ -3,6 +3,7 @@ package clocks
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"slices"
@@ -409,52 +410,32 @@ type hist struct {
 
 // summarizeMap summarizes values counted in a map: an arm's merged legs.
 func summarizeMap(h map[int]int) hist {
-	n, min, max, a, b := middle(h)
+	n, min, max, a, b := middleOfMap(h)
 	return hist{n: n, min: min, max: max, median2: int64(a) + int64(b)}
 }
 
 // summarize summarizes a fold's counts, in increasing order of value.
 func summarize(h []Count) hist {
-	n := 0
-	for _, c := range h {
-		n += c.N
-	}
-	if n == 0 {
-		return hist{}
-	}
-	lo, hi := (n-1)/2, n/2
-	var a, b int
-	seen := 0
-	for _, c := range h {
-		if lo >= seen && lo < seen+c.N {
-			a = c.V
-		}
-		if hi >= seen && hi < seen+c.N {
-			b = c.V
-			break
-		}
-		seen += c.N
-	}
-	return hist{n: n, min: h[0].V, max: h[len(h)-1].V, median2: int64(a) + int64(b)}
+	n, min, max, a, b := middle(len(h), func(i int) (int, int) { return h[i].V, h[i].N })
+	return hist{n: n, min: min, max: max, median2: int64(a) + int64(b)}
 }
 
-// middle returns the count of values counted in h, the least and the
-// greatest, and the two middle ones (one twice for an odd count); all zero
-// for an empty h.
-func middle[V int | int64](h map[V]int) (n int, min, max, a, b V) {
-	vals := make([]V, 0, len(h))
-	for v, c := range h {
-		vals = append(vals, v)
+// middle returns, of k distinct values counted in increasing order (at
+// gives the i-th and its count), the total count, the least and the
+// greatest, and the two middle ones (one twice for an odd count); all
+// zero when nothing is counted.
+func middle[V int | int64](k int, at func(i int) (V, int)) (n int, min, max, a, b V) {
+	for i := range k {
+		_, c := at(i)
 		n += c
 	}
 	if n == 0 {
 		return 0, 0, 0, 0, 0
 	}
-	slices.Sort(vals)
 	lo, hi := (n-1)/2, n/2
 	seen := 0
-	for _, v := range vals {
-		c := h[v]
+	for i := range k {
+		v, c := at(i)
 		if lo >= seen && lo < seen+c {
 			a = v
 		}
@@ -464,7 +445,15 @@ func middle[V int | int64](h map[V]int) (n int, min, max, a, b V) {
 		}
 		seen += c
 	}
-	return n, vals[0], vals[len(vals)-1], a, b
+	min, _ = at(0)
+	max, _ = at(k - 1)
+	return n, min, max, a, b
+}
+
+// middleOfMap is middle of the values counted in h.
+func middleOfMap[V int | int64](h map[V]int) (n int, min, max, a, b V) {
+	vals := slices.Sorted(maps.Keys(h))
+	return middle(len(vals), func(i int) (V, int) { return vals[i], h[vals[i]] })
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }

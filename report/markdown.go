@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,9 +208,21 @@ var tables = sync.Pool{New: func() any {
 		tablewriter.WithRowAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithStringerCacheCustom(noStringerCache{}),
 	)
 	return t
 }}
+
+// noStringerCache is the cache of a table that has no stringer (cells are
+// strings already), so nothing is ever looked up in it. A table's Reset
+// empties its stringer cache by allocating a new map of 10,240 entries,
+// some hundreds of KiB for every table of a report; this one has nothing
+// to empty.
+type noStringerCache struct{}
+
+func (noStringerCache) Add(reflect.Type, reflect.Value) bool           { return false }
+func (noStringerCache) Get(reflect.Type) (v reflect.Value, found bool) { return v, false }
+func (noStringerCache) Purge()                                         {}
 
 // newTable is a Markdown table whose every column has the given alignment;
 // the alignment row follows it. Render writes it to w and hands it back.

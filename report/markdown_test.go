@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -771,5 +773,34 @@ func TestPooledTableIsAFreshOne(t *testing.T) {
 		if pooled.String() != fresh.String() {
 			t.Fatalf("trial %d: the pooled table renders\n%s\na new one\n%s", trial, pooled.String(), fresh.String())
 		}
+	}
+}
+
+// TestPooledTableAllocatesLittle: a table taken from the pool again does
+// not allocate a new stringer cache (a map of 10,240 entries, some hundreds
+// of KiB) when it is reset; a small table then costs some KiB to render.
+func TestPooledTableAllocatesLittle(t *testing.T) {
+	render := func() {
+		tb := newTable(io.Discard, []tw.Align{tw.AlignLeft, tw.AlignRight})
+		tb.Header("arm", "MHz")
+		if err := tb.Bulk([][]string{{"fastengine", "2467.5"}, {"baseline", "2190"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.Render(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	render()
+	var before, after runtime.MemStats
+	const n = 20
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range n {
+		render()
+	}
+	runtime.ReadMemStats(&after)
+	const most = 64 << 10
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > most {
+		t.Errorf("a pooled two-row table allocates %d bytes to render, want at most %d", per, most)
 	}
 }

@@ -74,7 +74,7 @@ func (c *canon) value(i, depth int) (int, error) {
 		if err := json.Unmarshal(c.src[i:end], &s); err != nil {
 			return 0, err
 		}
-		c.out = appendString(c.out, s)
+		c.out = AppendString(c.out, s)
 		return end, nil
 	}
 	c.out = append(c.out, c.src[i:end]...)
@@ -119,7 +119,7 @@ func (c *canon) object(i, depth int) (int, error) {
 			c.out = append(c.out, ',')
 		}
 		c.newline(depth + 1)
-		c.out = appendString(c.out, m.key)
+		c.out = AppendString(c.out, m.key)
 		c.out = append(c.out, ':', ' ')
 		if _, err := c.value(m.start, depth+1); err != nil {
 			return 0, err
@@ -165,9 +165,9 @@ func (c *canon) newline(depth int) {
 	}
 }
 
-// appendString writes s as encoding/json writes a string with HTML left
-// unescaped.
-func appendString(out []byte, key string) []byte {
+// AppendString appends s as encoding/json writes a string with HTML left
+// unescaped, as Canonical writes every string and key.
+func AppendString(out []byte, key string) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

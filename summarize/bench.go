@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,11 +26,12 @@ type Point struct {
 	// Format is the writer the object's keys say it came from: FormatVLLM,
 	// FormatVLLMLegacy or FormatSGLang.
 	Format string
-	// Raw is the object as kept: every scalar as written (Python's NaN,
-	// Infinity and -Infinity as those strings), an array as
-	// {"array_len": N}, an object as {"object_len": N}, a string longer
-	// than 64 KiB as {"string_len": N}.
-	Raw map[string]any
+	// Raw is the object as kept, in canonical JSON (strictjson.Canonical's
+	// layout): every scalar as written (Python's NaN, Infinity and
+	// -Infinity as those strings), an array as {"array_len": N}, an object
+	// as {"object_len": N}, a string longer than 64 KiB as
+	// {"string_len": N}.
+	Raw []byte
 }
 
 // The bench formats clockgate reads, as named in all-runs.json.
@@ -359,32 +362,56 @@ func benchPoint(v *benchValue) (Point, []string, string) {
 	return p, nil, why
 }
 
-// keep is a result object as all-runs.json keeps it.
-func keep(v *benchValue) map[string]any {
-	out := make(map[string]any, len(v.fields))
-	for k, f := range v.fields {
+// keep is a result object as all-runs.json keeps it, as canonical JSON
+// (strictjson.Canonical's layout, at depth 0): what encoding a map of its
+// kept values would give, written straight from the fields.
+func keep(v *benchValue) []byte {
+	keys := slices.Sorted(maps.Keys(v.fields))
+	if len(keys) == 0 {
+		return []byte("{}")
+	}
+	b := make([]byte, 0, 48*len(keys))
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n  "...)
+		b = strictjson.AppendString(b, k)
+		b = append(b, ": "...)
+		f := v.fields[k]
 		switch f.kind {
 		case kNull:
-			out[k] = nil
+			b = append(b, "null"...)
 		case kBool:
-			out[k] = f.b
+			b = strconv.AppendBool(b, f.b)
 		case kNumber:
-			out[k] = json.Number(f.text)
+			b = append(b, f.text...)
 		case kString:
 			if f.strLen > 0 {
-				out[k] = map[string]any{"string_len": f.strLen}
+				b = appendCount(b, "string_len", f.strLen)
 			} else {
-				out[k] = f.text
+				b = strictjson.AppendString(b, f.text)
 			}
 		case kPython:
-			out[k] = f.text
+			b = strictjson.AppendString(b, f.text)
 		case kArray:
-			out[k] = map[string]any{"array_len": f.n}
+			b = appendCount(b, "array_len", f.n)
 		case kObject:
-			out[k] = map[string]any{"object_len": f.n}
+			b = appendCount(b, "object_len", f.n)
 		}
 	}
-	return out
+	return append(b, "\n}"...)
+}
+
+// appendCount appends a kept object's member that stands for what it
+// counts, {"array_len": N} say, at depth 1.
+func appendCount(b []byte, key string, n int64) []byte {
+	b = append(b, "{\n    \""...)
+	b = append(b, key...)
+	b = append(b, "\": "...)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, "\n  }"...)
 }
 
 // lineOf returns the 1-based line of byte offset off in data.

@@ -2,6 +2,7 @@ package summarize
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +46,19 @@ func pb(rel string, data []byte) ([]Point, []string, []string) {
 	return f.points, f.invalid, f.failed
 }
 
+// kept is a point's kept object (Point.Raw) decoded, numbers as
+// json.Number.
+func kept(t *testing.T, p Point) map[string]any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(p.Raw))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		t.Fatalf("kept object %s: %v", p.Raw, err)
+	}
+	return m
+}
+
 func TestParseBenchValid(t *testing.T) {
 	points, invalid, failed := pb("bench/m/e/r1/c1.json", []byte(validPoint))
 	if len(invalid) > 0 || len(failed) > 0 || len(points) != 1 {
@@ -56,10 +70,10 @@ func TestParseBenchValid(t *testing.T) {
 		t.Errorf("read %+v", p)
 	}
 	// Every key is kept as written, the ones not read included.
-	if got := p.Raw["request_rate"]; got != "inf" {
+	if got := kept(t, p)["request_rate"]; got != "inf" {
 		t.Errorf("request_rate kept as %v", got)
 	}
-	if got := p.Raw["duration"]; got == nil || got.(interface{ String() string }).String() != "58.7" {
+	if got := kept(t, p)["duration"]; got == nil || got.(interface{ String() string }).String() != "58.7" {
 		t.Errorf("duration kept as %v", got)
 	}
 }
@@ -194,7 +208,7 @@ func TestPythonLiteralsInUnreadKeys(t *testing.T) {
 	if len(inv) > 0 || len(ps) != 1 {
 		t.Fatalf("invalid %q", inv)
 	}
-	raw := ps[0].Raw
+	raw := kept(t, ps[0])
 	if raw["burstiness"] != "Infinity" || raw["std_ttft_ms"] != "NaN" || raw["floor"] != "-Infinity" {
 		t.Errorf("kept %v, %v, %v", raw["burstiness"], raw["std_ttft_ms"], raw["floor"])
 	}
@@ -213,7 +227,7 @@ func TestKeptObject(t *testing.T) {
 	if len(inv) > 0 || len(ps) != 1 {
 		t.Fatalf("invalid %q", inv)
 	}
-	raw := ps[0].Raw
+	raw := kept(t, ps[0])
 	for k, want := range map[string]string{
 		"itls": "map[array_len:3]", "errors": "map[array_len:3]", "server_info": "map[object_len:2]",
 		"note": fmt.Sprintf("map[string_len:%d]", maxKeptString+1), "label": "<nil>", "flag": "true", "model_id": "m/M",
@@ -225,7 +239,7 @@ func TestKeptObject(t *testing.T) {
 	// A string of exactly maxKeptString bytes is kept whole.
 	exact := strings.Repeat("y", maxKeptString)
 	ps, _, _ = pb(fuzzRel, []byte(pointWith("note", `"`+exact+`"`)))
-	if len(ps) != 1 || ps[0].Raw["note"] != exact {
+	if len(ps) != 1 || kept(t, ps[0])["note"] != exact {
 		t.Error("a string of maxKeptString bytes is not kept whole")
 	}
 }
@@ -506,8 +520,8 @@ func TestKeyLengths(t *testing.T) {
 			t.Errorf("a key of %d bytes: points %d, invalid %q; want accepted %v", len(key), len(ps), inv, ok)
 			continue
 		}
-		if ok && fmt.Sprint(ps[0].Raw[key]) != "1" {
-			t.Errorf("a key of %d bytes kept as %v", len(key), ps[0].Raw[key])
+		if ok && fmt.Sprint(kept(t, ps[0])[key]) != "1" {
+			t.Errorf("a key of %d bytes kept as %v", len(key), kept(t, ps[0])[key])
 		}
 	}
 }

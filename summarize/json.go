@@ -5,29 +5,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/strictjson"
 )
-
-// legRow is one leg of all-runs.json.
-type legRow struct {
-	Model           string          `json:"model"`
-	Engine          string          `json:"engine"`
-	Run             int             `json:"run"`
-	BindingEligible bool            `json:"binding_eligible"`
-	Reasons         []clocks.Reason `json:"reasons"`
-	// Clock is the leg's clock record as read; null when missing or invalid.
-	Clock *clocks.Record `json:"clock"`
-	// Memory is the memory record verbatim; null when missing or invalid.
-	Memory map[string]any `json:"memory"`
-	// BenchFormats are the formats the leg's bench results were read as.
-	BenchFormats []string `json:"bench_formats"`
-	// Bench holds each valid point's object as kept (Point.Raw), in point
-	// order.
-	Bench []map[string]any `json:"bench"`
-}
 
 // BenchContract is the bench evidence's constants in force.
 type BenchContract struct {
@@ -52,22 +35,106 @@ type blockRow struct {
 // row encodes the leg's all-runs.json row, as an element of the legs
 // array, and lets go of what only the row needed: the bench and memory
 // objects as written.
+//
+// A row is an object of these members, in key order, laid out as
+// strictjson.Canonical lays out the whole file:
+//
+//	bench             each valid point's object as kept (Point.Raw), in
+//	                  point order
+//	bench_formats     the formats the leg's bench results were read as
+//	binding_eligible  whether the leg has no reason
+//	clock             the leg's clock record as read; null when missing
+//	                  or invalid
+//	engine, model, run
+//	memory            the memory record verbatim; null when missing or
+//	                  invalid
+//	reasons           the leg's reasons
+//
+// The points, most of a row's bytes, are canonical already and are copied
+// in; only the clock record, the memory record and the reasons go through
+// Canonical.
 func (l *Leg) row() ([]byte, error) {
-	r := legRow{Model: l.Model, Engine: l.Engine, Run: l.Run, BindingEligible: l.BindingEligible(),
-		Reasons: nonNil(l.Reasons), Clock: l.Clock.Record, BenchFormats: nonNil(l.BenchFormats),
-		Bench: []map[string]any{}}
-	if l.Memory != nil {
-		r.Memory = l.Memory.Raw
-	}
+	const (
+		memberIn = elemIndent + "  "
+		pointIn  = memberIn + "  "
+	)
+	size := 512
 	for i := range l.Points {
-		r.Bench = append(r.Bench, l.Points[i].Raw)
+		size += len(l.Points[i].Raw) * 5 / 4
 	}
+	b := make([]byte, 0, size)
+	b = append(b, elemIndent+"{"...)
+	member := func(key string, first bool) {
+		if !first {
+			b = append(b, ',')
+		}
+		b = append(b, "\n"+memberIn+`"`...)
+		b = append(b, key...)
+		b = append(b, `": `...)
+	}
+	var err error
+	value := func(v any) {
+		c, e := strictjson.Canonical(v)
+		if e != nil && err == nil {
+			err = e
+		}
+		b = appendIndented(b, bytes.TrimSuffix(c, []byte("\n")), memberIn)
+	}
+
+	member("bench", true)
+	if len(l.Points) == 0 {
+		b = append(b, "[]"...)
+	} else {
+		b = append(b, '[')
+		for i := range l.Points {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n"+pointIn...)
+			b = appendIndented(b, l.Points[i].Raw, pointIn)
+		}
+		b = append(b, "\n"+memberIn+"]"...)
+	}
+	member("bench_formats", false)
+	value(nonNil(l.BenchFormats))
+	member("binding_eligible", false)
+	b = strconv.AppendBool(b, l.BindingEligible())
+	member("clock", false)
+	value(l.Clock.Record)
+	member("engine", false)
+	b = strictjson.AppendString(b, l.Engine)
+	member("memory", false)
+	if l.Memory != nil && l.Memory.Raw != nil {
+		value(l.Memory.Raw)
+	} else {
+		b = append(b, "null"...)
+	}
+	member("model", false)
+	b = strictjson.AppendString(b, l.Model)
+	member("reasons", false)
+	value(nonNil(l.Reasons))
+	member("run", false)
+	b = strconv.AppendInt(b, int64(l.Run), 10)
+	b = append(b, "\n"+elemIndent+"}"...)
 	l.dropRaw()
-	b, err := strictjson.Canonical(r)
 	if err != nil {
 		return nil, err
 	}
-	return indent(b, elemIndent), nil
+	return b, nil
+}
+
+// appendIndented appends JSON laid out at depth 0, each line after its
+// first indented by in.
+func appendIndented(b, json []byte, in string) []byte {
+	for {
+		i := bytes.IndexByte(json, '\n')
+		if i < 0 {
+			return append(b, json...)
+		}
+		b = append(b, json[:i+1]...)
+		b = append(b, in...)
+		json = json[i+1:]
+	}
 }
 
 // dropRaw lets go of the leg's bench and memory objects as written, which

@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clockgate/clockgate/summarize"
 )
@@ -607,5 +610,120 @@ func TestHTMLOfReadsReportMDBack(t *testing.T) {
 	}
 	if read < len(trees)*3/4 {
 		t.Fatalf("only %d of %d trees summarized", read, len(trees))
+	}
+}
+
+// TestHTMLSameOnAnyCores: the sections are rendered on several goroutines
+// and written in order; the page is the same bytes on 1, 2 and 7 of them,
+// on every scenario tree.
+func TestHTMLSameOnAnyCores(t *testing.T) {
+	trees, err := os.ReadDir(treesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	for _, tr := range trees {
+		s, err := summarize.Summarize(filepath.Join(treesDir, tr.Name()), summarize.Options{Baseline: "vllm", Traces: true})
+		if err != nil {
+			continue
+		}
+		read++
+		d := Build(s)
+		var one bytes.Buffer
+		if err := d.htmlOn(&one, d.sections, 1); err != nil {
+			t.Fatal(err)
+		}
+		for _, workers := range []int{2, 7} {
+			var got bytes.Buffer
+			if err := d.htmlOn(&got, d.sections, workers); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), one.Bytes()) {
+				t.Fatalf("%s: the page on %d goroutines differs from the page on one:\n%s", tr.Name(), workers, lineDiff(one.Bytes(), got.Bytes()))
+			}
+		}
+	}
+	if read < len(trees)*3/4 {
+		t.Fatalf("only %d of %d trees summarized", read, len(trees))
+	}
+}
+
+// failAfter is a writer that refuses every write once n bytes are written.
+type failAfter struct{ n int }
+
+var errFull = errors.New("disk full")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, errFull
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestHTMLStopsOnFailure: a section that cannot be decorated (its report.md
+// read back names another reason than the summary has) or a page that
+// cannot be written ends the page with that error, on any number of
+// goroutines, whatever section it is: nothing is left waiting.
+func TestHTMLStopsOnFailure(t *testing.T) {
+	s, err := summarize.Summarize(filepath.Join(treesDir, "all-failed-point"), summarize.Options{Baseline: "vllm", Traces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Build(s)
+	var md bytes.Buffer
+	if err := d.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	// The same bytes but one reason's code: as long, so report.md reads
+	// back whole, but not the reason the summary has there.
+	bad := bytes.Replace(md.Bytes(), []byte("- `leg.ineligible`"), []byte("- `leg.ineligiblX`"), 1)
+	if bytes.Equal(bad, md.Bytes()) {
+		t.Fatal("no leg.ineligible reason in the report to alter")
+	}
+	from := func(md []byte) func(emit func(int, []byte) error) error {
+		return func(emit func(int, []byte) error) error {
+			off := 0
+			for _, sp := range d.spans {
+				if err := emit(sp.section, md[off:off+sp.n]); err != nil {
+					return err
+				}
+				off += sp.n
+			}
+			return nil
+		}
+	}
+	// A page of 2,000 sections (the heading section again and again) that
+	// cannot be written stops being rendered: the sections stop being
+	// asked for long before the last, and no goroutine is left behind.
+	head := md.Bytes()[:d.spans[0].n]
+	const many = 2000
+	goroutines := runtime.NumGoroutine()
+	for _, workers := range []int{1, 2, 5} {
+		err := d.htmlOn(io.Discard, from(bad), workers)
+		if err == nil || !strings.Contains(err.Error(), "is not reason leg.ineligible") {
+			t.Errorf("%d goroutines: a section naming another reason gives %v", workers, err)
+		}
+		for _, n := range []int{0, 100 << 10} {
+			emitted := 0
+			err := d.htmlOn(&failAfter{n}, func(emit func(int, []byte) error) error {
+				for range many {
+					emitted++
+					if err := emit(-1, head); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, workers)
+			if !errors.Is(err, errFull) || emitted == many {
+				t.Errorf("%d goroutines, writer full after %d bytes: %v after %d of %d sections", workers, n, err, emitted, many)
+			}
+		}
+	}
+	for i := 0; runtime.NumGoroutine() > goroutines && i < 100; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		t.Errorf("%d goroutines after the failed pages, %d before", n, goroutines)
 	}
 }

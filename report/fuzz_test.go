@@ -48,7 +48,7 @@ func FuzzSpreadPicture(f *testing.F) {
 			{id: "p1", label: pt.ID.Label(), test: pt.Test, medians: [2]*float64{pt.Ours, pt.Baseline}, ratio: pt.Ratio, unit: "tokens/s"},
 			{id: "memory", label: "memory", test: c.Memory.Test, medians: [2]*float64{c.Memory.Ours, c.Memory.Baseline}, ratio: c.Memory.Value, unit: "MiB"},
 		}
-		svg := spreadSVG("f", "ours", "base", "output throughput", rows)
+		svg := spreadSVGOf("f", "ours", "base", "output throughput", rows)
 		if strings.Contains(svg, "NaN") || strings.Contains(svg, "Inf") {
 			t.Fatalf("the picture prints NaN or Inf:\n%s", svg)
 		}

@@ -69,6 +69,11 @@ func (d *Document) html(w io.Writer, sections func(emit func(section int, md []b
 	return d.htmlOn(w, sections, runtime.GOMAXPROCS(0))
 }
 
+// sectionBufs hold sections' HTML between their rendering and their
+// writing: a section of a large comparison is some hundreds of KiB, which
+// would otherwise be grown anew for every one.
+var sectionBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // errStopped ends the sections of a page whose writing has failed.
 var errStopped = errors.New("report.html: stopped")
 
@@ -89,7 +94,7 @@ func (d *Document) htmlOn(w io.Writer, sections func(emit func(section int, md [
 	fmt.Fprintf(bw, "<title>%s</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", esc(d.Title), pageCSS)
 
 	type result struct {
-		html []byte
+		html *bytes.Buffer
 		err  error
 	}
 	workers = max(workers, 1)
@@ -114,11 +119,15 @@ func (d *Document) htmlOn(w io.Writer, sections func(emit func(section int, md [
 			r := <-at
 			if err == nil {
 				if err = r.err; err == nil {
-					_, err = bw.Write(r.html)
+					_, err = bw.Write(r.html.Bytes())
 				}
 				if err != nil {
 					close(stop)
 				}
+			}
+			if r.html != nil {
+				r.html.Reset()
+				sectionBufs.Put(r.html)
 			}
 		}
 		written <- err
@@ -140,15 +149,15 @@ func (d *Document) htmlOn(w io.Writer, sections func(emit func(section int, md [
 			return errStopped
 		}
 		job := func(gm goldmark.Markdown) {
-			var b bytes.Buffer
+			b := sectionBufs.Get().(*bytes.Buffer)
 			doc := gm.Parser().Parse(gmtext.NewReader(src))
 			err := d.decorate(doc, src, section)
 			if err != nil {
 				err = fmt.Errorf("report.html: %w", err)
 			} else {
-				err = gm.Renderer().Render(&b, src, doc)
+				err = gm.Renderer().Render(b, src, doc)
 			}
-			at <- result{b.Bytes(), err}
+			at <- result{b, err}
 		}
 		select {
 		case jobs <- job:
@@ -196,9 +205,11 @@ var (
 	kindBadges  = ast.NewNodeKind("ClockgateBadges")
 )
 
+// figuresNode is pictures spliced into a section: write writes their HTML
+// straight into the section's, when it is rendered.
 type figuresNode struct {
 	ast.BaseBlock
-	html string
+	write func(w io.Writer)
 }
 
 func (n *figuresNode) Kind() ast.NodeKind         { return kindFigures }
@@ -217,7 +228,7 @@ type splicer struct{}
 func (splicer) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
 	r.Register(kindFigures, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
-			_, _ = w.WriteString(n.(*figuresNode).html)
+			n.(*figuresNode).write(w)
 		}
 		return ast.WalkSkipChildren, nil
 	})
@@ -286,23 +297,23 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				// The clock pictures go before the first heading after the
 				// ratios: the clock per GPU's, or the legs'.
 				if !legs {
-					doc.InsertBefore(doc, n, &figuresNode{html: d.figures(ci)})
+					doc.InsertBefore(doc, n, &figuresNode{write: func(w io.Writer) { d.figures(w, ci) }})
 				}
 				legs = true
 			}
 		case *east.Table:
 			// THROUGHPUT's points table: the legs' spread follows it.
 			if ci >= 0 && ri >= 0 && !legs && d.Comparisons[ci].Ratios[ri].Family == FamilyThroughput {
-				if fig := d.spreadFigure(ci, FamilyThroughput); fig != "" {
-					doc.InsertAfter(doc, n, &figuresNode{html: fig})
+				if d.hasSpread(ci, FamilyThroughput) {
+					doc.InsertAfter(doc, n, &figuresNode{write: func(w io.Writer) { d.spreadFigure(w, ci, FamilyThroughput) }})
 				}
 			}
 		case *ast.Paragraph:
 			// MEMORY's medians: the legs' spread follows them.
 			if ci >= 0 && ri >= 0 && !legs && d.Comparisons[ci].Ratios[ri].Family == FamilyMemory &&
 				strings.HasPrefix(plainText(n, src), MemoryLead) {
-				if fig := d.spreadFigure(ci, FamilyMemory); fig != "" {
-					doc.InsertAfter(doc, n, &figuresNode{html: fig})
+				if d.hasSpread(ci, FamilyMemory) {
+					doc.InsertAfter(doc, n, &figuresNode{write: func(w io.Writer) { d.spreadFigure(w, ci, FamilyMemory) }})
 				}
 			}
 		case *ast.List:
@@ -450,7 +461,7 @@ func plainText(n ast.Node, src []byte) string {
 
 // figures is the HTML of the i-th comparison's pictures: one per arm, on
 // shared scales, and their legend.
-func (d *Document) figures(i int) string {
+func (d *Document) figures(w io.Writer, i int) {
 	cmp := &d.Comparisons[i]
 	ours := &panel{id: FigureID(i, "ours"), model: cmp.Model, engine: cmp.Ours, other: cmp.Baseline, role: "ours",
 		colour: colourOurs, otherColour: colourBaseline, side: cmp.Clock.Ours, otherMedian: cmp.Clock.Baseline.MedianMHz}
@@ -466,14 +477,15 @@ func (d *Document) figures(i int) string {
 	panels := []*panel{ours, base}
 	xs, ys := newXLayout(panels), newYScale(panels)
 
-	var b strings.Builder
-	fmt.Fprintf(&b, "<section class=\"clock\" id=\"%s\">\n<h3>Clock over time: %s and %s</h3>\n", FiguresID(i), esc(cmp.Ours), esc(cmp.Baseline))
-	fmt.Fprintf(&b, "<p class=\"how\">SM clock of every sample of each arm, its legs end to end; each leg's seconds count from its own first sample. "+
+	fmt.Fprintf(w, "<section class=\"clock\" id=\"%s\">\n<h3>Clock over time: %s and %s</h3>\n", FiguresID(i), esc(cmp.Ours), esc(cmp.Baseline))
+	fmt.Fprintf(w, "<p class=\"how\">SM clock of every sample of each arm, its legs end to end; each leg's seconds count from its own first sample. "+
 		"Both pictures share one time scale and one MHz scale.</p>\n")
 	for _, p := range panels {
-		fmt.Fprintf(&b, "<figure id=\"%s\">\n%s\n<figcaption>%s</figcaption>\n</figure>\n", p.id, p.svg(xs, ys), p.caption())
+		fmt.Fprintf(w, "<figure id=\"%s\">\n", p.id)
+		p.svg(&svgWriter{w}, xs, ys)
+		fmt.Fprintf(w, "\n<figcaption>%s</figcaption>\n</figure>\n", p.caption())
 	}
-	fmt.Fprintf(&b, "<ul class=\"legend\">\n"+
+	fmt.Fprintf(w, "<ul class=\"legend\">\n"+
 		"<li><span class=\"key key-busy\"></span>busy samples of the arm, the minimum and maximum of each pixel column, so no excursion is lost</li>\n"+
 		"<li><span class=\"key key-idle\"></span>idle sample (utilization 0%%, excluded from the statistics); <span class=\"key key-below\"></span>idle samples below the MHz scale, on its edge</li>\n"+
 		"<li><span class=\"key key-median\"></span>the arm's merged median, in a band of ±%.1f%%: a busy sample outside the band fails the spread check (max − min ≤ %.1f%% of the median)</li>\n"+
@@ -482,13 +494,12 @@ func (d *Document) figures(i int) string {
 		"<li><span class=\"key key-rule\"></span>a leg's first sample, labelled with its run, its boot and its clock reasons; <span class=\"key key-boot\"></span>a new boot</li>\n",
 		clocks.MaxSpreadPct, clocks.MaxSpreadPct, clocks.FormatThrottle(clocks.BenignThrottleMask))
 	if ours.multi() || base.multi() {
-		fmt.Fprintf(&b, "<li><span class=\"key\" style=\"border-top: 2px solid %s; height: 0\"></span>a leg of several GPUs (tensor parallel): one line per GPU, muted, "+
+		fmt.Fprintf(w, "<li><span class=\"key\" style=\"border-top: 2px solid %s; height: 0\"></span>a leg of several GPUs (tensor parallel): one line per GPU, muted, "+
 			"each in its own colour, named in the key under its picture and on hover</li>\n"+
 			"<li><span class=\"key\" style=\"border-top: 4px solid %s; height: 0\"></span>the slowest GPU of each leg (the lowest busy median; of equal medians, the lowest mean), "+
 			"in the arm's colour, on top, named above its leg: a tensor-parallel step runs at its pace</li>\n", gpuColour(0), colourOurs)
 	}
-	b.WriteString("</ul>\n</section>\n")
-	return b.String()
+	io.WriteString(w, "</ul>\n</section>\n")
 }
 
 // caption is a figure's caption: the arm's merged clock in words.

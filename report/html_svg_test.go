@@ -83,7 +83,7 @@ func onePanel(legs ...Leg) (*panel, string) {
 		p.legs = append(p.legs, traceOf(l))
 	}
 	ps := []*panel{p}
-	return p, p.svg(newXLayout(ps), newYScale(ps))
+	return p, svgOf(p, newXLayout(ps), newYScale(ps))
 }
 
 // TestLongLegIsReducedAndKeepsItsDip draws a leg of 7,200 samples: its
@@ -377,7 +377,7 @@ func TestMediansBandAndTicks(t *testing.T) {
 	p.legs = []legTrace{traceOf(r1), traceOf(r2)}
 	ps := []*panel{p}
 	ys := newYScale(ps)
-	d := parsePage(t, []byte(p.svg(newXLayout(ps), ys)))
+	d := parsePage(t, []byte(svgOf(p, newXLayout(ps), ys)))
 
 	one := func(match func(*elem) bool, what string) *elem {
 		got := d.all(match)
@@ -586,4 +586,18 @@ func TestOneGPUPictureHasNoKey(t *testing.T) {
 	if vb := d.all(named("svg"))[0].attr["viewBox"]; vb != fmt.Sprintf("0 0 %d %d", figW, figH) {
 		t.Errorf("viewBox %q", vb)
 	}
+}
+
+// svgOf is p's picture as a string.
+func svgOf(p *panel, xs xLayout, ys yScale) string {
+	var b strings.Builder
+	p.svg(&svgWriter{&b}, xs, ys)
+	return b.String()
+}
+
+// spreadSVGOf is the picture of spread rows as a string.
+func spreadSVGOf(id, ours, base, quantity string, rows []spreadRow) string {
+	var b strings.Builder
+	spreadSVG(&svgWriter{&b}, id, ours, base, quantity, rows)
+	return b.String()
 }

@@ -152,7 +152,7 @@ func TestSpreadPicture(t *testing.T) {
 		{id: "nobase", label: "8/inf", unit: "tokens/s", medians: [2]*float64{f(10), nil},
 			test: ratio.Test{OursLegs: legs(10, 10.2), BaselineLegs: legs()}},
 	}
-	d := parsePage(t, []byte(spreadSVG("s", "ours", "base", "output throughput", rows)))
+	d := parsePage(t, []byte(spreadSVGOf("s", "ours", "base", "output throughput", rows)))
 	xs := newXScale(rows)
 	row := func(id string) *elem {
 		g := d.byID("s-" + id)
@@ -229,7 +229,7 @@ func TestSpreadPicture(t *testing.T) {
 		{id: "inf", label: "memory", unit: "MiB", medians: [2]*float64{f(1.7976931348623157e308), f(5e-324)},
 			test: ratio.Test{OursLegs: legs(1.7976931348623157e308), BaselineLegs: legs(5e-324)}},
 	}
-	svg := spreadSVG("e", "ours", "base", "output throughput", edge)
+	svg := spreadSVGOf("e", "ours", "base", "output throughput", edge)
 	for _, bad := range []string{"NaN", "Inf"} {
 		if strings.Contains(svg, bad) {
 			t.Errorf("the picture prints %s", bad)

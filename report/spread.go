@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -160,9 +161,31 @@ func (s xScale) tickText(v float64) string {
 	return strconv.FormatFloat(v, 'f', d, 64)
 }
 
-// spreadFigure is the HTML of the i-th comparison's picture of a family's
-// legs: THROUGHPUT one row per point both arms have, MEMORY one row.
-func (d *Document) spreadFigure(i int, family string) string {
+// hasSpread reports whether the i-th comparison has a picture of a
+// family's legs: a row to draw.
+func (d *Document) hasSpread(i int, family string) bool {
+	rows, _ := d.spreadRows(i, family)
+	return len(rows) > 0
+}
+
+// spreadFigure writes the HTML of the i-th comparison's picture of a
+// family's legs, when it has one.
+func (d *Document) spreadFigure(w io.Writer, i int, family string) {
+	rows, quantity := d.spreadRows(i, family)
+	if len(rows) == 0 {
+		return
+	}
+	cmp := &d.Comparisons[i]
+	id := SpreadID(i, family)
+	fmt.Fprintf(w, "<figure class=\"spread\" id=\"%s\">\n", id)
+	spreadSVG(&svgWriter{w}, id, cmp.Ours, cmp.Baseline, quantity, rows)
+	fmt.Fprintf(w, "\n<figcaption>%s</figcaption>\n</figure>\n", spreadCaption(cmp.Baseline, quantity, family))
+}
+
+// spreadRows are the rows of the i-th comparison's picture of a family's
+// legs, and what they measure: THROUGHPUT one row per point both arms
+// have, MEMORY one row.
+func (d *Document) spreadRows(i int, family string) ([]spreadRow, string) {
 	cmp := &d.Comparisons[i]
 	var rows []spreadRow
 	quantity, unit := "output throughput", "tokens/s"
@@ -183,14 +206,7 @@ func (d *Document) spreadFigure(i int, family string) string {
 			}
 		}
 	}
-	if len(rows) == 0 {
-		return ""
-	}
-	id := SpreadID(i, family)
-	var b strings.Builder
-	fmt.Fprintf(&b, "<figure class=\"spread\" id=\"%s\">\n%s\n<figcaption>%s</figcaption>\n</figure>\n",
-		id, spreadSVG(id, cmp.Ours, cmp.Baseline, quantity, rows), spreadCaption(cmp.Baseline, quantity, family))
-	return b.String()
+	return rows, quantity
 }
 
 func spreadCaption(base, quantity, family string) string {
@@ -205,7 +221,7 @@ func spreadCaption(base, quantity, family string) string {
 }
 
 // spreadSVG draws the rows on one scale relative to the baseline median.
-func spreadSVG(id, ours, base, quantity string, rows []spreadRow) string {
+func spreadSVG(w *svgWriter, id, ours, base, quantity string, rows []spreadRow) {
 	xs := newXScale(rows)
 	h := spreadPadT + len(rows)*spreadRowH - spreadGap + spreadPadB
 	bottom := float64(h - spreadPadB)
@@ -213,7 +229,6 @@ func spreadSVG(id, ours, base, quantity string, rows []spreadRow) string {
 	colours := [2]string{colourOurs, colourBaseline}
 	names := [2]string{ours, base}
 
-	var w svgWriter
 	w.f(`<svg xmlns="http://www.w3.org/2000/svg" class="spread" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
 		spreadW, h, esc(spreadAria(ours, base, quantity, rows)))
 	w.f("\n<title>%s</title>\n", esc(fmt.Sprintf("%s of each leg of %s and %s, relative to %s's median", quantity, ours, base, base)))
@@ -248,7 +263,7 @@ func spreadSVG(id, ours, base, quantity string, rows []spreadRow) string {
 			if why != "" {
 				continue
 			}
-			spreadArmMarks(&w, xs, arm, ref, y, left, right, colours[a], names[a], row.unit)
+			spreadArmMarks(w, xs, arm, ref, y, left, right, colours[a], names[a], row.unit)
 		}
 		if why != "" {
 			w.f(`<text class="row-note" x="%s" y="%s" text-anchor="middle" dominant-baseline="middle" fill="%s">%s</text>`+"\n",
@@ -268,7 +283,6 @@ func spreadSVG(id, ours, base, quantity string, rows []spreadRow) string {
 	w.f(`<text class="axis-label" x="%s" y="%s" text-anchor="middle">%s</text>`+"\n",
 		n(left+spreadPlotW/2), n(float64(h)-8), esc(quantity+" ÷ "+clip(base, 16)+"'s median"))
 	w.f("</svg>")
-	return w.String()
 }
 
 // spreadArmMarks draws one arm's line: its interval as a bar (none when

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"html"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -309,9 +310,9 @@ func (l xLayout) width(lt *legTrace) float64 {
 	return l.slot
 }
 
-// svgWriter accumulates SVG; every number it prints has one decimal, so the
+// svgWriter writes SVG; every number it prints has one decimal, so the
 // same picture is always the same bytes.
-type svgWriter struct{ strings.Builder }
+type svgWriter struct{ io.Writer }
 
 func (w *svgWriter) f(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 
@@ -497,8 +498,7 @@ func xTickStep(scale float64) float64 {
 }
 
 // svg draws one arm's picture.
-func (p *panel) svg(xs xLayout, ys yScale) string {
-	var w svgWriter
+func (p *panel) svg(w *svgWriter, xs xLayout, ys yScale) {
 	title := fmt.Sprintf("%s (%s arm of %s): SM clock (MHz) over time (seconds from each leg's first sample)", p.engine, p.role, p.model)
 	key := p.keyItems()
 	w.f(`<svg xmlns="http://www.w3.org/2000/svg" class="clock" viewBox="0 0 %d %d" role="img" aria-label="%s">`, figW, figH+keyH*keyRows(key), esc(p.ariaLabel()))
@@ -525,7 +525,7 @@ func (p *panel) svg(xs xLayout, ys yScale) string {
 	for i := range p.legs {
 		lt := &p.legs[i]
 		wid := xs.width(lt)
-		p.leg(&w, lt, x0, wid, xs, ys, i > 0 && prevBoot != "" && firstBoot(lt) != "" && firstBoot(lt) != prevBoot)
+		p.leg(w, lt, x0, wid, xs, ys, i > 0 && prevBoot != "" && firstBoot(lt) != "" && firstBoot(lt) != prevBoot)
 		prevBoot = lastBoot(lt)
 		x0 += wid + xs.gap
 	}
@@ -539,12 +539,12 @@ func (p *panel) svg(xs xLayout, ys yScale) string {
 		w.f(`<line class="median" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1"/>`+"\n",
 			n(padL), n(ys.y(*m)), n(right), n(ys.y(*m)), p.colour)
 	}
-	p.medianLabels(&w, ys)
+	p.medianLabels(w, ys)
 	x0 = float64(padL)
 	for i := range p.legs {
 		lt := &p.legs[i]
 		if !lt.drawn() {
-			p.slot(&w, lt, x0, xs.width(lt))
+			p.slot(w, lt, x0, xs.width(lt))
 		}
 		x0 += xs.width(lt) + xs.gap
 	}
@@ -556,9 +556,8 @@ func (p *panel) svg(xs xLayout, ys yScale) string {
 		n(18), n(padT+plotH/2), n(18), n(padT+plotH/2))
 	w.f(`<text class="axis-label" x="%s" y="%s" text-anchor="middle">time (seconds from each leg's first sample)</text>`+"\n",
 		n(padL+plotW/2), n(figH-8))
-	p.key(&w, key)
+	p.key(w, key)
 	w.f("</svg>")
-	return w.String()
 }
 
 // keyItem is one entry of the key under a picture of legs of several

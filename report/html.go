@@ -69,20 +69,17 @@ func (d *Document) html(w io.Writer, sections func(emit func(section int, md []b
 	return d.htmlOn(w, sections, runtime.GOMAXPROCS(0))
 }
 
-// sectionBufs hold sections' HTML between their rendering and their
-// writing: a section of a large comparison is some hundreds of KiB, which
-// would otherwise be grown anew for every one.
-var sectionBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// errStopped ends the sections of a page whose writing has failed.
-var errStopped = errors.New("report.html: stopped")
+// goldmarks are goldmark instances with report.html's extensions and
+// renderers, one for each section being rendered at a time.
+var goldmarks = sync.Pool{New: func() any {
+	return goldmark.New(goldmark.WithExtensions(extension.GFM),
+		goldmark.WithRendererOptions(html.WithXHTML(), renderer.WithNodeRenderers(util.Prioritized(splicer{}, 100))))
+}}
 
 // htmlOn writes the page around the Markdown sections renders, rendering
-// the sections on that many goroutines: each section is a document of its
-// own (it starts with its heading, so the pieces render as the whole
-// would), and they are written in order, at most a few ahead of the one
-// being written, so that the page is never whole in memory and the bytes
-// are the same on any number of cores.
+// the sections on that many goroutines (inOrder): each section is a
+// document of its own (it starts with its heading, so the pieces render as
+// the whole would).
 func (d *Document) htmlOn(w io.Writer, sections func(emit func(section int, md []byte) error) error, workers int) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	// The page is also well-formed XML (void elements closed, goldmark's
@@ -93,86 +90,31 @@ func (d *Document) htmlOn(w io.Writer, sections func(emit func(section int, md [
 	bw.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\" />\n")
 	fmt.Fprintf(bw, "<title>%s</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", esc(d.Title), pageCSS)
 
-	type result struct {
-		html *bytes.Buffer
-		err  error
-	}
-	workers = max(workers, 1)
-	// pending holds, in page order, where each section's HTML will be.
-	pending := make(chan chan result, 2*workers)
-	jobs := make(chan func(gm goldmark.Markdown))
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			gm := goldmark.New(goldmark.WithExtensions(extension.GFM),
-				goldmark.WithRendererOptions(html.WithXHTML(), renderer.WithNodeRenderers(util.Prioritized(splicer{}, 100))))
-			for job := range jobs {
-				job(gm)
-			}
+	err := inOrder(workers, func(submit func(func(b *bytes.Buffer) error) error) error {
+		return sections(func(section int, md []byte) error {
+			// report.md carries a tree's text as written; a control
+			// character in it would make the page ill-formed. (The copy
+			// is the section's own: md is the caller's to reuse.)
+			src := bytes.Map(func(r rune) rune {
+				if unicode.IsControl(r) && r != '\n' && r != '\t' {
+					return utf8.RuneError
+				}
+				return r
+			}, md)
+			return submit(func(b *bytes.Buffer) error {
+				gm := goldmarks.Get().(goldmark.Markdown)
+				defer goldmarks.Put(gm)
+				doc := gm.Parser().Parse(gmtext.NewReader(src))
+				if err := d.decorate(doc, src, section); err != nil {
+					return fmt.Errorf("report.html: %w", err)
+				}
+				return gm.Renderer().Render(b, src, doc)
+			})
 		})
-	}
-	written := make(chan error, 1)
-	go func() {
-		var err error
-		for at := range pending {
-			r := <-at
-			if err == nil {
-				if err = r.err; err == nil {
-					_, err = bw.Write(r.html.Bytes())
-				}
-				if err != nil {
-					close(stop)
-				}
-			}
-			if r.html != nil {
-				r.html.Reset()
-				sectionBufs.Put(r.html)
-			}
-		}
-		written <- err
-	}()
-	err := sections(func(section int, md []byte) error {
-		// report.md carries a tree's text as written; a control character
-		// in it would make the page ill-formed. (The copy is the section's
-		// own: md is the caller's to reuse.)
-		src := bytes.Map(func(r rune) rune {
-			if unicode.IsControl(r) && r != '\n' && r != '\t' {
-				return utf8.RuneError
-			}
-			return r
-		}, md)
-		at := make(chan result, 1)
-		select {
-		case pending <- at:
-		case <-stop:
-			return errStopped
-		}
-		job := func(gm goldmark.Markdown) {
-			b := sectionBufs.Get().(*bytes.Buffer)
-			doc := gm.Parser().Parse(gmtext.NewReader(src))
-			err := d.decorate(doc, src, section)
-			if err != nil {
-				err = fmt.Errorf("report.html: %w", err)
-			} else {
-				err = gm.Renderer().Render(b, src, doc)
-			}
-			at <- result{b, err}
-		}
-		select {
-		case jobs <- job:
-			return nil
-		case <-stop:
-			at <- result{err: errStopped}
-			return errStopped
-		}
+	}, func(section []byte) error {
+		_, err := bw.Write(section)
+		return err
 	})
-	close(jobs)
-	close(pending)
-	wg.Wait()
-	if werr := <-written; werr != nil {
-		return werr
-	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,13 +28,22 @@ func Markdown(w io.Writer, s *summarize.Summary) error {
 }
 
 // Markdown writes the document as GitHub-flavoured Markdown: the same
-// document always gives the same bytes. It is written section by section,
-// so that a large tree's report is never whole in memory; the sections'
-// lengths are kept, for HTMLOf to read them back.
+// document always gives the same bytes. Its sections are rendered on every
+// core and written in order (inOrder), so that a large tree's report is
+// never whole in memory; the sections' lengths are kept, for HTMLOf.
 func (d *Document) Markdown(w io.Writer) error {
 	d.spans = d.spans[:0]
-	return d.sections(func(section int, md []byte) error {
-		d.spans = append(d.spans, mdSpan{section, len(md)})
+	next := -1
+	return inOrder(runtime.GOMAXPROCS(0), func(submit func(func(b *bytes.Buffer) error) error) error {
+		for section := -1; section <= len(d.Comparisons); section++ {
+			if err := submit(func(b *bytes.Buffer) error { return d.section(section, b) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(md []byte) error {
+		d.spans = append(d.spans, mdSpan{next, len(md)})
+		next++
 		_, err := w.Write(md)
 		return err
 	})
@@ -45,19 +55,62 @@ type mdSpan struct {
 	section, n int
 }
 
-// sections renders the document's Markdown in sections, each given to
-// emit as it is done: the heading and contract (section -1), each
-// comparison (section i for Comparisons[i]), then the legs in no
-// comparison and the warnings (section len(Comparisons)).
+// sections renders the document's Markdown in sections, one after the
+// other, each given to emit as it is done: the heading and contract
+// (section -1), each comparison (section i for Comparisons[i]), then the
+// legs in no comparison and the warnings (section len(Comparisons)).
 func (d *Document) sections(emit func(section int, md []byte) error) error {
 	var b bytes.Buffer
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	flush := func(section int) error {
-		err := emit(section, b.Bytes())
+	for section := -1; section <= len(d.Comparisons); section++ {
+		if err := d.section(section, &b); err != nil {
+			return err
+		}
+		if err := emit(section, b.Bytes()); err != nil {
+			return err
+		}
 		b.Reset()
-		return err
+	}
+	return nil
+}
+
+// section renders one section of the document's Markdown into b.
+func (d *Document) section(section int, b *bytes.Buffer) error {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	switch {
+	case section < 0:
+		d.head(p)
+		return nil
+	case section < len(d.Comparisons):
+		return d.comparison(section, b, p)
+	}
+	return d.rest(b, p)
+}
+
+// rest is the document's last section: the legs in no comparison, and
+// the warnings.
+func (d *Document) rest(b *bytes.Buffer, p func(format string, args ...any)) error {
+	if len(d.Uncompared) > 0 {
+		p("## Legs in no comparison\n\n")
+		if err := legTable(b, d.Uncompared, true); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+		legReasons(b, d.Uncompared, true)
 	}
 
+	p("## Warnings\n\n")
+	if len(d.Warnings) == 0 {
+		p("None.\n")
+	}
+	for _, wn := range d.Warnings {
+		p("- %s\n", text(wn))
+	}
+	return nil
+}
+
+// head is the document's first section: its title, the gate, the
+// baseline and the contract.
+func (d *Document) head(p func(format string, args ...any)) {
 	p("# %s\n\n", text(d.Title))
 	gate := "FAIL"
 	if d.GatePass {
@@ -79,91 +132,70 @@ func (d *Document) sections(emit func(section int, md []byte) error) error {
 	if len(d.Comparisons) == 0 {
 		p("No comparison: no model has both the baseline arm and another arm.\n\n")
 	}
-	if err := flush(-1); err != nil {
-		return err
-	}
+}
 
-	for ci, cmp := range d.Comparisons {
-		p("## %s: %s vs %s\n\n", text(cmp.Model), text(cmp.Ours), text(cmp.Baseline))
-		for _, r := range cmp.Ratios {
-			value := "n/a"
-			if r.Value != nil {
-				value = fixed(*r.Value, 4)
-			}
-			p("### %s %s/%s %s: %s\n\n", r.Family, text(cmp.Ours), text(cmp.Baseline), value, Verdict(r.Established))
-			switch r.Family {
-			case FamilyThroughput:
-				p("%s\n\n", text(ThroughputSignificance(cmp.Ours, cmp.Baseline, cmp.Points, r.Significance)))
-			case FamilyMemory:
-				p("%s\n\n", text(MemorySignificance(cmp.Ours, cmp.Baseline, r.Test)))
-			}
-			p("%s\n\n", text(Observed(cmp.Clock)))
-			for _, cv := range r.Caveats {
-				p("%s\n\n", text(Caveat(cv)))
-			}
-			switch r.Family {
-			case FamilyThroughput:
-				p("Output throughput, median over each arm's legs, in tokens/s, at each point (max_concurrency none: no bound; request_rate inf: all at once); "+
-					"the ratio is their geometric mean over the points both arms have. "+
-					"%s%% CI: each arm's confidence interval around its median over its legs, −∞ or +∞ on a side the legs are too few to bound (both sides need %s). "+
-					"p: two-sided Mann–Whitney U of the legs' throughputs, %s against %s; `~` where p ≥ %s (no difference detected), n/a where an arm has %s. "+
-					"Output tokens: median total_output_tokens over the legs with throughput, and their difference.\n\n",
-					confidenceText(), legsWord(ratio.CILegsNeeded()), text(cmp.Ours), text(cmp.Baseline), alphaText(),
-					strings.TrimSuffix(tooFewLegs("throughput"), " in an arm")+" there")
-				if err := pointsTable(&b, cmp); err != nil {
-					return err
-				}
-				b.WriteString("\n")
-			case FamilyMemory:
-				p("%s %s %s, %s %s.\n\n", MemoryLead,
-					text(cmp.Ours), memCI(r.Ours, r.Test.OursCI, r.Test.OursLegs), text(cmp.Baseline), memCI(r.Baseline, r.Test.BaselineCI, r.Test.BaselineLegs))
-			}
-			if len(r.Reasons) == 0 {
-				p("Reasons: none.\n\n")
-				continue
-			}
-			p("Reasons:\n\n")
-			for _, rs := range r.Reasons {
-				p("- `%s`: %s\n", rs.Code, text(rs.Message))
-			}
-			b.WriteString("\n")
+// comparison is the section of the ci-th comparison.
+func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, args ...any)) error {
+	cmp := d.Comparisons[ci]
+	p("## %s: %s vs %s\n\n", text(cmp.Model), text(cmp.Ours), text(cmp.Baseline))
+	for _, r := range cmp.Ratios {
+		value := "n/a"
+		if r.Value != nil {
+			value = fixed(*r.Value, 4)
 		}
-		if rows := GPURows(cmp); len(rows) > 0 {
-			p("### Clock per GPU position of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
-			p("%s\n\n", GPULead)
-			if err := gpuTable(&b, cmp.Ours, cmp.Baseline, rows); err != nil {
+		p("### %s %s/%s %s: %s\n\n", r.Family, text(cmp.Ours), text(cmp.Baseline), value, Verdict(r.Established))
+		switch r.Family {
+		case FamilyThroughput:
+			p("%s\n\n", text(ThroughputSignificance(cmp.Ours, cmp.Baseline, cmp.Points, r.Significance)))
+		case FamilyMemory:
+			p("%s\n\n", text(MemorySignificance(cmp.Ours, cmp.Baseline, r.Test)))
+		}
+		p("%s\n\n", text(Observed(cmp.Clock)))
+		for _, cv := range r.Caveats {
+			p("%s\n\n", text(Caveat(cv)))
+		}
+		switch r.Family {
+		case FamilyThroughput:
+			p("Output throughput, median over each arm's legs, in tokens/s, at each point (max_concurrency none: no bound; request_rate inf: all at once); "+
+				"the ratio is their geometric mean over the points both arms have. "+
+				"%s%% CI: each arm's confidence interval around its median over its legs, −∞ or +∞ on a side the legs are too few to bound (both sides need %s). "+
+				"p: two-sided Mann–Whitney U of the legs' throughputs, %s against %s; `~` where p ≥ %s (no difference detected), n/a where an arm has %s. "+
+				"Output tokens: median total_output_tokens over the legs with throughput, and their difference.\n\n",
+				confidenceText(), legsWord(ratio.CILegsNeeded()), text(cmp.Ours), text(cmp.Baseline), alphaText(),
+				strings.TrimSuffix(tooFewLegs("throughput"), " in an arm")+" there")
+			if err := pointsTable(b, cmp); err != nil {
 				return err
 			}
 			b.WriteString("\n")
+		case FamilyMemory:
+			p("%s %s %s, %s %s.\n\n", MemoryLead,
+				text(cmp.Ours), memCI(r.Ours, r.Test.OursCI, r.Test.OursLegs), text(cmp.Baseline), memCI(r.Baseline, r.Test.BaselineCI, r.Test.BaselineLegs))
 		}
-		p("### Legs of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
-		if err := legTable(&b, cmp.Legs, false); err != nil {
+		if len(r.Reasons) == 0 {
+			p("Reasons: none.\n\n")
+			continue
+		}
+		p("Reasons:\n\n")
+		for _, rs := range r.Reasons {
+			p("- `%s`: %s\n", rs.Code, text(rs.Message))
+		}
+		b.WriteString("\n")
+	}
+	if rows := GPURows(cmp); len(rows) > 0 {
+		p("### Clock per GPU position of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
+		p("%s\n\n", GPULead)
+		if err := gpuTable(b, cmp.Ours, cmp.Baseline, rows); err != nil {
 			return err
 		}
 		b.WriteString("\n")
-		legReasons(&b, cmp.Legs, false)
-		if err := flush(ci); err != nil {
-			return err
-		}
 	}
-
-	if len(d.Uncompared) > 0 {
-		p("## Legs in no comparison\n\n")
-		if err := legTable(&b, d.Uncompared, true); err != nil {
-			return err
-		}
-		b.WriteString("\n")
-		legReasons(&b, d.Uncompared, true)
+	p("### Legs of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
+	if err := legTable(b, cmp.Legs, false); err != nil {
+		return err
 	}
-
-	p("## Warnings\n\n")
-	if len(d.Warnings) == 0 {
-		p("None.\n")
-	}
-	for _, wn := range d.Warnings {
-		p("- %s\n", text(wn))
-	}
-	return flush(len(d.Comparisons))
+	b.WriteString("\n")
+	legReasons(b, cmp.Legs, false)
+	return nil
 }
 
 // legReasons lists every reason of every leg that has one, in full.

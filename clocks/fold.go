@@ -272,7 +272,7 @@ func (f *Fold) AddRow(r *Row, line int) {
 		g.persistBad++
 	}
 	if g.trace != nil {
-		g.trace.add(r, g.First)
+		g.trace.add(r, g.First, f.firstSec, f.firstNsec)
 	}
 	if r.Idle() {
 		g.Idle++

@@ -76,9 +76,12 @@ type traceBuilder struct {
 // the buckets outgrow their bound.
 const firstWidth = 0.001
 
-func (b *traceBuilder) add(r *Row, first *Sample) {
+// add folds in a row of the GPU whose first sample is first; t0sec and
+// t0nsec are the window's first row's time, from which every GPU's trace
+// counts its seconds, so that the GPUs of a leg share one time axis.
+func (b *traceBuilder) add(r *Row, first *Sample, t0sec, t0nsec int64) {
 	if !b.started {
-		b.started, b.t0sec, b.t0nsec, b.width = true, r.Sec, r.Nsec, firstWidth
+		b.started, b.t0sec, b.t0nsec, b.width = true, t0sec, t0nsec, firstWidth
 		b.buckets = (*bucketPool.Get().(*[]bucket))[:0]
 		b.lastBoot = first.BootID
 		b.boots, b.marks = []string{first.BootID}, []bootMark{{0, 0}}

@@ -113,6 +113,36 @@ func TestTraceOutOfOrderAndBeforeTheFirst(t *testing.T) {
 	}
 }
 
+// TestTraceGPUsShareTheWindowsClock: in a leg of two GPUs whose GPU 1 is
+// first seen 30 s into the window, GPU 1's points count their seconds from
+// the window's first sample, as GPU 0's do, so the picture puts both on
+// one time axis; its span is the window's.
+func TestTraceGPUsShareTheWindowsClock(t *testing.T) {
+	var ss []*Sample
+	for i, s := range window(boot13, repeat([]int{2400}, 60), 0) {
+		ss = append(ss, s)
+		if i >= 30 {
+			g := *s
+			g.GPUIndex, g.GPUUUID = 1, "GPU-1"
+			ss = append(ss, &g)
+		}
+	}
+	f := NewTracingFold()
+	if err := f.FoldStream(bytes.NewReader(streamOf(ss)), ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.GPUs) != 2 {
+		t.Fatalf("%d GPUs folded", len(f.GPUs))
+	}
+	g0, g1 := f.GPUs[0].Trace, f.GPUs[1].Trace
+	if p := g1.Points[0]; p.T != 30 {
+		t.Errorf("GPU 1's first point at %g s, want 30 (seconds from the window's first sample)", p.T)
+	}
+	if last := g1.Points[len(g1.Points)-1]; last.T != 59 || g1.Span != 59 || g0.Span != 59 {
+		t.Errorf("GPU 1's last point at %g s, spans %g and %g; want 59", last.T, g0.Span, g1.Span)
+	}
+}
+
 // TestCoarsenIsRepeatedDoubling holds coarsen's one pass to what doubling
 // the width one step at a time gives, merging neighbours each time, on
 // dense, sparse and clustered bucket indices.

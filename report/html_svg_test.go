@@ -601,3 +601,36 @@ func spreadSVGOf(id, ours, base, quantity string, rows []spreadRow) string {
 	spreadSVG(&svgWriter{&b}, id, ours, base, quantity, rows)
 	return b.String()
 }
+
+// TestBootChangeOfSeveralGPUs: a TP=2 leg whose GPU 1 is first seen after
+// the boot change (its trace knows only the new boot, GPU 0's both) is
+// drawn with one boot change, where it is, labelled with the new boot: the
+// GPUs' boot tables are read as one table for the leg.
+func TestBootChangeOfSeveralGPUs(t *testing.T) {
+	var samples []clocks.Sample
+	for i, s := range synthGPUs(60, []int{0, 1}, func(int, int) int { return 1980 }, func(int) bool { return false }) {
+		k := i / 2 // the reading: a row per GPU
+		switch {
+		case k < 30 && s.GPUIndex == 1:
+			continue
+		case k >= 30:
+			s.BootID = "bbbbbbbb-2"
+		default:
+			s.BootID = "aaaaaaaa-1"
+		}
+		samples = append(samples, s)
+	}
+	leg := traceLegGPUs(t, "r1", samples)
+	if got := leg.GPUs[1].Trace.Boots; len(got) != 1 || got[0] != "bbbbbbbb-2" {
+		t.Fatalf("GPU 1's trace boots %q; the test needs it to know only the new boot", got)
+	}
+	_, svg := onePanel(leg)
+	d := parsePage(t, []byte(svg))
+	g := d.byID("c1-ours-r1")
+	if got := g.all(withClass("line", "boot-change")); len(got) != 1 {
+		t.Fatalf("%d boot-change rules, want one", len(got))
+	}
+	if txt := textOf(g); !strings.Contains(txt, "boot bbbbbbbb") || !strings.Contains(txt, "r1 · aaaaaaaa") {
+		t.Errorf("leg text %q: want its label on the first boot and the change to bbbbbbbb", txt)
+	}
+}

@@ -56,15 +56,17 @@ func gpuColour(index int) string { return gpuColours[index%len(gpuColours)] }
 // per row of the key.
 const keyH = 22
 
-// tsample is one sample of a leg's stream as the picture needs it.
+// tsample is one sample of a leg's stream as the picture needs it, in 16
+// bytes: a large comparison's picture holds some hundreds of thousands.
 type tsample struct {
 	// t is seconds from the leg's first sample.
 	t   float64
-	mhz int
+	mhz int32
+	// boot indexes the leg's boots (legTrace.boots).
+	boot uint16
 	// idle is utilization 0%; throttled is a busy sample with a bit outside
 	// clocks.BenignThrottleMask.
 	idle, throttled bool
-	boot            string
 }
 
 // legTrace is one leg of an arm, read for the picture: its samples in time
@@ -72,6 +74,8 @@ type tsample struct {
 type legTrace struct {
 	leg     Leg
 	samples []tsample
+	// boots are the boot ids the samples' boot indexes, each once.
+	boots []string
 	// note is set exactly when samples is nil: the leg is drawn as a slot
 	// saying it has no trusted clock trace, and why.
 	note string
@@ -114,9 +118,11 @@ func traceOf(l Leg) legTrace {
 	if len(l.GPUs) > 1 {
 		return traceOfGPUs(lt)
 	}
-	for _, p := range l.Trace.Points {
-		lt.samples = append(lt.samples, tsample{t: p.T, mhz: int(p.MHz), idle: p.Idle, throttled: p.Throttled, boot: l.Trace.Boots[p.Boot]})
+	lt.samples = make([]tsample, len(l.Trace.Points))
+	for i, p := range l.Trace.Points {
+		lt.samples[i] = tsample{t: p.T, mhz: p.MHz, boot: p.Boot, idle: p.Idle, throttled: p.Throttled}
 	}
+	lt.boots = l.Trace.Boots
 	lt.span = max(1, l.Trace.Span)
 	return lt
 }
@@ -134,10 +140,26 @@ func traceOfGPUs(lt legTrace) legTrace {
 		}
 	}
 	slow := slowestGPU(l.GPUs)
+	total := 0
+	for _, g := range l.GPUs {
+		total += len(g.Trace.Points)
+	}
+	lt.samples = make([]tsample, 0, total)
 	for k, g := range l.GPUs {
 		line := gpuLine{index: g.Index, slowest: k == slow, median: g.MedianMHz, mean: g.MeanMHz}
-		for _, p := range g.Trace.Points {
-			line.samples = append(line.samples, tsample{t: p.T, mhz: int(p.MHz), idle: p.Idle, throttled: p.Throttled, boot: g.Trace.Boots[p.Boot]})
+		// The GPU's boot indexes, as indexes of the leg's boots.
+		boot := make([]uint16, len(g.Trace.Boots))
+		for b, id := range g.Trace.Boots {
+			at := slices.Index(lt.boots, id)
+			if at < 0 {
+				at = len(lt.boots)
+				lt.boots = append(lt.boots, id)
+			}
+			boot[b] = uint16(at)
+		}
+		line.samples = make([]tsample, len(g.Trace.Points))
+		for i, p := range g.Trace.Points {
+			line.samples[i] = tsample{t: p.T, mhz: p.MHz, boot: boot[p.Boot], idle: p.Idle, throttled: p.Throttled}
 		}
 		lt.samples = append(lt.samples, line.samples...)
 		lt.span = max(lt.span, g.Trace.Span)
@@ -384,7 +406,7 @@ type bootMark struct {
 	boot string
 }
 
-func reduce(samples []tsample, x func(t float64) float64, y func(mhz float64) float64) reduced {
+func reduce(samples []tsample, boots []string, x func(t float64) float64, y func(mhz float64) float64) reduced {
 	var r reduced
 	type agg struct {
 		col        int
@@ -426,23 +448,24 @@ func reduce(samples []tsample, x func(t float64) float64, y func(mhz float64) fl
 			r.throttle = append(r.throttle, cur.col)
 		}
 	}
-	prevBoot := ""
+	var prevBoot uint16
 	for i, s := range samples {
 		c := column(x(s.t))
+		mhz := int(s.mhz)
 		if c != cur.col {
 			flush()
 			cur = agg{col: c}
 		}
 		if i > 0 && s.boot != prevBoot && (len(r.boots) == 0 || r.boots[len(r.boots)-1].col != c) {
-			r.boots = append(r.boots, bootMark{col: c, boot: s.boot})
+			r.boots = append(r.boots, bootMark{col: c, boot: boots[s.boot]})
 		}
 		prevBoot = s.boot
 		if s.idle {
-			if !cur.idleSet || s.mhz < cur.idleLo {
-				cur.idleLo = s.mhz
+			if !cur.idleSet || mhz < cur.idleLo {
+				cur.idleLo = mhz
 			}
-			if !cur.idleSet || s.mhz > cur.idleHi {
-				cur.idleHi = s.mhz
+			if !cur.idleSet || mhz > cur.idleHi {
+				cur.idleHi = mhz
 			}
 			cur.idleSet = true
 			// The first column after the last busy one that holds only idle
@@ -456,11 +479,11 @@ func reduce(samples []tsample, x func(t float64) float64, y func(mhz float64) fl
 			flushRun()
 		}
 		lastBusyCol = c
-		if !cur.set || s.mhz < cur.lo {
-			cur.lo, cur.loAt = s.mhz, i
+		if !cur.set || mhz < cur.lo {
+			cur.lo, cur.loAt = mhz, i
 		}
-		if !cur.set || s.mhz > cur.hi {
-			cur.hi, cur.hiAt = s.mhz, i
+		if !cur.set || mhz > cur.hi {
+			cur.hi, cur.hiAt = mhz, i
 		}
 		cur.set = true
 		cur.throttled = cur.throttled || s.throttled
@@ -650,14 +673,14 @@ func (p *panel) slot(w *svgWriter, lt *legTrace, x0, wid float64) {
 
 func firstBoot(lt *legTrace) string {
 	if lt.drawn() {
-		return lt.samples[0].boot
+		return lt.boots[lt.samples[0].boot]
 	}
 	return ""
 }
 
 func lastBoot(lt *legTrace) string {
 	if lt.drawn() {
-		return lt.samples[len(lt.samples)-1].boot
+		return lt.boots[lt.samples[len(lt.samples)-1].boot]
 	}
 	return ""
 }
@@ -730,7 +753,7 @@ func (p *panel) leg(w *svgWriter, lt *legTrace, x0, wid float64, xs xLayout, ys 
 	}
 
 	x := func(t float64) float64 { return x0 + t*xs.scale }
-	r := reduce(lt.samples, x, ys.y)
+	r := reduce(lt.samples, lt.boots, x, ys.y)
 
 	// x ticks, seconds from this leg's first sample.
 	step := xTickStep(xs.scale)
@@ -825,7 +848,7 @@ func (p *panel) gpuLines(w *svgWriter, lt *legTrace, x func(float64) float64, ys
 				name += ", the slowest GPU of the leg"
 			}
 			w.f(`<g class="%s" data-gpu="%d"><title>%s %s</title>`+"\n", class, g.index, esc(lt.leg.Name), esc(name))
-			busyLine(w, reduce(g.samples, x, ys.y).runs, "busy-gpu", colour, width, opacity, dot)
+			busyLine(w, reduce(g.samples, lt.boots, x, ys.y).runs, "busy-gpu", colour, width, opacity, dot)
 			w.f("</g>\n")
 		}
 	}

@@ -154,6 +154,11 @@ type figuresNode struct {
 	write func(w io.Writer)
 }
 
+// clockNode is the i-th comparison's clock pictures, to splice in.
+func (d *Document) clockNode(i int) *figuresNode {
+	return &figuresNode{write: func(w io.Writer) { d.figures(w, i) }}
+}
+
 func (n *figuresNode) Kind() ast.NodeKind         { return kindFigures }
 func (n *figuresNode) Dump(src []byte, level int) { ast.DumpHelper(n, src, level, nil, nil) }
 
@@ -239,23 +244,23 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				// The clock pictures go before the first heading after the
 				// ratios: the clock per GPU's, or the legs'.
 				if !legs {
-					doc.InsertBefore(doc, n, &figuresNode{write: func(w io.Writer) { d.figures(w, ci) }})
+					doc.InsertBefore(doc, n, d.clockNode(ci))
 				}
 				legs = true
 			}
 		case *east.Table:
 			// THROUGHPUT's points table: the legs' spread follows it.
 			if ci >= 0 && ri >= 0 && !legs && d.Comparisons[ci].Ratios[ri].Family == FamilyThroughput {
-				if d.hasSpread(ci, FamilyThroughput) {
-					doc.InsertAfter(doc, n, &figuresNode{write: func(w io.Writer) { d.spreadFigure(w, ci, FamilyThroughput) }})
+				if fig := d.spreadNode(ci, FamilyThroughput); fig != nil {
+					doc.InsertAfter(doc, n, fig)
 				}
 			}
 		case *ast.Paragraph:
 			// MEMORY's medians: the legs' spread follows them.
 			if ci >= 0 && ri >= 0 && !legs && d.Comparisons[ci].Ratios[ri].Family == FamilyMemory &&
 				strings.HasPrefix(plainText(n, src), MemoryLead) {
-				if d.hasSpread(ci, FamilyMemory) {
-					doc.InsertAfter(doc, n, &figuresNode{write: func(w io.Writer) { d.spreadFigure(w, ci, FamilyMemory) }})
+				if fig := d.spreadNode(ci, FamilyMemory); fig != nil {
+					doc.InsertAfter(doc, n, fig)
 				}
 			}
 		case *ast.List:

@@ -634,3 +634,40 @@ func TestBootChangeOfSeveralGPUs(t *testing.T) {
 		t.Errorf("leg text %q: want its label on the first boot and the change to bbbbbbbb", txt)
 	}
 }
+
+// TestBootsOfALegFitSixteenBits: a picture's sample holds its boot in 16
+// bits. A leg of 256 GPUs, each on 256 boots of its own, has 65,536 boots
+// and is drawn, each sample on its own boot; one boot more (a 257th GPU on
+// one boot) and the leg is a slot saying why, never a sample on another
+// sample's boot.
+func TestBootsOfALegFitSixteenBits(t *testing.T) {
+	leg := func(gpus int) Leg {
+		l := Leg{Name: "r1", Engine: "ours", Trusted: true}
+		for g := range gpus {
+			tr := &clocks.Trace{Span: 1}
+			boots := 256
+			if g == 256 {
+				boots = 1
+			}
+			for b := range boots {
+				tr.Boots = append(tr.Boots, fmt.Sprintf("boot-%d-%d", g, b))
+			}
+			tr.Points = []clocks.TracePoint{{T: 0, MHz: 1980, Boot: uint16(boots - 1)}}
+			l.GPUs = append(l.GPUs, LegGPU{Index: g, Trace: tr})
+		}
+		l.Trace = l.GPUs[0].Trace
+		return l
+	}
+	lt := traceOf(leg(256))
+	if !lt.drawn() || len(lt.boots) != 1<<16 {
+		t.Fatalf("256 GPUs: drawn %v, %d boots (note %q)", lt.drawn(), len(lt.boots), lt.note)
+	}
+	for _, line := range lt.gpus {
+		if got, want := lt.boots[line.samples[0].boot], fmt.Sprintf("boot-%d-255", line.index); got != want {
+			t.Fatalf("GPU %d's sample is on %s, want %s", line.index, got, want)
+		}
+	}
+	if lt := traceOf(leg(257)); lt.drawn() || lt.note != "too many boots to draw" {
+		t.Fatalf("257 GPUs: drawn %v, note %q", lt.drawn(), lt.note)
+	}
+}

@@ -161,20 +161,19 @@ func (s xScale) tickText(v float64) string {
 	return strconv.FormatFloat(v, 'f', d, 64)
 }
 
-// hasSpread reports whether the i-th comparison has a picture of a
-// family's legs: a row to draw.
-func (d *Document) hasSpread(i int, family string) bool {
-	rows, _ := d.spreadRows(i, family)
-	return len(rows) > 0
+// spreadNode is the i-th comparison's picture of a family's legs, to
+// splice in; nil when it has no row to draw.
+func (d *Document) spreadNode(i int, family string) *figuresNode {
+	rows, quantity := d.spreadRows(i, family)
+	if len(rows) == 0 {
+		return nil
+	}
+	return &figuresNode{write: func(w io.Writer) { d.spreadFigure(w, i, family, rows, quantity) }}
 }
 
 // spreadFigure writes the HTML of the i-th comparison's picture of a
-// family's legs, when it has one.
-func (d *Document) spreadFigure(w io.Writer, i int, family string) {
-	rows, quantity := d.spreadRows(i, family)
-	if len(rows) == 0 {
-		return
-	}
+// family's legs: its rows, measuring quantity.
+func (d *Document) spreadFigure(w io.Writer, i int, family string, rows []spreadRow, quantity string) {
 	cmp := &d.Comparisons[i]
 	id := SpreadID(i, family)
 	fmt.Fprintf(w, "<figure class=\"spread\" id=\"%s\">\n", id)

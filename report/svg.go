@@ -145,14 +145,21 @@ func traceOfGPUs(lt legTrace) legTrace {
 		total += len(g.Trace.Points)
 	}
 	lt.samples = make([]tsample, 0, total)
+	bootAt := map[string]int{}
 	for k, g := range l.GPUs {
 		line := gpuLine{index: g.Index, slowest: k == slow, median: g.MedianMHz, mean: g.MeanMHz}
 		// The GPU's boot indexes, as indexes of the leg's boots.
 		boot := make([]uint16, len(g.Trace.Boots))
 		for b, id := range g.Trace.Boots {
-			at := slices.Index(lt.boots, id)
-			if at < 0 {
+			at, ok := bootAt[id]
+			if !ok {
+				if len(lt.boots) > math.MaxUint16 {
+					// Only a leg of hundreds of GPUs, each on hundreds of
+					// boots, gets here: a sample's boot is 16 bits.
+					return legTrace{leg: l, note: "too many boots to draw"}
+				}
 				at = len(lt.boots)
+				bootAt[id] = at
 				lt.boots = append(lt.boots, id)
 			}
 			boot[b] = uint16(at)

@@ -46,7 +46,7 @@ log=/tmp/fuzz-$$.log
 while read -r pkg target; do
   [ -n "$target" ] || continue
   [[ $target =~ $only ]] || continue
-  dir="$(go list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$target"
+  dir="$(go list -f '{{.Dir}}' "$pkg" || echo "$pkg")/testdata/fuzz/$target"
   echo "== $target ($pkg, $fuzztime)"
   rc=0
   for try in 1 2 3; do

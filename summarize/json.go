@@ -91,7 +91,13 @@ func (l *Leg) row() ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, "\n"+pointIn...)
-			b = appendIndented(b, l.Points[i].Raw, pointIn)
+			if raw := l.Points[i].Raw; raw != nil {
+				b = appendIndented(b, raw, pointIn)
+			} else {
+				// Let go of already (a row written twice): null, as a
+				// nil map encodes.
+				b = append(b, "null"...)
+			}
 		}
 		b = append(b, "\n"+memberIn+"]"...)
 	}

@@ -185,3 +185,29 @@ func TestKeptObjectIsCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestRowTwiceIsStillJSON: a row written again after the leg let go of
+// its kept objects is still JSON, each point null as a nil object encodes,
+// never a gap in the array.
+func TestRowTwiceIsStillJSON(t *testing.T) {
+	w, err := walk(filepath.Join("..", "testdata", "trees", "clean-grid"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := w.sortedLegs()[0]
+	l := w.load(k, w.legs[k], false)
+	if len(l.Points) == 0 {
+		t.Fatal("the leg has no point")
+	}
+	if _, err := l.row(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := l.row()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct{ Bench []any }
+	if err := json.Unmarshal(again, &v); err != nil || len(v.Bench) != len(l.Points) || v.Bench[0] != nil {
+		t.Fatalf("row written again: %v, bench %v\n%s", err, v.Bench, again)
+	}
+}

@@ -569,10 +569,11 @@ func TestTreeTextLinksNowhere(t *testing.T) {
 	}
 }
 
-// TestHTMLOfReadsReportMDBack: report.html made from report.md read back
-// is the page HTML renders, byte for byte, on every scenario tree; a
-// report.md cut short, grown, or never written is refused.
-func TestHTMLOfReadsReportMDBack(t *testing.T) {
+// scenarioDocs calls each with the document of every scenario tree that
+// summarize reads (with traces, baseline vllm), by tree name; it fails
+// when fewer than three in four of the trees are read.
+func scenarioDocs(t *testing.T, each func(tree string, d *Document)) {
+	t.Helper()
 	trees, err := os.ReadDir(treesDir)
 	if err != nil {
 		t.Fatal(err)
@@ -584,51 +585,48 @@ func TestHTMLOfReadsReportMDBack(t *testing.T) {
 			continue // a tree summarize refuses has no report
 		}
 		read++
-		d := Build(s)
-		var want, md, got bytes.Buffer
-		if err := d.HTML(&want); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.HTMLOf(&got, bytes.NewReader(nil)); err == nil || !strings.Contains(err.Error(), "report.md was not written first") {
-			t.Fatalf("%s: before Markdown: %v", tr.Name(), err)
-		}
-		if err := d.Markdown(&md); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.HTMLOf(&got, bytes.NewReader(md.Bytes())); err != nil {
-			t.Fatalf("%s: %v", tr.Name(), err)
-		}
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Fatalf("%s: report.html from report.md read back differs:\n%s", tr.Name(), lineDiff(want.Bytes(), got.Bytes()))
-		}
-		if err := d.HTMLOf(io.Discard, bytes.NewReader(md.Bytes()[:md.Len()-1])); err == nil || !strings.Contains(err.Error(), "reading report.md back") {
-			t.Fatalf("%s: cut short: %v", tr.Name(), err)
-		}
-		if err := d.HTMLOf(io.Discard, bytes.NewReader(append(md.Bytes(), '\n'))); err == nil || !strings.Contains(err.Error(), "longer than written") {
-			t.Fatalf("%s: grown: %v", tr.Name(), err)
-		}
+		each(tr.Name(), Build(s))
 	}
 	if read < len(trees)*3/4 {
 		t.Fatalf("only %d of %d trees summarized", read, len(trees))
 	}
 }
 
+// TestHTMLOfReadsReportMDBack: report.html made from report.md read back
+// is the page HTML renders, byte for byte, on every scenario tree; a
+// report.md cut short, grown, or never written is refused.
+func TestHTMLOfReadsReportMDBack(t *testing.T) {
+	scenarioDocs(t, func(tree string, d *Document) {
+		var want, md, got bytes.Buffer
+		if err := d.HTML(&want); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.HTMLOf(&got, bytes.NewReader(nil)); err == nil || !strings.Contains(err.Error(), "report.md was not written first") {
+			t.Fatalf("%s: before Markdown: %v", tree, err)
+		}
+		if err := d.Markdown(&md); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.HTMLOf(&got, bytes.NewReader(md.Bytes())); err != nil {
+			t.Fatalf("%s: %v", tree, err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("%s: report.html from report.md read back differs:\n%s", tree, lineDiff(want.Bytes(), got.Bytes()))
+		}
+		if err := d.HTMLOf(io.Discard, bytes.NewReader(md.Bytes()[:md.Len()-1])); err == nil || !strings.Contains(err.Error(), "reading report.md back") {
+			t.Fatalf("%s: cut short: %v", tree, err)
+		}
+		if err := d.HTMLOf(io.Discard, bytes.NewReader(append(md.Bytes(), '\n'))); err == nil || !strings.Contains(err.Error(), "longer than written") {
+			t.Fatalf("%s: grown: %v", tree, err)
+		}
+	})
+}
+
 // TestHTMLSameOnAnyCores: the sections are rendered on several goroutines
 // and written in order; the page is the same bytes on 1, 2 and 7 of them,
 // on every scenario tree.
 func TestHTMLSameOnAnyCores(t *testing.T) {
-	trees, err := os.ReadDir(treesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := 0
-	for _, tr := range trees {
-		s, err := summarize.Summarize(filepath.Join(treesDir, tr.Name()), summarize.Options{Baseline: "vllm", Traces: true})
-		if err != nil {
-			continue
-		}
-		read++
-		d := Build(s)
+	scenarioDocs(t, func(tree string, d *Document) {
 		var one bytes.Buffer
 		if err := d.htmlOn(&one, d.sections, 1); err != nil {
 			t.Fatal(err)
@@ -639,13 +637,10 @@ func TestHTMLSameOnAnyCores(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got.Bytes(), one.Bytes()) {
-				t.Fatalf("%s: the page on %d goroutines differs from the page on one:\n%s", tr.Name(), workers, lineDiff(one.Bytes(), got.Bytes()))
+				t.Fatalf("%s: the page on %d goroutines differs from the page on one:\n%s", tree, workers, lineDiff(one.Bytes(), got.Bytes()))
 			}
 		}
-	}
-	if read < len(trees)*3/4 {
-		t.Fatalf("only %d of %d trees summarized", read, len(trees))
-	}
+	})
 }
 
 // failAfter is a writer that refuses every write once n bytes are written.

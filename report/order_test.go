@@ -5,13 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/clockgate/clockgate/summarize"
 )
 
 // TestInOrderKeepsOrder: pieces that take random times to render come out
@@ -112,17 +108,8 @@ func TestInOrderStops(t *testing.T) {
 // 7 cores, is the sections rendered one after the other, byte for byte and
 // section for section, on every scenario tree.
 func TestMarkdownSameOnAnyCores(t *testing.T) {
-	trees, err := os.ReadDir(treesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, tr := range trees {
-		s, err := summarize.Summarize(filepath.Join(treesDir, tr.Name()), summarize.Options{Baseline: "vllm"})
-		if err != nil {
-			continue
-		}
-		d := Build(s)
+	scenarioDocs(t, func(tree string, d *Document) {
 		var want bytes.Buffer
 		var spans []mdSpan
 		if err := d.sections(func(section int, md []byte) error {
@@ -139,8 +126,8 @@ func TestMarkdownSameOnAnyCores(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got.Bytes(), want.Bytes()) || fmt.Sprint(d.spans) != fmt.Sprint(spans) {
-				t.Fatalf("%s on %d cores: spans %v, want %v:\n%s", tr.Name(), procs, d.spans, spans, lineDiff(want.Bytes(), got.Bytes()))
+				t.Fatalf("%s on %d cores: spans %v, want %v:\n%s", tree, procs, d.spans, spans, lineDiff(want.Bytes(), got.Bytes()))
 			}
 		}
-	}
+	})
 }

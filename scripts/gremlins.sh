@@ -47,7 +47,10 @@ for p in "${pkgs[@]}"; do
   echo "== gremlins ./$p"
   start=$(date +%s)
   # treegen writes the test trees; it is test tooling, not a judge.
-  "$gremlins" unleash --workers "$(nproc)" --timeout-coefficient 3 \
+  # -count=1: gremlins times each mutant's tests against the coverage
+  # run; a coverage run answered from go's test cache takes milliseconds,
+  # and every mutant would then time out.
+  GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1" "$gremlins" unleash --workers "$(nproc)" --timeout-coefficient 3 \
     -E 'internal/treegen' -o "$out/$p.json" "./$p" >"$out/$p.log" 2>&1 || true
   secs=$(( $(date +%s) - start ))
   grep -E '^ *(LIVED|TIMED OUT|NOT COVERED)' "$out/$p.log" | sed "s|^ *|  $p/|" || true

@@ -278,3 +278,59 @@ func TestLoadLegRecordNotAFile(t *testing.T) {
 		t.Fatalf("message %q, unreadable %v; want %q", l.Reasons[0].Message, l.Unreadable, want)
 	}
 }
+
+// TestIntegerBoundsEveryKey: every integer field of a sample is read from
+// its least value (0, or 1 for a clock) up to maxSampleInt, and refused one
+// past either end, naming the field and the value; the reader and the
+// oracle agree on each line (a utilization over 100 is read, then refused
+// as a percentage). A value at the ceiling is no defect: a later key's
+// defect is the one named.
+func TestIntegerBoundsEveryKey(t *testing.T) {
+	for _, c := range []struct {
+		key   string
+		least int
+		set   func(*Sample, int)
+	}{
+		{"gpu_index", 0, func(s *Sample, v int) { s.GPUIndex = v }},
+		{"sm_clock_mhz", 1, func(s *Sample, v int) { s.SMClockMHz = v }},
+		{"clocks_max_sm_mhz", 1, func(s *Sample, v int) { s.ClocksMaxSMMHz = v }},
+		{"utilization_gpu_pct", 0, func(s *Sample, v int) { s.UtilizationGPUPct = v }},
+		{"clocks_applications_graphics_mhz", 1, func(s *Sample, v int) { s.ClocksApplicationsGraphicsMHz = &v }},
+		{"clocks_mem_mhz", 0, func(s *Sample, v int) { s.ClocksMemMHz = &v }},
+	} {
+		want := "want an integer ≥ 0, found %d"
+		if c.least == 1 {
+			want = "want a positive integer, found %d"
+		}
+		for _, v := range []int{c.least - 1, c.least, maxSampleInt, maxSampleInt + 1} {
+			line := fastLine(func(s *Sample) { c.set(s, v) })
+			_, err := ParseSample(line)
+			if c.key == "utilization_gpu_pct" && v > 100 && v <= maxSampleInt {
+				// Read as an integer, refused as a percentage.
+				if msg := fmt.Sprintf("utilization_gpu_pct: want 0 to 100, found %d", v); err == nil || !strings.Contains(err.Error(), msg) {
+					t.Errorf("%s %d: %v, want %q", c.key, v, err, msg)
+				}
+			} else if v >= c.least && v <= maxSampleInt {
+				if err != nil {
+					t.Errorf("%s %d: %v, want it read", c.key, v, err)
+				}
+			} else if msg := c.key + ": " + fmt.Sprintf(want, v); err == nil || !strings.Contains(err.Error(), msg) {
+				t.Errorf("%s %d: %v, want %q", c.key, v, err, msg)
+			}
+			sameStream(t, append(line, '\n'))
+		}
+		// At the ceiling, with a defect in a key checked after it.
+		later, defect := "pstate: empty string", func(s *Sample) { s.PState = "" }
+		switch c.key {
+		case "utilization_gpu_pct":
+			later, defect = "clocks_applications_graphics_mhz: want a positive integer, found 0", func(s *Sample) { s.ClocksApplicationsGraphicsMHz = ptr(0) }
+		case "clocks_applications_graphics_mhz", "clocks_mem_mhz":
+			continue
+		}
+		line := fastLine(func(s *Sample) { c.set(s, maxSampleInt); defect(s) })
+		if _, err := ParseSample(line); err == nil || !strings.Contains(err.Error(), later) {
+			t.Errorf("%s at %d with a later defect: %v, want %q", c.key, maxSampleInt, err, later)
+		}
+		sameStream(t, append(line, '\n'))
+	}
+}

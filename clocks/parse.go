@@ -902,10 +902,10 @@ func (p *lineParser) fields() error {
 	if p.seen&requiredKeys != requiredKeys || p.hasBad ||
 		len(r.T) == 0 || len(r.BootID) == 0 || len(r.GPUUUID) == 0 || len(r.GPUName) == 0 ||
 		len(r.DriverVersion) == 0 || len(r.Throttle) == 0 || len(r.Persistence) == 0 || len(r.PState) == 0 ||
-		uint64(ints[kGPUIndex]) > 1<<40 || uint64(ints[kUtilization]) > 1<<40 ||
-		p.intBits&(1<<kClocksMem) != 0 && uint64(ints[kClocksMem]) > 1<<40 ||
-		uint64(ints[kSMClock]-1) >= 1<<40 || uint64(ints[kClocksMaxSM]-1) >= 1<<40 ||
-		p.intBits&(1<<kApps) != 0 && uint64(ints[kApps]-1) >= 1<<40 {
+		uint64(ints[kGPUIndex]) > maxSampleInt || uint64(ints[kUtilization]) > maxSampleInt ||
+		p.intBits&(1<<kClocksMem) != 0 && uint64(ints[kClocksMem]) > maxSampleInt ||
+		uint64(ints[kSMClock]-1) >= maxSampleInt || uint64(ints[kClocksMaxSM]-1) >= maxSampleInt ||
+		p.intBits&(1<<kApps) != 0 && uint64(ints[kApps]-1) >= maxSampleInt {
 		// A defect: name the first, in key order.
 		if err := p.firstDefect(); err != nil {
 			return err
@@ -947,11 +947,11 @@ func (p *lineParser) firstDefect() error {
 				return fieldError(k, "empty string")
 			}
 		case kGPUIndex, kUtilization, kClocksMem:
-			if v := p.ints[k]; p.intBits&(1<<k) != 0 && (v < 0 || v > 1<<40) {
+			if v := p.ints[k]; p.intBits&(1<<k) != 0 && (v < 0 || v > maxSampleInt) {
 				return fieldError(k, fmt.Sprintf("want an integer ≥ 0, found %d", v))
 			}
 		case kSMClock, kClocksMaxSM, kApps:
-			if v := p.ints[k]; p.intBits&(1<<k) != 0 && (v < 1 || v > 1<<40) {
+			if v := p.ints[k]; p.intBits&(1<<k) != 0 && (v < 1 || v > maxSampleInt) {
 				return fieldError(k, fmt.Sprintf("want a positive integer, found %d", v))
 			}
 		}

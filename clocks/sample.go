@@ -172,13 +172,18 @@ func (o *obj) intMin(key string, min int64) int {
 	return o.asInt(key, f, min)
 }
 
+// maxSampleInt is the largest integer a sample's integer field may hold
+// (2^40): any clock, index or percentage past it is a defect, and every
+// one below it is exact in a float64 and an int on any platform.
+const maxSampleInt = 1 << 40
+
 func (o *obj) asInt(key string, f *strictjson.Value, min int64) int {
 	n, ok := f.Int()
 	if !ok {
 		o.fail(key, "want an integer, found %s", f.Describe())
 		return 0
 	}
-	if n < min || n > 1<<40 {
+	if n < min || n > maxSampleInt {
 		if min == 1 {
 			o.fail(key, "want a positive integer, found %d", n)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -94,14 +95,20 @@ func TestTraceOfAShortLegIsItsSamples(t *testing.T) {
 }
 
 // TestTraceOutOfOrderAndBeforeTheFirst: a sample stamped before the
-// latest (a clock stepped back) is placed by its time; one before the
-// first counts as 0.
+// latest (a clock stepped back) is placed by its time, the points staying
+// in time order; one before the first counts as 0.
 func TestTraceOutOfOrderAndBeforeTheFirst(t *testing.T) {
 	ss := window(boot13, repeat([]int{2400}, 40), 0)
 	ss[20].SMClockMHz = 2000
 	ss[20].T = windowStart.Add(5*time.Second + 500*time.Millisecond).Format("2006-01-02T15:04:05.000Z")
 	ss[30].SMClockMHz = 2100
 	ss[30].T = windowStart.Add(-3 * time.Second).Format("2006-01-02T15:04:05.000Z")
+	// Two samples at 6 s, 1900 and 2400 MHz: a late-stamped sample put in
+	// their bucket rather than one of its own would be lost between them.
+	ss[6].SMClockMHz = 1900
+	twin := *ss[6]
+	twin.SMClockMHz = 2400
+	ss = slices.Insert(ss, 7, &twin)
 	tr := traceOf(t, ss)
 	var at55, at0 bool
 	for _, p := range tr.Points {
@@ -110,6 +117,12 @@ func TestTraceOutOfOrderAndBeforeTheFirst(t *testing.T) {
 	}
 	if !at55 || !at0 {
 		t.Fatalf("out-of-order samples misplaced: %+v", tr.Points[:8])
+	}
+	// Points are in time order, the late-stamped sample's among them.
+	for i := 1; i < len(tr.Points); i++ {
+		if tr.Points[i].T < tr.Points[i-1].T {
+			t.Fatalf("point %d at %g s after one at %g s", i, tr.Points[i].T, tr.Points[i-1].T)
+		}
 	}
 }
 

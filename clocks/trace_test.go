@@ -110,13 +110,25 @@ func TestTraceOutOfOrderAndBeforeTheFirst(t *testing.T) {
 	twin.SMClockMHz = 2400
 	ss = slices.Insert(ss, 7, &twin)
 	tr := traceOf(t, ss)
-	var at55, at0 bool
+	var at55, at0, low6, high6 bool
 	for _, p := range tr.Points {
 		at55 = at55 || p.T == 5.5 && p.MHz == 2000
 		at0 = at0 || p.T == 0 && p.MHz == 2100
+		low6 = low6 || p.T == 6 && p.MHz == 1900
+		high6 = high6 || p.T == 6 && p.MHz == 2400
 	}
-	if !at55 || !at0 {
+	if !at55 || !at0 || !low6 || !high6 {
 		t.Fatalf("out-of-order samples misplaced: %+v", tr.Points[:8])
+	}
+	// Every other second keeps its sample, the buckets around the
+	// inserted one included.
+	for sec := 1; sec < 40; sec++ {
+		if sec == 20 || sec == 30 {
+			continue // the two moved
+		}
+		if !slices.ContainsFunc(tr.Points, func(p TracePoint) bool { return p.T == float64(sec) }) {
+			t.Fatalf("no point at %d s: %+v", sec, tr.Points[:12])
+		}
 	}
 	// Points are in time order, the late-stamped sample's among them.
 	for i := 1; i < len(tr.Points); i++ {

@@ -119,7 +119,7 @@ var mutations = []mutation{
 	{"X16", "the reader takes utilization over 100", "clocks/parse.go",
 		"if u := p.ints[kUtilization]; u > 100 {", "if u := p.ints[kUtilization]; u > 1000 {", clocksPkg},
 	{"X17", "the reader takes a zero clock", "clocks/parse.go",
-		"uint64(ints[kSMClock]-1) >= 1<<40", "uint64(ints[kSMClock]) > 1<<40", clocksPkg},
+		"uint64(ints[kSMClock]-1) >= maxSampleInt", "uint64(ints[kSMClock]) > maxSampleInt", clocksPkg},
 	{"X23", "the member cache takes a number a longer one continues", "clocks/parse.go",
 		"if c := p.b[end]; c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' {", "if false {", clocksPkg},
 	{"X24", "a cached member skips the duplicate check", "clocks/parse.go",

@@ -165,12 +165,11 @@ const (
 // indentation: its lines after the first indented, no final newline. An
 // array element gets the indentation before its first line too.
 func indent(canonical []byte, in string) []byte {
-	b := bytes.TrimSuffix(canonical, []byte("\n"))
-	b = bytes.ReplaceAll(b, []byte("\n"), []byte("\n"+in))
+	var b []byte
 	if in == elemIndent {
-		b = append([]byte(in), b...)
+		b = []byte(in)
 	}
-	return b
+	return appendIndented(b, bytes.TrimSuffix(canonical, []byte("\n")), in)
 }
 
 // objectWriter writes a top-level JSON object member by member, in the

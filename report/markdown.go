@@ -29,21 +29,12 @@ func Markdown(w io.Writer, s *summarize.Summary) error {
 
 // Markdown writes the document as GitHub-flavoured Markdown: the same
 // document always gives the same bytes. Its sections are rendered on every
-// core and written in order (inOrder), so that a large tree's report is
+// core and written in order (sectionsOn), so that a large tree's report is
 // never whole in memory; the sections' lengths are kept, for HTMLOf.
 func (d *Document) Markdown(w io.Writer) error {
 	d.spans = d.spans[:0]
-	next := -1
-	return inOrder(runtime.GOMAXPROCS(0), func(submit func(func(b *bytes.Buffer) error) error) error {
-		for section := -1; section <= len(d.Comparisons); section++ {
-			if err := submit(func(b *bytes.Buffer) error { return d.section(section, b) }); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, func(md []byte) error {
-		d.spans = append(d.spans, mdSpan{next, len(md)})
-		next++
+	return d.sectionsOn(runtime.GOMAXPROCS(0), func(section int, md []byte) error {
+		d.spans = append(d.spans, mdSpan{section, len(md)})
 		_, err := w.Write(md)
 		return err
 	})
@@ -55,22 +46,31 @@ type mdSpan struct {
 	section, n int
 }
 
-// sections renders the document's Markdown in sections, one after the
-// other, each given to emit as it is done: the heading and contract
-// (section -1), each comparison (section i for Comparisons[i]), then the
-// legs in no comparison and the warnings (section len(Comparisons)).
+// sections renders the document's Markdown in sections, one at a time,
+// each given to emit in order: the heading and contract (section -1), each
+// comparison (section i for Comparisons[i]), then the legs in no
+// comparison and the warnings (section len(Comparisons)). md is emit's
+// only until it returns.
 func (d *Document) sections(emit func(section int, md []byte) error) error {
-	var b bytes.Buffer
-	for section := -1; section <= len(d.Comparisons); section++ {
-		if err := d.section(section, &b); err != nil {
-			return err
+	return d.sectionsOn(1, emit)
+}
+
+// sectionsOn is sections with the sections rendered on that many
+// goroutines (inOrder), still given to emit in order.
+func (d *Document) sectionsOn(workers int, emit func(section int, md []byte) error) error {
+	next := -1
+	return inOrder(workers, func(submit func(func(b *bytes.Buffer) error) error) error {
+		for section := -1; section <= len(d.Comparisons); section++ {
+			if err := submit(func(b *bytes.Buffer) error { return d.section(section, b) }); err != nil {
+				return err
+			}
 		}
-		if err := emit(section, b.Bytes()); err != nil {
-			return err
-		}
-		b.Reset()
-	}
-	return nil
+		return nil
+	}, func(md []byte) error {
+		err := emit(next, md)
+		next++
+		return err
+	})
 }
 
 // section renders one section of the document's Markdown into b.

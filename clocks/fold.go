@@ -228,6 +228,15 @@ func (f *Fold) Add(s *Sample, line int) {
 		r.HasClocksMem, r.ClocksMemMHz = true, *s.ClocksMemMHz
 	}
 	r.HasThrottleField, r.ThrottleField = s.ThrottleField != "", []byte(s.ThrottleField)
+	if s.EnforcedPowerLimitW != nil {
+		r.HasPowerLimit, r.PowerLimitW = true, *s.EnforcedPowerLimitW
+	}
+	if s.ModuleEnforcedPowerLimitW != nil {
+		r.HasModuleLimit, r.ModuleLimitW = true, *s.ModuleEnforcedPowerLimitW
+	}
+	if s.EventCountersUS != nil {
+		r.HasCounters, r.Counters = true, *s.EventCountersUS
+	}
 	if t, err := time.Parse(time.RFC3339Nano, s.T); err == nil {
 		r.Sec, r.Nsec = t.Unix(), int64(t.Nanosecond())
 	}

@@ -75,10 +75,60 @@ func sampleFromObject(v *strictjson.Value) (*Sample, error) {
 			s.ThrottleField = f.Str
 		}
 	}
+	for _, k := range []string{"enforced_power_limit_w", "module_enforced_power_limit_w"} {
+		w := o.optFloat(k)
+		if w != nil && !(*w > 0) {
+			o.fail(k, "want a positive number of W, found %s", v.Fields[k].Describe())
+			w = nil
+		}
+		if k == "enforced_power_limit_w" {
+			s.EnforcedPowerLimitW = w
+		} else {
+			s.ModuleEnforcedPowerLimitW = w
+		}
+	}
+	if f, ok := v.Fields["event_counters_us"]; ok && f.Kind != strictjson.Null {
+		s.EventCountersUS = oracleCounters(&o, f)
+	}
 	if o.err != nil {
 		return nil, o.err
 	}
 	return s, nil
+}
+
+// oracleCounters reads event_counters_us as the contract states it.
+func oracleCounters(o *obj, f *strictjson.Value) *Counters {
+	const key = "event_counters_us"
+	if f.Kind != strictjson.Object {
+		o.fail(key, "want an object of counters, found %s", f.Describe())
+		return nil
+	}
+	var c Counters
+	for _, k := range f.Keys {
+		i := counterIndex(k)
+		if i < 0 {
+			o.fail(key, "%q is not a counter (want %s)", k, strings.Join(CounterNames[:], ", "))
+			return nil
+		}
+		e := f.Fields[k]
+		n, ok := e.Int()
+		if e.Kind != strictjson.Number || !ok {
+			o.fail(key, "%s: want an integer of µs, found %s", k, e.Describe())
+			return nil
+		}
+		if n < 0 || n > maxCounterUS {
+			o.fail(key, "%s: want an integer of µs from 0 to 2^53, found %d", k, n)
+			return nil
+		}
+		c.set(i, n)
+	}
+	for _, n := range CounterNames {
+		if _, ok := f.Fields[n]; !ok {
+			o.fail(key, "%s: missing", n)
+			return nil
+		}
+	}
+	return &c
 }
 
 // oracleStream reads a stream as the oracle: lines split at '\n', a line
@@ -176,7 +226,8 @@ func TestOracleSeesTheSameKeys(t *testing.T) {
 		if keyOf([]byte(k)) < 0 {
 			t.Errorf("key %s not found", k)
 		}
-		if !strings.Contains(line, `"`+k+`"`) && k != "temperature_gpu_c" && k != "power_draw_w" && k != "clocks_mem_mhz" && k != "throttle_field" {
+		if !strings.Contains(line, `"`+k+`"`) && k != "temperature_gpu_c" && k != "power_draw_w" && k != "clocks_mem_mhz" && k != "throttle_field" &&
+			k != "enforced_power_limit_w" && k != "module_enforced_power_limit_w" && k != "event_counters_us" {
 			t.Errorf("key %s is not one the sampler writes", k)
 		}
 	}

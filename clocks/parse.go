@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -43,6 +44,8 @@ type lineState struct {
 	strs   [numKeys][]byte
 	ints   [numKeys]int64
 	floats [numKeys]float64
+	// counterVals are event_counters_us, where the line has them.
+	counterVals Counters
 	// Each array entry counts only where its bit is set: intBits marks the
 	// integers, hasFloat the optional readings given as numbers, null_ the
 	// keys given as null, and seen every key; strs holds only keys seen.
@@ -138,7 +141,7 @@ func (p *lineParser) cached(j, from int) bool {
 // remember keeps the member just read, key key from keyAt with its value
 // from value, in the member cache.
 func (p *lineParser) remember(key, keyAt, value int) {
-	if key < 0 || len(p.b)-keyAt < 8 || p.hasBad && p.bad[key] != "" {
+	if key < 0 || key == kCounters || len(p.b)-keyAt < 8 || p.hasBad && p.bad[key] != "" {
 		return
 	}
 	tag := binary.LittleEndian.Uint64(p.b[keyAt:])
@@ -427,6 +430,10 @@ func quickKey(b []byte) int {
 		cands = keysP[:]
 	case 'u':
 		cands = keysU[:]
+	case 'e':
+		cands = keysE[:]
+	case 'm':
+		cands = keysM[:]
 	}
 	for _, k := range cands {
 		n := len(keyNames[k])
@@ -447,6 +454,8 @@ var (
 	keysC = [...]int{kClocksMaxSM, kApps, kClocksMem}
 	keysP = [...]int{kPersistence, kPState, kPower}
 	keysU = [...]int{kUtilization}
+	keysE = [...]int{kPowerLimit, kCounters}
+	keysM = [...]int{kModuleLimit}
 )
 
 // otherKey notes a key a sample does not have, refusing it twice.
@@ -478,20 +487,33 @@ func (p *lineParser) member(key int) error {
 		}
 		p.strs[key] = s
 		return nil
-	case kTemperature, kPower:
+	case kTemperature, kPower, kPowerLimit, kModuleLimit:
 		if c == 'n' {
 			return p.null(key)
 		}
 		if c != '-' && (c < '0' || c > '9') {
 			return p.wrongType(key)
 		}
+		start := p.i
 		n, err := p.number()
 		if err != nil {
 			return err
 		}
+		if (key == kPowerLimit || key == kModuleLimit) && !(n.float > 0) {
+			p.bad[key], p.hasBad = "want a positive number of W, found number "+string(p.b[start:p.i]), true
+			return nil
+		}
 		p.floats[key] = n.float
 		p.hasFloat |= 1 << key
 		return nil
+	case kCounters:
+		switch c {
+		case 'n':
+			return p.null(key)
+		case '{':
+			return p.counters()
+		}
+		return p.wrongType(key)
 	}
 	// The integer keys.
 	if c == 'n' && (key == kApps || key == kClocksMem) {
@@ -531,12 +553,91 @@ func (p *lineParser) wrongType(key int) error {
 	}
 	want := "want a string, found "
 	switch key {
-	case kTemperature, kPower:
+	case kCounters:
+		want = "want an object of counters, found "
+	case kTemperature, kPower, kPowerLimit, kModuleLimit:
 		want = "want a number, found "
 	case kGPUIndex, kSMClock, kClocksMaxSM, kUtilization, kApps, kClocksMem:
 		want = "want an integer, found "
 	}
 	p.bad[key], p.hasBad = want+desc, true
+	return nil
+}
+
+// counters reads event_counters_us, an object of the driver's counters
+// (CounterNames), each a non-negative integer of µs. A syntax error is
+// the line's; any other defect (a key that is not a counter, a value of
+// the wrong type or out of range, then a counter missing) is the key's:
+// the first met in the object's order, else the first missing in
+// CounterNames' order.
+func (p *lineParser) counters() error {
+	start := p.i
+	if _, _, err := p.value(1); err != nil {
+		return err
+	}
+	end := p.i
+	// The object is valid JSON with no duplicate key: read it again.
+	p.i = start + 1
+	var c Counters
+	have := 0
+	defect := ""
+	for {
+		p.ws()
+		if p.b[p.i] == '}' {
+			break
+		}
+		if p.b[p.i] == ',' {
+			p.i++
+			p.ws()
+		}
+		k, _ := p.str()
+		name := string(k)
+		p.ws()
+		p.i++ // ':'
+		p.ws()
+		vstart := p.i
+		kind, desc, _ := p.value(2)
+		if defect != "" {
+			continue
+		}
+		i := counterIndex(name)
+		if i < 0 {
+			defect = fmt.Sprintf("%s is not a counter (want %s)", strconv.Quote(name), strings.Join(CounterNames[:], ", "))
+			continue
+		}
+		var v int64
+		ok := false
+		if kind == "number" {
+			save := p.i
+			p.i = vstart
+			if n, err := p.number(); err == nil && n.isInt {
+				v, ok = n.int, true
+			}
+			p.i = save
+		}
+		switch {
+		case !ok:
+			defect = fmt.Sprintf("%s: want an integer of µs, found %s", name, desc)
+		case v < 0 || v > maxCounterUS:
+			defect = fmt.Sprintf("%s: want an integer of µs from 0 to 2^53, found %d", name, v)
+		}
+		c.set(i, v)
+		have |= 1 << i
+	}
+	p.i = end
+	if defect == "" && have != 1<<len(CounterNames)-1 {
+		for i, n := range CounterNames {
+			if have&(1<<i) == 0 {
+				defect = n + ": missing"
+				break
+			}
+		}
+	}
+	if defect != "" {
+		p.bad[kCounters], p.hasBad = defect, true
+		return nil
+	}
+	p.counterVals = c
 	return nil
 }
 
@@ -897,6 +998,15 @@ func (p *lineParser) fields() error {
 	}
 	if p.hasFloat&(1<<kPower) != 0 {
 		r.HasPower, r.PowerDrawW = true, p.floats[kPower]
+	}
+	if p.hasFloat&(1<<kPowerLimit) != 0 {
+		r.HasPowerLimit, r.PowerLimitW = true, p.floats[kPowerLimit]
+	}
+	if p.hasFloat&(1<<kModuleLimit) != 0 {
+		r.HasModuleLimit, r.ModuleLimitW = true, p.floats[kModuleLimit]
+	}
+	if p.seen&(1<<kCounters) != 0 && p.null_&(1<<kCounters) == 0 {
+		r.HasCounters, r.Counters = true, p.counterVals
 	}
 	ints := &p.ints
 	if p.seen&requiredKeys != requiredKeys || p.hasBad ||

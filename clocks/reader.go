@@ -73,6 +73,9 @@ const (
 	kPower
 	kClocksMem
 	kThrottleField
+	kPowerLimit
+	kModuleLimit
+	kCounters
 	numKeys
 )
 
@@ -83,6 +86,7 @@ var keyNames = [numKeys]string{
 	kUtilization: "utilization_gpu_pct", kApps: "clocks_applications_graphics_mhz",
 	kTemperature: "temperature_gpu_c", kPower: "power_draw_w", kClocksMem: "clocks_mem_mhz",
 	kThrottleField: "throttle_field",
+	kPowerLimit: "enforced_power_limit_w", kModuleLimit: "module_enforced_power_limit_w", kCounters: "event_counters_us",
 }
 
 // keyOf is the index of a sample key, or -1 for a key a sample does not have.
@@ -137,14 +141,24 @@ func keyOf(k []byte) int {
 			return kClocksMaxSM
 		case "temperature_gpu_c":
 			return kTemperature
+		case "event_counters_us":
+			return kCounters
 		}
 	case 19:
 		if string(k) == "utilization_gpu_pct" {
 			return kUtilization
 		}
+	case 22:
+		if string(k) == "enforced_power_limit_w" {
+			return kPowerLimit
+		}
 	case 23:
 		if string(k) == "throttle_reasons_active" {
 			return kThrottle
+		}
+	case 29:
+		if string(k) == "module_enforced_power_limit_w" {
+			return kModuleLimit
 		}
 	case 32:
 		if string(k) == "clocks_applications_graphics_mhz" {
@@ -191,6 +205,15 @@ type Row struct {
 	ClocksMemMHz     int
 	HasThrottleField bool
 	ThrottleField    []byte
+	// The power readings of a power-managed GPU (SPEC §10.1): its enforced
+	// power limit and its module's, in W, and the driver's cumulative
+	// clock event counters.
+	HasPowerLimit       bool
+	PowerLimitW         float64
+	HasModuleLimit      bool
+	ModuleLimitW        float64
+	HasCounters         bool
+	Counters            Counters
 
 	// StaticID, when not 0, says the row's identity fields (boot id, GPU
 	// name and UUID, driver, clocks.max.sm, applications clock) are, byte
@@ -231,6 +254,15 @@ func (r *Row) Sample() *Sample {
 	}
 	if r.HasClocksMem {
 		s.ClocksMemMHz = ptr(r.ClocksMemMHz)
+	}
+	if r.HasPowerLimit {
+		s.EnforcedPowerLimitW = ptr(r.PowerLimitW)
+	}
+	if r.HasModuleLimit {
+		s.ModuleEnforcedPowerLimitW = ptr(r.ModuleLimitW)
+	}
+	if r.HasCounters {
+		s.EventCountersUS = ptr(r.Counters)
 	}
 	return s
 }

@@ -70,6 +70,15 @@ func richWindow() []*Sample {
 		}
 	}
 	ss[7].ThrottleReasonsActive = "0x0000000000000004"
+	for i, s := range ss {
+		if i%3 != 1 {
+			s.EnforcedPowerLimitW = ptr(700.0)
+			s.EventCountersUS = &Counters{SwPowerCap: int64(1000 * (i / 4)), SyncBoost: 0, SwThermal: 3, HwThermal: int64(i / 7), HwPowerBrake: 1 << 40}
+		}
+		if i%5 == 0 {
+			s.ModuleEnforcedPowerLimitW = ptr(900.5)
+		}
+	}
 	return ss
 }
 

@@ -40,6 +40,79 @@ type Sample struct {
 	// ThrottleField names the nvidia-smi field the throttle bits came from
 	// (clocks_event_reasons.active or clocks_throttle_reasons.active).
 	ThrottleField string
+
+	// EnforcedPowerLimitW is the power limit the driver enforces
+	// (enforced.power.limit), in W; nil when not sampled. A window that
+	// records it judges SwPowerCap as power management (SPEC §10.1).
+	EnforcedPowerLimitW *float64
+	// ModuleEnforcedPowerLimitW is the limit of the GPU's module
+	// (module.enforced.power.limit: a GH200/GB200 module shares one budget
+	// between CPU and GPU), in W; nil where the driver gives none.
+	ModuleEnforcedPowerLimitW *float64
+	// EventCountersUS are the driver's cumulative clock event counters;
+	// nil when not sampled.
+	EventCountersUS *Counters
+}
+
+// Counters are the driver's clock event counters
+// (clocks_event_reasons_counters.*): the time, in µs since the driver
+// loaded, that each reason held the clock down. They see what an
+// instantaneous bit misses between two readings.
+type Counters struct {
+	SwPowerCap   int64
+	SyncBoost    int64
+	SwThermal    int64
+	HwThermal    int64
+	HwPowerBrake int64
+}
+
+// CounterNames are the counters' keys in event_counters_us, in the order
+// a sample writes them.
+var CounterNames = [...]string{"sw_power_cap", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
+
+// maxCounterUS is the largest counter value a sample may hold (2^53 µs,
+// 285 years): exact in a float64.
+const maxCounterUS = 1 << 53
+
+// At is the counter CounterNames[i].
+func (c *Counters) At(i int) int64 {
+	switch i {
+	case 0:
+		return c.SwPowerCap
+	case 1:
+		return c.SyncBoost
+	case 2:
+		return c.SwThermal
+	case 3:
+		return c.HwThermal
+	}
+	return c.HwPowerBrake
+}
+
+// set sets the counter CounterNames[i].
+func (c *Counters) set(i int, v int64) {
+	switch i {
+	case 0:
+		c.SwPowerCap = v
+	case 1:
+		c.SyncBoost = v
+	case 2:
+		c.SwThermal = v
+	case 3:
+		c.HwThermal = v
+	default:
+		c.HwPowerBrake = v
+	}
+}
+
+// counterIndex is the index of a counter's key, or -1.
+func counterIndex(k string) int {
+	for i, n := range CounterNames {
+		if k == n {
+			return i
+		}
+	}
+	return -1
 }
 
 // Idle reports whether the sample priced no work (utilization 0%).
@@ -92,6 +165,27 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 	if s.ThrottleField != "" {
 		b = append(b, `,"throttle_field":`...)
 		b = appendString(b, s.ThrottleField)
+	}
+	if s.EnforcedPowerLimitW != nil {
+		b = append(b, `,"enforced_power_limit_w":`...)
+		b = strconv.AppendFloat(b, *s.EnforcedPowerLimitW, 'f', -1, 64)
+	}
+	if s.ModuleEnforcedPowerLimitW != nil {
+		b = append(b, `,"module_enforced_power_limit_w":`...)
+		b = strconv.AppendFloat(b, *s.ModuleEnforcedPowerLimitW, 'f', -1, 64)
+	}
+	if c := s.EventCountersUS; c != nil {
+		b = append(b, `,"event_counters_us":{`...)
+		for i, n := range CounterNames {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, n...)
+			b = append(b, `":`...)
+			b = strconv.AppendInt(b, c.At(i), 10)
+		}
+		b = append(b, '}')
 	}
 	return append(b, '}')
 }

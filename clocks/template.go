@@ -214,7 +214,8 @@ func (t *template) build(p *lineParser) {
 	var holes uint32
 	for j := 0; j < p.n; j++ {
 		m, pm := p.members[j], t.prevMem[j]
-		if string(p.b[m.value:m.valueEnd]) == string(t.prev[pm.value:pm.valueEnd]) {
+		// The counters are always a hole: a template keeps no object's value.
+		if m.key != kCounters && string(p.b[m.value:m.valueEnd]) == string(t.prev[pm.value:pm.valueEnd]) {
 			if k := int(m.key); k >= 0 {
 				bit := uint32(1) << k
 				t.seen |= bit

@@ -86,7 +86,7 @@ var keyNames = [numKeys]string{
 	kUtilization: "utilization_gpu_pct", kApps: "clocks_applications_graphics_mhz",
 	kTemperature: "temperature_gpu_c", kPower: "power_draw_w", kClocksMem: "clocks_mem_mhz",
 	kThrottleField: "throttle_field",
-	kPowerLimit: "enforced_power_limit_w", kModuleLimit: "module_enforced_power_limit_w", kCounters: "event_counters_us",
+	kPowerLimit:    "enforced_power_limit_w", kModuleLimit: "module_enforced_power_limit_w", kCounters: "event_counters_us",
 }
 
 // keyOf is the index of a sample key, or -1 for a key a sample does not have.
@@ -208,12 +208,12 @@ type Row struct {
 	// The power readings of a power-managed GPU (SPEC §10.1): its enforced
 	// power limit and its module's, in W, and the driver's cumulative
 	// clock event counters.
-	HasPowerLimit       bool
-	PowerLimitW         float64
-	HasModuleLimit      bool
-	ModuleLimitW        float64
-	HasCounters         bool
-	Counters            Counters
+	HasPowerLimit  bool
+	PowerLimitW    float64
+	HasModuleLimit bool
+	ModuleLimitW   float64
+	HasCounters    bool
+	Counters       Counters
 
 	// StaticID, when not 0, says the row's identity fields (boot id, GPU
 	// name and UUID, driver, clocks.max.sm, applications clock) are, byte

@@ -49,6 +49,32 @@ type ClockStats struct {
 	PowerW              *float64 `json:"power_w"`
 	BusySamples         int      `json:"busy_samples"`
 	IdleSamplesExcluded int      `json:"idle_samples_excluded"`
+	Power
+}
+
+// Power is what an arm's power management looked like, for arms whose
+// legs record enforced_power_limit_w (SPEC §10.1); every field is absent
+// otherwise. It is reported, never a gate term: the power-managed share
+// is the engines' own draw under one limit. Where an arm has
+// power-managed samples, ClockStats' median, mean and spread are its free
+// samples'.
+type Power struct {
+	// BusyMedianMHz is the median SM clock over every busy sample, free
+	// and power-managed.
+	BusyMedianMHz *float64 `json:"busy_median_mhz,omitempty"`
+	// FreeSamples counts the free busy samples.
+	FreeSamples *int `json:"free_samples,omitempty"`
+	// PowerManagedPct is the power-managed share of busy samples, in
+	// percent to 0.01.
+	PowerManagedPct *float64 `json:"power_managed_pct,omitempty"`
+	// PowerManagedMedianMHz is the median SM clock of the power-managed
+	// samples; nil when there are none.
+	PowerManagedMedianMHz *float64 `json:"power_managed_median_mhz,omitempty"`
+	// EnforcedPowerLimitW is the legs' enforced power limit, in W, when
+	// they share one.
+	EnforcedPowerLimitW *float64 `json:"enforced_power_limit_w,omitempty"`
+	// TemperatureC is the median temperature_gpu_c over busy samples.
+	TemperatureC *float64 `json:"temperature_c,omitempty"`
 }
 
 // Arm is every leg of one (model, engine), merged.
@@ -88,10 +114,23 @@ type armGPU struct {
 	// maxSM holds the legs' clocks.max.sm values, in MHz.
 	maxSM map[int]bool
 	legs  int
+	// free counts the free busy samples per clock (every busy sample of a
+	// leg that records no limit), freeSum adds them; pm counts the
+	// power-managed ones. managed says some leg records a limit; limits
+	// holds the legs' enforced limits, temp their busy temperatures in
+	// hundredths of a °C, firstTemps each leg's first busy temperature.
+	free       map[int]int
+	freeSum    Sum
+	pm         map[int]int
+	managed    bool
+	limits     map[float64]bool
+	temp       map[int64]int
+	firstTemps []float64
 }
 
 func newArmGPU() *armGPU {
-	return &armGPU{hist: map[int]int{}, powerMW: map[int64]int{}, static: map[string]map[string][]string{}, maxSM: map[int]bool{}}
+	return &armGPU{hist: map[int]int{}, powerMW: map[int64]int{}, static: map[string]map[string][]string{}, maxSM: map[int]bool{},
+		free: map[int]int{}, pm: map[int]int{}, limits: map[float64]bool{}, temp: map[int64]int{}}
 }
 
 func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
@@ -103,6 +142,24 @@ func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
 	}
 	g.sumMHz.AddSum(f.SumMHz)
 	g.idle += f.Idle
+	free, freeSum := f.Free()
+	for _, c := range free {
+		g.free[c.V] += c.N
+	}
+	g.freeSum.AddSum(freeSum)
+	if m := f.Managed; m != nil {
+		g.managed = true
+		g.limits[m.LimitW] = true
+		for _, c := range m.PMHist {
+			g.pm[c.V] += c.N
+		}
+		for _, t := range m.Temp {
+			g.temp[t.MW] += t.N
+		}
+		if m.FirstBusyTempC != nil {
+			g.firstTemps = append(g.firstTemps, *m.FirstBusyTempC)
+		}
+	}
 	g.maxSM[rec.ClocksMaxSMMHz] = true
 	for i, v := range rec.static() {
 		k := staticNames[i]
@@ -116,13 +173,19 @@ func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
 
 // stats are the position's numbers, as a side reports them.
 func (g *armGPU) stats() ClockStats {
-	st := summarizeMap(g.hist)
-	out := ClockStats{BusySamples: st.n, IdleSamplesExcluded: g.idle}
+	busy := summarizeMap(g.hist)
+	out := ClockStats{BusySamples: busy.n, IdleSamplesExcluded: g.idle}
+	if g.managed {
+		out.Power = g.power(busy)
+	}
+	// The gated figures are the free samples': every busy sample where no
+	// leg was power-managed.
+	st := summarizeMap(g.free)
 	if st.n == 0 {
 		return out
 	}
 	out.MedianMHz = ptr(float64(st.median2) / 2)
-	out.MeanMHz = ptr(round2(g.sumMHz.Float() / float64(st.n)))
+	out.MeanMHz = ptr(round2(g.freeSum.Float() / float64(st.n)))
 	out.SpreadPct = ptr(round2(spreadPct(int64(st.min), int64(st.max), st.median2)))
 	if len(g.maxSM) == 1 {
 		for mx := range g.maxSM {
@@ -134,6 +197,34 @@ func (g *armGPU) stats() ClockStats {
 	}
 	return out
 }
+
+// power is the position's power management, as a side reports it.
+func (g *armGPU) power(busy hist) Power {
+	var p Power
+	if busy.n > 0 {
+		p.BusyMedianMHz = ptr(float64(busy.median2) / 2)
+	}
+	pm := summarizeMap(g.pm)
+	p.FreeSamples = ptr(busy.n - pm.n)
+	if busy.n > 0 {
+		p.PowerManagedPct = ptr(round2(float64(pm.n) * 100 / float64(busy.n)))
+	}
+	if pm.n > 0 {
+		p.PowerManagedMedianMHz = ptr(float64(pm.median2) / 2)
+	}
+	if len(g.limits) == 1 {
+		for w := range g.limits {
+			p.EnforcedPowerLimitW = ptr(w)
+		}
+	}
+	if m, ok := medianOf(g.temp); ok {
+		p.TemperatureC = ptr(round2(m / 100))
+	}
+	return p
+}
+
+// powerManaged reports whether some leg had power-managed samples here.
+func (g *armGPU) powerManaged() bool { return len(g.pm) > 0 }
 
 // medianOf is the median of values counted in h; the mean of the middle
 // two of an even count.
@@ -213,7 +304,7 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 	} else {
 		var drift []string
 		for k, g := range a.gpus {
-			for _, name := range StaticFields {
+			for _, name := range staticNames {
 				if vals := g.static[name]; len(vals) > 1 {
 					drift = append(drift, fmt.Sprintf("%s%s: %s", a.position(k), name, describeGroups(vals)))
 				}
@@ -226,11 +317,16 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 	}
 	if trusted >= 2 {
 		for k, g := range a.gpus {
-			h := summarizeMap(g.hist)
-			if g.legs >= 2 && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
+			// The box's state across legs shows in their free samples.
+			h := summarizeMap(g.free)
+			if g.legs >= 2 && h.n > 0 && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
+				over := ""
+				if g.powerManaged() {
+					over = "free samples' "
+				}
 				a.Reasons = append(a.Reasons, a.reason(CodeStaircase,
-					"arm %s %smerged spread %.2f%% > %.1f%%: min %d, median %s, max %d MHz over %d legs, n=%d",
-					engine, a.position(k), spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct,
+					"arm %s %smerged %sspread %.2f%% > %.1f%%: min %d, median %s, max %d MHz over %d legs, n=%d",
+					engine, a.position(k), over, spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct,
 					h.min, fmtMedian(h.median2), h.max, g.legs, h.n))
 			}
 		}
@@ -250,7 +346,7 @@ type offsets struct {
 }
 
 func compareGPU(o, b *armGPU) (offsets, bool) {
-	oh, bh := summarizeMap(o.hist), summarizeMap(b.hist)
+	oh, bh := summarizeMap(o.free), summarizeMap(b.free)
 	if oh.n == 0 || bh.n == 0 {
 		return offsets{}, false
 	}
@@ -261,9 +357,9 @@ func compareGPU(o, b *armGPU) (offsets, bool) {
 	x := offsets{ours2: oh.median2, base2: bh.median2,
 		median:   float64(d) / float64(bh.median2) * 100,
 		medianOK: offsetWithin(oh.median2, bh.median2),
-		oursMean: o.sumMHz.Float() / float64(oh.n), baseMean: b.sumMHz.Float() / float64(bh.n)}
+		oursMean: o.freeSum.Float() / float64(oh.n), baseMean: b.freeSum.Float() / float64(bh.n)}
 	x.mean = math.Abs(x.oursMean-x.baseMean) / x.baseMean * 100
-	x.meanOK = meanOffsetWithin(o.sumMHz, int64(oh.n), b.sumMHz, int64(bh.n))
+	x.meanOK = meanOffsetWithin(o.freeSum, int64(oh.n), b.freeSum, int64(bh.n))
 	return x, true
 }
 

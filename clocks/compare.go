@@ -2,7 +2,10 @@ package clocks
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -77,7 +80,7 @@ func Compare(ours, baseline *Arm, allowCrossBoot bool) *Block {
 		} else {
 			var diff []string
 			for k := range ours.gpus {
-				for _, name := range StaticFields {
+				for _, name := range staticNames {
 					ov, bv := sortedKeys(ours.gpus[k].static[name]), sortedKeys(baseline.gpus[k].static[name])
 					if strings.Join(ov, "\x00") != strings.Join(bv, "\x00") {
 						diff = append(diff, fmt.Sprintf("%s%s: %s %s, %s %s", ours.position(k), name,
@@ -92,6 +95,7 @@ func Compare(ours, baseline *Arm, allowCrossBoot bool) *Block {
 		}
 	}
 	b.offsets(ours, baseline)
+	b.thermalStart(ours, baseline)
 	for _, a := range []*Arm{ours, baseline} {
 		for i, l := range a.Legs {
 			if HasClock(l.Reasons) {
@@ -156,28 +160,67 @@ func (b *Block) offsets(ours, baseline *Arm) {
 	if worst == nil {
 		return
 	}
+	free := ""
+	for _, a := range []*Arm{ours, baseline} {
+		for _, g := range a.gpus {
+			if g.powerManaged() {
+				free = "free "
+			}
+		}
+	}
 	off := *b.OffsetPct
 	b.OffsetPct, b.MeanOffsetPct = ptr(round2(off)), ptr(round2(*b.MeanOffsetPct))
 	b.EstimatedEffectPct = ptr(round2(off * TransferCoefficient))
 	switch x := worstMedianFail; {
 	case x != nil:
-		msg := fmt.Sprintf("%smedian offset %.2f%% > %.1f%%: %s %s MHz, %s %s MHz (estimated effect %.2f%% at transfer %.4f)",
-			ours.position(where[x]), x.median, MaxOffsetPct, ours.Engine, fmtMedian(x.ours2), baseline.Engine, fmtMedian(x.base2),
+		msg := fmt.Sprintf("%s%smedian offset %.2f%% > %.1f%%: %s %s MHz, %s %s MHz (estimated effect %.2f%% at transfer %.4f)",
+			ours.position(where[x]), free, x.median, MaxOffsetPct, ours.Engine, fmtMedian(x.ours2), baseline.Engine, fmtMedian(x.base2),
 			x.median*TransferCoefficient, TransferCoefficient)
 		if !x.meanOK {
-			msg += fmt.Sprintf("; the mean offset %.2f%% is over it too (%s %.2f MHz, %s %.2f MHz)",
-				x.mean, ours.Engine, x.oursMean, baseline.Engine, x.baseMean)
+			msg += fmt.Sprintf("; the %smean offset %.2f%% is over it too (%s %.2f MHz, %s %.2f MHz)",
+				free, x.mean, ours.Engine, x.oursMean, baseline.Engine, x.baseMean)
 		}
 		b.Reasons = append(b.Reasons, ratioReason(CodeOffset, "%s", msg))
 	case worstMeanFail != nil:
 		x := worstMeanFail
 		b.Reasons = append(b.Reasons, ratioReason(CodeOffset,
-			"%smean offset %.2f%% > %.1f%%: %s %.2f MHz, %s %.2f MHz, though the medians agree (%s %s MHz, %s %s MHz, offset %.2f%%): "+
+			"%s%smean offset %.2f%% > %.1f%%: %s %.2f MHz, %s %.2f MHz, though the medians agree (%s %s MHz, %s %s MHz, offset %.2f%%): "+
 				"throughput follows the time-averaged clock, and one arm's clock dipped where the other's did not",
-			ours.position(where[x]), x.mean, MaxOffsetPct, ours.Engine, x.oursMean, baseline.Engine, x.baseMean,
+			ours.position(where[x]), free, x.mean, MaxOffsetPct, ours.Engine, x.oursMean, baseline.Engine, x.baseMean,
 			ours.Engine, fmtMedian(x.ours2), baseline.Engine, fmtMedian(x.base2), x.median))
 	}
 }
+
+// thermalStart holds, where either arm is power-managed and both record
+// temperatures, each GPU position's temperature at its legs' first busy
+// samples (the median over each arm's legs) within MaxThermalStartDeltaC:
+// at one limit a hotter chip leaks more power and caps lower.
+func (b *Block) thermalStart(ours, baseline *Arm) {
+	for k := range min(len(ours.gpus), len(baseline.gpus)) {
+		o, bs := ours.gpus[k], baseline.gpus[k]
+		if !o.powerManaged() && !bs.powerManaged() || len(o.firstTemps) == 0 || len(bs.firstTemps) == 0 {
+			continue
+		}
+		to, tb := medianFloat(o.firstTemps), medianFloat(bs.firstTemps)
+		if math.Abs(to-tb) <= MaxThermalStartDeltaC {
+			continue
+		}
+		b.Reasons = append(b.Reasons, ratioReason(CodeThermalStart,
+			"%stemperature at the legs' first busy sample %s %s °C, %s %s °C (median over %d and %d legs): %s °C apart > %d °C, and at one power limit a hotter chip caps lower; let the GPU cool to one temperature before every leg, in both arms",
+			ours.position(k), ours.Engine, fmtFloat(to), baseline.Engine, fmtFloat(tb), len(o.firstTemps), len(bs.firstTemps),
+			fmtFloat(math.Abs(to-tb)), MaxThermalStartDeltaC))
+		return
+	}
+}
+
+// medianFloat is the median of xs; the mean of the middle two of an even count.
+func medianFloat(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+}
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 func bootList(a *Arm) string {
 	ids := sortedKeys(a.boots)

@@ -70,6 +70,32 @@ const (
 	// the stream's: the record carries it to the millisecond.
 	MaxGapToleranceS = 0.0005
 
+	// MinFreeSamples is the floor on free busy samples in a window with
+	// power-managed samples, per GPU: the box's unconstrained clock is
+	// judged on them, and under the busy floor a spread means nothing.
+	MinFreeSamples = MinBusySamples
+
+	// HiddenLimitPct is how close, in percent of the lowest recorded power
+	// limit, some power-managed sample must draw: a cap that holds the
+	// clock far under every recorded limit is a limit clockgate does not
+	// see (a GH200/GB200 module budget shared with the CPU, a power
+	// profile). nvidia-smi's power.draw is a one-second average, so a
+	// capped second reads a few percent under the limit.
+	HiddenLimitPct = 95
+
+	// MaxThermalStartDeltaC bounds, in °C, how far apart the arms'
+	// temperatures at their legs' first busy samples may be when either
+	// arm is power-managed: at one limit a hotter chip leaks more power and
+	// caps lower. Two GPUs of one TP=2 leg in lockstep at 700 W, 9 °C
+	// apart, showed the hotter one's mean clock 0.63% lower at a 22%
+	// power-managed share, about 0.35% per °C at a saturated pass's 65%,
+	// so 3 °C bounds the effect near the 1.0% offset threshold (n = 1).
+	MaxThermalStartDeltaC = 3
+
+	// MeanTolerance is how far a record's free mean_mhz may sit from the
+	// stream's, in MHz: the record carries it to 0.01.
+	MeanTolerance = 0.005
+
 	// SpreadTolerancePct is how far a record's spread_pct may sit from the
 	// value its min, median and max give: a record rounded to two decimals
 	// still reconciles.

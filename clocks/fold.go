@@ -78,6 +78,14 @@ type GPUFold struct {
 	// for (NewTracingFold).
 	Trace *Trace
 
+	// Managed is the GPU's power management (SPEC §10.1): nil unless its
+	// first row records enforced_power_limit_w. Without it every busy
+	// sample is free.
+	Managed *Managed
+	// Events are what the driver's clock event counters say of the
+	// window; nil unless its first row carries event_counters_us.
+	Events *Events
+
 	// The GPU's gaps so far: the largest between two of its rows, and its
 	// first and previous rows.
 	gap                 int64
@@ -99,6 +107,11 @@ type GPUFold struct {
 	plo, phi int
 
 	lastBits uint64
+	// pending is the GPU's last row while its power management is
+	// decided: a busy sample is power-managed by what the counters did
+	// before and after it.
+	pending    pendingRow
+	hasPending bool
 	// sameStatic is a Row.StaticID whose rows have the first sample's
 	// identity fields.
 	sameStatic      uint64
@@ -195,18 +208,35 @@ func (f *Fold) gpu(index int) *GPUFold {
 	return g
 }
 
-func sampleStatic(s *Sample) [6]string {
-	return [6]string{
+func sampleStatic(s *Sample) [1 + len(staticNames)]string {
+	return [...]string{
 		s.BootID,
 		fmt.Sprintf("%q", s.GPUName),
 		fmt.Sprintf("%q", s.GPUUUID),
 		fmt.Sprintf("%q", s.DriverVersion),
 		fmt.Sprint(s.ClocksMaxSMMHz),
 		intOrNull(s.ClocksApplicationsGraphicsMHz),
+		wattsOrAbsent(s.EnforcedPowerLimitW),
+		wattsOrAbsent(s.ModuleEnforcedPowerLimitW),
 	}
 }
 
-var driftNames = [6]string{"boot_id", "gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"}
+var driftNames = [...]string{"boot_id", "gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
+	"enforced_power_limit_w", "module_enforced_power_limit_w"}
+
+// sameLimits reports whether the row's power limits are the GPU's first
+// sample's: both absent, or both the same number of W.
+func sameLimits(s *Sample, r *Row) bool {
+	return sameWatts(s.EnforcedPowerLimitW, r.HasPowerLimit, r.PowerLimitW) &&
+		sameWatts(s.ModuleEnforcedPowerLimitW, r.HasModuleLimit, r.ModuleLimitW)
+}
+
+func sameWatts(a *float64, has bool, b float64) bool {
+	if a == nil {
+		return !has
+	}
+	return has && *a == b
+}
 
 // Add folds in one sample read at the given 1-based line.
 func (f *Fold) Add(s *Sample, line int) {
@@ -263,6 +293,7 @@ func (f *Fold) AddRow(r *Row, line int) {
 	switch s := g.First; {
 	case s == nil:
 		g.First = r.Sample()
+		g.startPower()
 	case r.StaticID != 0 && r.StaticID == g.sameStatic:
 		// Rows of this StaticID were found the same as the first.
 	case s.BootID != string(r.BootID) || s.GPUName != string(r.GPUName) ||
@@ -274,6 +305,9 @@ func (f *Fold) AddRow(r *Row, line int) {
 	default:
 		g.sameStatic = r.StaticID
 	}
+	if (r.HasPowerLimit || r.HasModuleLimit || g.Managed != nil || g.First.ModuleEnforcedPowerLimitW != nil) && !sameLimits(g.First, r) {
+		g.driftAt(r.Sample(), line)
+	}
 	if string(r.Persistence) != "Enabled" {
 		if g.persistBad == 0 {
 			g.persistFirst, g.persistFirstVal = line, string(r.Persistence)
@@ -282,6 +316,9 @@ func (f *Fold) AddRow(r *Row, line int) {
 	}
 	if g.trace != nil {
 		g.trace.add(r, g.First, f.firstSec, f.firstNsec)
+	}
+	if g.Managed != nil || g.Events != nil {
+		g.foldPower(r, line)
 	}
 	if r.Idle() {
 		g.Idle++
@@ -405,6 +442,7 @@ func (f *Fold) finish() {
 	f.settleGaps()
 	for _, g := range f.GPUs {
 		g.finishHist()
+		g.settlePower()
 		if g.trace != nil {
 			g.Trace, g.trace = g.trace.trace(), nil
 		}
@@ -548,6 +586,9 @@ func (f *Fold) Record(intervalS float64, stopReason string) (*Record, error) {
 		return nil, errors.New("the stream has no samples")
 	}
 	f.settleGaps()
+	for _, g := range f.GPUs {
+		g.settlePower()
+	}
 	r := &Record{BootID: f.GPUs[0].First.BootID,
 		Window: Window{FirstT: f.FirstT, LastT: f.LastT, SamplesTotal: f.Total,
 			IntervalS: intervalS, StopReason: stopReason, MaxGapS: ptr(f.MaxGapS())}}
@@ -581,7 +622,42 @@ func (g *GPUFold) record() GPU {
 		sp := round2(spreadPct(int64(mn), int64(mx), h.median2))
 		r.SMClockMHz.Min, r.SMClockMHz.Median, r.SMClockMHz.Max, r.SMClockMHz.SpreadPct = &mn, &md, &mx, &sp
 	}
+	if m := g.Managed; m != nil {
+		r.EnforcedPowerLimitW, r.ModuleEnforcedPowerLimitW = ptr(m.LimitW), m.ModuleLimitW
+		r.FreeClockMHz, r.PowerManagedSamples = g.freeStats(), ptr(g.PowerManaged())
+	}
 	return r
+}
+
+// freeStats summarizes the GPU's free busy samples as its record says
+// them; nil for a GPU that records no limit.
+func (g *GPUFold) freeStats() *FreeStats {
+	if g.Managed == nil {
+		return nil
+	}
+	h := summarize(g.Managed.FreeHist)
+	fs := &FreeStats{N: h.n}
+	if h.n > 0 {
+		mn, mx := h.min, h.max
+		fs.Min, fs.Max = &mn, &mx
+		fs.Median = ptr(float64(h.median2) / 2)
+		fs.SpreadPct = ptr(round2(spreadPct(int64(mn), int64(mx), h.median2)))
+		fs.MeanMHz = ptr(round2(g.freeMean()))
+	}
+	return fs
+}
+
+// freeMean is the mean of the GPU's free busy samples, in MHz.
+func (g *GPUFold) freeMean() float64 {
+	h, sum := g.Free()
+	n := 0
+	for _, c := range h {
+		n += c.N
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum.Float() / float64(n)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -220,27 +220,45 @@ func (l *Leg) checkGPU(g *GPUFold, pre string) {
 		l.add(CodeBusyFraction, "%sbusy fraction %d/%d = %.2f%% < %d%%: %d idle samples excluded",
 			pre, h.n, g.Total, float64(h.n)*100/float64(g.Total), MinBusyFractionPct, g.Idle)
 	}
-	if h.n >= MinBusySamples && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
-		l.add(CodeSpread, "%sspread %.2f%% > %.1f%%: min %d, median %s, max %d MHz, n=%d",
-			pre, spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct, h.min, fmtMedian(h.median2), h.max, h.n)
+	pm := g.PowerManaged()
+	switch fh := summarize(g.Managed.freeHist()); {
+	case pm == 0:
+		if h.n >= MinBusySamples && !spreadWithin(int64(h.min), int64(h.max), h.median2) {
+			l.add(CodeSpread, "%sspread %.2f%% > %.1f%%: min %d, median %s, max %d MHz, n=%d",
+				pre, spreadPct(int64(h.min), int64(h.max), h.median2), MaxSpreadPct, h.min, fmtMedian(h.median2), h.max, h.n)
+		}
+	case fh.n < MinFreeSamples:
+		l.add(CodeFreeSamples, "%sfree busy samples %d < %d: %d of %d busy samples were power-managed (at %s), so the box's unconstrained clock was not observed often enough to judge; sample faster (--interval 250ms) or over a longer window",
+			pre, fh.n, MinFreeSamples, pm, h.n, g.Managed.limits())
+	case !spreadWithin(int64(fh.min), int64(fh.max), fh.median2):
+		msg := fmt.Sprintf("%sspread over free samples %.2f%% > %.1f%%: min %d, median %s, max %d MHz, n=%d free of %d busy (%d power-managed, at %s, excluded)",
+			pre, spreadPct(int64(fh.min), int64(fh.max), fh.median2), MaxSpreadPct, fh.min, fmtMedian(fh.median2), fh.max, fh.n, h.n, pm, g.Managed.limits())
+		if g.Events == nil {
+			msg += "; the stream has no event counters, so a power-managed dip between two readings looks free: record clocks_event_reasons_counters (nvidia-smi from driver 590, or NVML) to tell them apart"
+		}
+		l.add(CodeSpread, "%s", msg)
 	}
 	var seen uint64
 	for b := range g.Throttle {
 		seen |= b
 	}
-	if bad := seen &^ BenignThrottleMask; bad != 0 {
-		l.add(CodeThrottle, "%snon-benign throttle bits in busy samples: %s (seen %s; benign mask %s: GpuIdle, ApplicationsClocksSetting, DisplayClockSetting)",
-			pre, nameBits(bad), strings.Join(g.throttleList(), ", "), FormatThrottle(BenignThrottleMask))
+	benign, benignNames := BenignThrottleMask, "GpuIdle, ApplicationsClocksSetting, DisplayClockSetting"
+	if g.Managed != nil {
+		benign, benignNames = benign|SwPowerCapBit, benignNames+"; SwPowerCap is power management at the recorded limit"
+	}
+	if bad := seen &^ benign; bad != 0 {
+		l.add(CodeThrottle, "%snon-benign throttle bits in busy samples: %s (seen %s; benign mask %s: %s)",
+			pre, nameBits(bad), strings.Join(g.throttleList(), ", "), FormatThrottle(benign), benignNames)
+	}
+	l.checkEvents(g, pre, seen)
+	if pm > 0 {
+		l.checkHiddenLimit(g, pre, pm)
 	}
 	if g.persistBad > 0 {
 		l.add(CodePersistence, "%spersistence_mode %q in %d of %d samples (first at line %d); want \"Enabled\" in every sample",
 			pre, g.persistFirstVal, g.persistBad, g.Total, g.persistFirst)
 	}
-	if len(g.driftOrder) > 0 {
-		msgs := make([]string, len(g.driftOrder))
-		for i, k := range g.driftOrder {
-			msgs[i] = g.drift[k]
-		}
+	if msgs := g.driftMessages(); len(msgs) > 0 {
 		l.add(CodeStaticDrift, "%snot constant within the window: %s", pre, strings.Join(msgs, "; "))
 	}
 }
@@ -252,8 +270,11 @@ func (l *Leg) checkSkew() {
 	var slow, fast *GPUFold
 	var slow2, fast2 int64
 	for _, g := range l.Fold.GPUs {
-		h := summarize(g.Hist)
-		if h.n < MinBusySamples {
+		// A GPU's own free clock: its power controller's caps are the
+		// engine's draw, not the box's state.
+		free, _ := g.Free()
+		h := summarize(free)
+		if summarize(g.Hist).n < MinBusySamples || h.n < MinFreeSamples {
 			continue
 		}
 		if slow == nil || h.median2 < slow2 {

@@ -24,6 +24,7 @@ const (
 	CodeRefused        = "clock.refused"
 	CodeCoverage       = "clock.coverage"
 	CodeGPUSkew        = "clock.gpu_skew"
+	CodeFreeSamples    = "clock.free_samples"
 
 	CodeBenchMissing   = "bench.missing"
 	CodeBenchInvalid   = "bench.invalid"
@@ -38,6 +39,7 @@ const (
 	CodeCrossBoot        = "clock.cross_boot"
 	CodeHardwareMismatch = "clock.hardware_mismatch"
 	CodeOffset           = "clock.offset"
+	CodeThermalStart     = "clock.thermal_start"
 	CodeLegIneligible    = "leg.ineligible"
 	CodePointMismatch    = "bench.point_mismatch"
 	CodeWorkloadMismatch = "bench.workload_mismatch"
@@ -135,6 +137,7 @@ var Registry = []CodeInfo{
 	{CodeRefused, ScopeLeg, false, true, BothFamilies, "the sampler refused a reading mid-window"},
 	{CodeCoverage, ScopeLeg, false, true, BothFamilies, "a gap between consecutive samples over the coverage bound"},
 	{CodeGPUSkew, ScopeLeg, false, true, BothFamilies, "the busy medians of a leg's GPUs differ by more than the offset bound"},
+	{CodeFreeSamples, ScopeLeg, false, true, BothFamilies, "a power-managed window with fewer free busy samples than the floor"},
 	{CodeBenchMissing, ScopeLeg, false, false, BothFamilies, "the leg has other evidence but no bench points"},
 	{CodeBenchInvalid, ScopeLeg, false, false, BothFamilies, "a bench file or object is malformed or refused"},
 	{CodeFailedRequests, ScopeLeg, false, false, BothFamilies, "requests failed at a point"},
@@ -146,6 +149,7 @@ var Registry = []CodeInfo{
 	{CodeCrossBoot, ScopeRatio, true, true, BothFamilies, "the two arms ran on different boots"},
 	{CodeHardwareMismatch, ScopeRatio, false, true, BothFamilies, "the arms differ in a STATIC_FIELDS value"},
 	{CodeOffset, ScopeRatio, false, true, BothFamilies, "the arms' SM clocks differ by more than the offset bound"},
+	{CodeThermalStart, ScopeRatio, false, true, BothFamilies, "power-managed arms started their legs at temperatures further apart than the thermal bound"},
 	{CodeLegIneligible, ScopeRatio, false, false, BothFamilies, "a leg of either arm carries a reason"},
 	{CodePointMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one set of points"},
 	{CodeWorkloadMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one workload"},

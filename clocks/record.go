@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,7 +74,28 @@ type GPU struct {
 	ThrottleReasonsActive         []string
 	PersistenceMode               string
 	IdleSamplesExcluded           int
+	// EnforcedPowerLimitW and ModuleEnforcedPowerLimitW are the window's
+	// power limits, in W; nil where its stream records none.
+	EnforcedPowerLimitW       *float64
+	ModuleEnforcedPowerLimitW *float64
+	// FreeClockMHz summarizes the SM clock over free busy samples, and
+	// PowerManagedSamples counts the power-managed ones; both nil unless
+	// the stream records enforced_power_limit_w.
+	FreeClockMHz        *FreeStats
+	PowerManagedSamples *int
 }
+
+// FreeStats summarizes the SM clock over a window's free busy samples, in
+// MHz, with their mean. With N == 0 the other fields are nil.
+type FreeStats struct {
+	N         int      `json:"n"`
+	Min       *int     `json:"min"`
+	Median    *float64 `json:"median"`
+	Max       *int     `json:"max"`
+	SpreadPct *float64 `json:"spread_pct"`
+	MeanMHz   *float64 `json:"mean_mhz"`
+}
+
 
 // Record is the per-leg clock record, r<N>.summary.json: the window, and
 // one block per GPU the leg sampled, in index order. A leg of one GPU is
@@ -102,8 +124,27 @@ type singleRecord struct {
 	GPUName                       string   `json:"gpu_name"`
 	GPUUUID                       string   `json:"gpu_uuid"`
 	IdleSamplesExcluded           int      `json:"idle_samples_excluded"`
-	Window                        Window   `json:"window"`
-	Refusal                       string   `json:"refusal,omitempty"`
+	powerFields
+	Window  Window `json:"window"`
+	Refusal string `json:"refusal,omitempty"`
+}
+
+// powerFields are a GPU's power-management fields, written only where its
+// stream records a limit.
+type powerFields struct {
+	EnforcedPowerLimitW       *float64   `json:"enforced_power_limit_w,omitempty"`
+	ModuleEnforcedPowerLimitW *float64   `json:"module_enforced_power_limit_w,omitempty"`
+	FreeClockMHz              *FreeStats `json:"free_clock_mhz,omitempty"`
+	PowerManagedSamples       *int       `json:"power_managed_samples,omitempty"`
+}
+
+func (g *GPU) powerFields() powerFields {
+	return powerFields{g.EnforcedPowerLimitW, g.ModuleEnforcedPowerLimitW, g.FreeClockMHz, g.PowerManagedSamples}
+}
+
+func (g *GPU) setPowerFields(p powerFields) {
+	g.EnforcedPowerLimitW, g.ModuleEnforcedPowerLimitW, g.FreeClockMHz, g.PowerManagedSamples =
+		p.EnforcedPowerLimitW, p.ModuleEnforcedPowerLimitW, p.FreeClockMHz, p.PowerManagedSamples
 }
 
 // gpuBlock is one GPU of the several-GPU layout.
@@ -118,6 +159,7 @@ type gpuBlock struct {
 	ThrottleReasonsActive         []string `json:"throttle_reasons_active"`
 	PersistenceMode               string   `json:"persistence_mode"`
 	IdleSamplesExcluded           int      `json:"idle_samples_excluded"`
+	powerFields
 }
 
 type multiRecord struct {
@@ -135,7 +177,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		return json.Marshal(singleRecord{BootID: r.BootID, SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: g.ThrottleReasonsActive,
 			PersistenceMode: g.PersistenceMode, DriverVersion: g.DriverVersion, GPUName: g.Name, GPUUUID: g.UUID,
-			IdleSamplesExcluded: g.IdleSamplesExcluded, Window: r.Window, Refusal: r.Refusal})
+			IdleSamplesExcluded: g.IdleSamplesExcluded, powerFields: g.powerFields(), Window: r.Window, Refusal: r.Refusal})
 	}
 	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal}
 	for i, g := range r.GPUs {
@@ -146,7 +188,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		m.GPUs[i] = gpuBlock{GPUIndex: idx, GPUUUID: g.UUID, GPUName: g.Name, DriverVersion: g.DriverVersion,
 			ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
 			SMClockMHz: g.SMClockMHz, ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: g.PersistenceMode,
-			IdleSamplesExcluded: g.IdleSamplesExcluded}
+			IdleSamplesExcluded: g.IdleSamplesExcluded, powerFields: g.powerFields()}
 	}
 	return json.Marshal(m)
 }
@@ -169,6 +211,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
 			PersistenceMode: s.PersistenceMode, IdleSamplesExcluded: s.IdleSamplesExcluded}}}
+		r.GPUs[0].setPowerFields(s.powerFields)
 		return nil
 	}
 	var m multiRecord
@@ -180,6 +223,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
 			ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: g.PersistenceMode, IdleSamplesExcluded: g.IdleSamplesExcluded})
+		r.GPUs[len(r.GPUs)-1].setPowerFields(g.powerFields)
 	}
 	return nil
 }
@@ -187,11 +231,23 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 // static returns the GPU's STATIC_FIELDS values, printed.
 func (g *GPU) static() [len(staticNames)]string {
 	return [len(staticNames)]string{fmt.Sprintf("%q", g.Name), fmt.Sprintf("%q", g.UUID), fmt.Sprintf("%q", g.DriverVersion),
-		fmt.Sprint(g.ClocksMaxSMMHz), intOrNull(g.ClocksApplicationsGraphicsMHz)}
+		fmt.Sprint(g.ClocksMaxSMMHz), intOrNull(g.ClocksApplicationsGraphicsMHz),
+		wattsOrAbsent(g.EnforcedPowerLimitW), wattsOrAbsent(g.ModuleEnforcedPowerLimitW)}
 }
 
-// staticNames are StaticFields, in the order static returns them.
-var staticNames = [...]string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"}
+// staticNames are StaticFields and then PowerStaticFields, in the order
+// static returns them.
+var staticNames = [...]string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
+	"enforced_power_limit_w", "module_enforced_power_limit_w"}
+
+// wattsOrAbsent prints a power limit as a static field: its W, or
+// "absent" where the stream records none.
+func wattsOrAbsent(w *float64) string {
+	if w == nil {
+		return "absent"
+	}
+	return strconv.FormatFloat(*w, 'f', -1, 64) + " W"
+}
 
 // Label names the GPU in a message: "GPU 3", or "" in a single-GPU record.
 func (g *GPU) Label() string {
@@ -379,7 +435,81 @@ func parseGPU(o *obj, indexed bool) (GPU, error) {
 			g.ThrottleReasonsActive = append(g.ThrottleReasonsActive, e.Str)
 		}
 	}
+	if o.err == nil {
+		parsePower(o, &g)
+	}
 	return g, o.err
+}
+
+// parsePower reads a GPU's power-management fields, where present: the
+// limits positive numbers of W, and free_clock_mhz and
+// power_managed_samples together, exactly where enforced_power_limit_w is,
+// adding up to sm_clock_mhz.n.
+func parsePower(o *obj, g *GPU) {
+	for _, k := range []string{"enforced_power_limit_w", "module_enforced_power_limit_w"} {
+		f, ok := o.v.Fields[k]
+		if !ok {
+			continue
+		}
+		if f.Kind != strictjson.Number || !(f.Num > 0) {
+			o.fail(k, "want a positive number of W, found %s", f.Describe())
+			return
+		}
+		w := f.Num
+		if k == "enforced_power_limit_w" {
+			g.EnforcedPowerLimitW = &w
+		} else {
+			g.ModuleEnforcedPowerLimitW = &w
+		}
+	}
+	_, hasFree := o.v.Fields["free_clock_mhz"]
+	_, hasPM := o.v.Fields["power_managed_samples"]
+	switch {
+	case g.EnforcedPowerLimitW == nil && g.ModuleEnforcedPowerLimitW != nil:
+		o.fail("module_enforced_power_limit_w", "present without enforced_power_limit_w")
+		return
+	case g.EnforcedPowerLimitW == nil && (hasFree || hasPM):
+		o.fail(map[bool]string{true: "free_clock_mhz", false: "power_managed_samples"}[hasFree],
+			"present without enforced_power_limit_w: free and power-managed samples are told apart only at a recorded limit")
+		return
+	case g.EnforcedPowerLimitW == nil:
+		return
+	case !hasFree:
+		o.fail("free_clock_mhz", "missing: a window at a recorded limit says its free clock")
+		return
+	}
+	pm := o.intMin("power_managed_samples", 0)
+	fo := o.object("free_clock_mhz")
+	if o.err != nil {
+		return
+	}
+	fs := &FreeStats{N: fo.intMin("n", 0)}
+	if fo.err == nil && fs.N > 0 {
+		mn, md, mx, sp, mean := fo.intMin("min", 1), fo.num("median"), fo.intMin("max", 1), fo.num("spread_pct"), fo.num("mean_mhz")
+		if fo.err == nil {
+			fs.Min, fs.Median, fs.Max, fs.SpreadPct, fs.MeanMHz = &mn, &md, &mx, &sp, &mean
+			checkStats(fo, mn, md, mx, sp)
+		}
+		if fo.err == nil && !(float64(mn) <= mean && mean <= float64(mx)) {
+			fo.fail("mean_mhz", "want min ≤ mean_mhz ≤ max, found min %d, mean_mhz %v, max %d", mn, mean, mx)
+		}
+	}
+	if fo.err == nil && fs.N == 0 {
+		for _, k := range []string{"min", "median", "max", "spread_pct", "mean_mhz"} {
+			if f := fo.v.Fields[k]; f == nil || f.Kind != strictjson.Null {
+				fo.fail(k, "want null with n 0, found %s", f.Describe())
+				break
+			}
+		}
+	}
+	if o.err = fo.err; o.err != nil {
+		return
+	}
+	if fs.N+pm != g.SMClockMHz.N {
+		o.fail("free_clock_mhz.n", "%d free + power_managed_samples %d = %d, but sm_clock_mhz.n is %d", fs.N, pm, fs.N+pm, g.SMClockMHz.N)
+		return
+	}
+	g.FreeClockMHz, g.PowerManagedSamples = fs, &pm
 }
 
 func checkStats(o *obj, mn int, md float64, mx int, sp float64) {
@@ -522,6 +652,7 @@ func reconcile(rec *Record, f *Fold) []string {
 		if rg.IdleSamplesExcluded != g.Idle {
 			add(pre+"idle_samples_excluded", rg.IdleSamplesExcluded, g.Idle)
 		}
+		bad = append(bad, reconcilePower(pre, rg, g)...)
 	}
 	if rec.Window.FirstT != f.FirstT {
 		add("window.first_t", rec.Window.FirstT, f.FirstT)
@@ -539,6 +670,39 @@ func reconcile(rec *Record, f *Fold) []string {
 		bad = append(bad, msg)
 	}
 	return bad
+}
+
+// reconcilePower names the power-management fields where a GPU's record
+// differs from its fold; pre names the GPU.
+func reconcilePower(pre string, rg *GPU, g *GPUFold) []string {
+	want := g.freeStats()
+	switch {
+	case want == nil && rg.FreeClockMHz == nil:
+		return nil
+	case want == nil:
+		return []string{fmt.Sprintf("%sfree_clock_mhz: record %s, stream absent (no enforced_power_limit_w)", pre, statsText(rg.FreeClockMHz))}
+	case rg.FreeClockMHz == nil:
+		return []string{fmt.Sprintf("%sfree_clock_mhz: record absent, stream %s", pre, statsText(want))}
+	}
+	var bad []string
+	got := rg.FreeClockMHz
+	if got.N != want.N || (got.Min == nil) != (want.Min == nil) || got.Min != nil && (*got.Min != *want.Min || *got.Max != *want.Max ||
+		*got.Median != *want.Median || math.Abs(*got.SpreadPct-*want.SpreadPct) > SpreadTolerancePct+1e-9 ||
+		math.Abs(*got.MeanMHz-g.freeMean()) > MeanTolerance+1e-9) {
+		bad = append(bad, fmt.Sprintf("%sfree_clock_mhz: record %s, stream %s", pre, statsText(got), statsText(want)))
+	}
+	if pm := g.PowerManaged(); *rg.PowerManagedSamples != pm {
+		bad = append(bad, fmt.Sprintf("%spower_managed_samples: record %d, stream %d", pre, *rg.PowerManagedSamples, pm))
+	}
+	return bad
+}
+
+// statsText prints free clock statistics for a message.
+func statsText(s *FreeStats) string {
+	if s.N == 0 {
+		return "{n 0}"
+	}
+	return fmt.Sprintf("{n %d, min %d, median %v, max %d, spread_pct %v, mean_mhz %v}", s.N, *s.Min, *s.Median, *s.Max, *s.SpreadPct, *s.MeanMHz)
 }
 
 // intervalAgainstSpacing checks the record's interval_s against each

@@ -96,7 +96,6 @@ type FreeStats struct {
 	MeanMHz   *float64 `json:"mean_mhz"`
 }
 
-
 // Record is the per-leg clock record, r<N>.summary.json: the window, and
 // one block per GPU the leg sampled, in index order. A leg of one GPU is
 // written in the single-GPU layout (the block's fields beside the window's,

@@ -77,7 +77,6 @@ type pendingRow struct {
 	busy, bitPM  bool
 	advancedPrev bool
 	hasCounters  bool
-	sw           int64
 	hasPower     bool
 	powerMW      int64
 }
@@ -128,12 +127,13 @@ func (g *GPUFold) foldPower(r *Row, line int) {
 	if m == nil {
 		return
 	}
+	// advanced counts only between two rows that both carry counters.
+	advanced = advanced && g.hasPending && g.pending.hasCounters && r.HasCounters
 	if g.hasPending {
-		g.classify(advanced && g.pending.hasCounters && r.HasCounters)
+		g.classify(advanced)
 	}
 	p := pendingRow{sm: r.SMClockMHz, max: r.ClocksMaxSMMHz, busy: !r.Idle(), bitPM: r.ThrottleBits&SwPowerCapBit != 0,
-		hasCounters: r.HasCounters, sw: r.Counters.SwPowerCap, hasPower: r.HasPower}
-	p.advancedPrev = advanced && g.hasPending && g.pending.hasCounters && r.HasCounters
+		hasCounters: r.HasCounters, hasPower: r.HasPower, advancedPrev: advanced}
 	if r.HasPower {
 		p.powerMW = int64(math.Round(r.PowerDrawW * 1000))
 	}

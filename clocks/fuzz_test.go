@@ -98,6 +98,9 @@ func NewFoldFrom(ss []*Sample) *Fold {
 		f.Add(s, i+1)
 	}
 	f.settleGaps()
+	for _, g := range f.GPUs {
+		g.settlePower()
+	}
 	return f
 }
 

@@ -113,6 +113,12 @@ const MaxOffsetPct = float64(MaxOffsetBasisPoints) / 100
 // arms of a ratio, also under the cross-boot override.
 var StaticFields = []string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"}
 
+// PowerStaticFields join StaticFields wherever a stream records them
+// (SPEC §10.1): a window, an arm's legs and the two arms of a ratio must
+// share one power limit, and an arm that records one against an arm that
+// does not is a mismatch too.
+var PowerStaticFields = []string{"enforced_power_limit_w", "module_enforced_power_limit_w"}
+
 // throttleBitNames names the throttle bits nvidia-smi documents.
 var throttleBitNames = map[uint64]string{
 	0x1:   "GpuIdle",
@@ -139,10 +145,15 @@ func ThrottleBitName(bit uint64) string {
 // Contract is the set of constants in force, as written into outputs.
 type Contract struct {
 	BenignThrottleMask  string   `json:"benign_throttle_mask"`
+	HiddenLimitPct      int      `json:"hidden_limit_pct"`
 	MaxOffsetPct        float64  `json:"max_offset_pct"`
 	MaxSpreadPct        float64  `json:"max_spread_pct"`
+	MaxThermalStartC    int      `json:"max_thermal_start_delta_c"`
 	MinBusyFractionPct  int      `json:"min_busy_fraction_pct"`
 	MinBusySamples      int      `json:"min_busy_samples"`
+	MinFreeSamples      int      `json:"min_free_samples"`
+	PowerManagedBit     string   `json:"power_managed_bit"`
+	PowerStaticFields   []string `json:"power_static_fields"`
 	StaticFields        []string `json:"static_fields"`
 	TransferCoefficient float64  `json:"transfer_coefficient"`
 }
@@ -151,10 +162,15 @@ type Contract struct {
 func InForce() Contract {
 	return Contract{
 		BenignThrottleMask:  FormatThrottle(BenignThrottleMask),
+		HiddenLimitPct:      HiddenLimitPct,
 		MaxOffsetPct:        MaxOffsetPct,
 		MaxSpreadPct:        MaxSpreadPct,
+		MaxThermalStartC:    MaxThermalStartDeltaC,
 		MinBusyFractionPct:  MinBusyFractionPct,
 		MinBusySamples:      MinBusySamples,
+		MinFreeSamples:      MinFreeSamples,
+		PowerManagedBit:     FormatThrottle(SwPowerCapBit),
+		PowerStaticFields:   append([]string(nil), PowerStaticFields...),
 		StaticFields:        append([]string(nil), StaticFields...),
 		TransferCoefficient: TransferCoefficient,
 	}

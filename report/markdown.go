@@ -444,13 +444,28 @@ func armGPUs(s clocks.Side, legs []Leg) []clocks.GPUSide {
 }
 
 func gpuTable(w io.Writer, ours, base string, rows []GPURow) error {
-	align := make([]tw.Align, 11)
+	managed := false
+	for _, r := range rows {
+		for _, g := range []*clocks.GPUSide{r.Ours, r.Baseline} {
+			managed = managed || g != nil && g.PowerManagedPct != nil
+		}
+	}
+	n := 11
+	if managed {
+		n += 4
+	}
+	align := make([]tw.Align, n)
 	for i := range align {
 		align[i] = tw.AlignRight
 	}
 	t := newTable(w, align)
-	t.Header("position", cell(ours)+" GPU", cell(base)+" GPU", cell(ours)+" median MHz", cell(base)+" median MHz",
-		cell(ours)+" mean MHz", cell(base)+" mean MHz", "offset %", "mean offset %", cell(ours)+" power W", cell(base)+" power W")
+	header := []string{"position", cell(ours) + " GPU", cell(base) + " GPU", cell(ours) + " median MHz", cell(base) + " median MHz",
+		cell(ours) + " mean MHz", cell(base) + " mean MHz", "offset %", "mean offset %", cell(ours) + " power W", cell(base) + " power W"}
+	if managed {
+		header = append(header, cell(ours)+" power-managed %", cell(base)+" power-managed %",
+			cell(ours)+" power-managed median MHz", cell(base)+" power-managed median MHz")
+	}
+	t.Header(header)
 	side := func(g *clocks.GPUSide) (gpu, median, mean, power string) {
 		if g == nil {
 			return "—", "—", "—", "—"
@@ -464,7 +479,19 @@ func gpuTable(w io.Writer, ours, base string, rows []GPURow) error {
 	for _, r := range rows {
 		og, om, oa, op := side(r.Ours)
 		bg, bm, ba, bp := side(r.Baseline)
-		if err := t.Append(strconv.Itoa(r.Position), og, bg, om, bm, oa, ba, optFixed2(r.OffsetPct), optFixed2(r.MeanOffsetPct), op, bp); err != nil {
+		row := []string{strconv.Itoa(r.Position), og, bg, om, bm, oa, ba, optFixed2(r.OffsetPct), optFixed2(r.MeanOffsetPct), op, bp}
+		if managed {
+			pm := func(g *clocks.GPUSide) (share, median string) {
+				if g == nil {
+					return "—", "—"
+				}
+				return optFixed2(g.PowerManagedPct), optNum(g.PowerManagedMedianMHz)
+			}
+			os, omd := pm(r.Ours)
+			bs, bmd := pm(r.Baseline)
+			row = append(row, os, bs, omd, bmd)
+		}
+		if err := t.Append(row); err != nil {
 			return err
 		}
 	}

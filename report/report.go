@@ -267,6 +267,56 @@ func Observed(b *clocks.Block) string {
 		}
 		out += fmt.Sprintf("; median busy power%s %s %s, %s %s", per, b.Ours.Engine, watts(b.Ours.PowerW), b.Baseline.Engine, watts(b.Baseline.PowerW))
 	}
+	if pm := PowerManaged(b); pm != "" {
+		out += "; " + pm
+	}
+	return out
+}
+
+// PowerManaged says, for arms whose legs record a power limit, what the
+// power controller did: both arms' free clock, their power-managed shares
+// at the limit (the engines' own draw under one limit, reported and never
+// gated), the median clock while power-managed, and the median busy
+// temperature; "" for arms that record no limit.
+func PowerManaged(b *clocks.Block) string {
+	o, s := b.Ours, b.Baseline
+	if o.PowerManagedPct == nil && s.PowerManagedPct == nil {
+		return ""
+	}
+	mhz := func(x *float64) string {
+		if x == nil {
+			return "n/a"
+		}
+		return num(*x)
+	}
+	pct := func(x *float64) string {
+		if x == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f%%", *x)
+	}
+	limit := func(x *float64) string {
+		if x == nil {
+			return "no recorded limit"
+		}
+		return num(*x) + " W"
+	}
+	at := "at " + limit(o.EnforcedPowerLimitW)
+	if l := limit(s.EnforcedPowerLimitW); l != limit(o.EnforcedPowerLimitW) {
+		at = fmt.Sprintf("at %s and %s", limit(o.EnforcedPowerLimitW), l)
+	}
+	out := fmt.Sprintf("free clock (no power cap) %s %s MHz, %s %s MHz; power-managed %s and %s of busy samples %s (median %s and %s MHz while power-managed): the engines' own draw under one limit, never a gate term",
+		o.Engine, mhz(o.MedianMHz), s.Engine, mhz(s.MedianMHz), pct(o.PowerManagedPct), pct(s.PowerManagedPct), at,
+		mhz(o.PowerManagedMedianMHz), mhz(s.PowerManagedMedianMHz))
+	if o.TemperatureC != nil || s.TemperatureC != nil {
+		temp := func(x *float64) string {
+			if x == nil {
+				return "n/a"
+			}
+			return num(*x) + " °C"
+		}
+		out += fmt.Sprintf("; median busy temperature %s %s, %s %s", o.Engine, temp(o.TemperatureC), s.Engine, temp(s.TemperatureC))
+	}
 	return out
 }
 

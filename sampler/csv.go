@@ -44,7 +44,27 @@ const (
 	FieldPowerDraw = "power.draw"
 	// FieldClocksMem is the current memory clock, in MHz (optional).
 	FieldClocksMem = "clocks.mem"
+	// FieldEnforcedPowerLimit is the power limit the driver enforces, in W
+	// (optional): a window that records it judges SwPowerCap as power
+	// management (SPEC §10.1).
+	FieldEnforcedPowerLimit = "enforced.power.limit"
+	// FieldModulePowerLimit is the enforced limit of the GPU's module, in
+	// W (optional; GH200/GB200 modules share one budget between CPU and
+	// GPU).
+	FieldModulePowerLimit = "module.enforced.power.limit"
 )
+
+// CounterFields are the clock event counters (optional, drivers from 590):
+// the time in µs, since the driver loaded, that each reason held the clock
+// down, in clocks.CounterNames' order. A sample carries them only when the
+// driver gives all five.
+var CounterFields = [len(clocks.CounterNames)]string{
+	"clocks_event_reasons_counters.sw_power_cap",
+	"clocks_event_reasons_counters.sync_boost",
+	"clocks_event_reasons_counters.sw_thermal_slowdown",
+	"clocks_event_reasons_counters.hw_thermal_slowdown",
+	"clocks_event_reasons_counters.hw_power_brake_slowdown",
+}
 
 // SampleTimeLayout is the layout of clocks.Sample.T as the sampler writes it: UTC,
 // RFC 3339 with milliseconds ("2026-08-12T10:15:03.123Z").
@@ -66,7 +86,18 @@ func QueryFields(throttleField string) []string {
 // OptionalQueryFields returns the fields a sampler may add after
 // QueryFields, in order, when the driver gives numbers for them.
 func OptionalQueryFields() []string {
-	return []string{FieldTemperatureGPU, FieldPowerDraw, FieldClocksMem}
+	return append([]string{FieldTemperatureGPU, FieldPowerDraw, FieldClocksMem, FieldEnforcedPowerLimit, FieldModulePowerLimit},
+		CounterFields[:]...)
+}
+
+// counterIndex is the index of a counter field in CounterFields, or -1.
+func counterIndex(f string) int {
+	for i, c := range CounterFields {
+		if c == f {
+			return i
+		}
+	}
+	return -1
 }
 
 // fieldAliases maps every spelling nvidia-smi accepts in a query or prints in
@@ -92,6 +123,13 @@ var fieldAliases = map[string]string{
 	FieldPowerDraw:                  FieldPowerDraw,
 	FieldClocksMem:                  FieldClocksMem,
 	"clocks.current.memory":         FieldClocksMem,
+	FieldEnforcedPowerLimit:         FieldEnforcedPowerLimit,
+	FieldModulePowerLimit:           FieldModulePowerLimit,
+	CounterFields[0]:                CounterFields[0],
+	CounterFields[1]:                CounterFields[1],
+	CounterFields[2]:                CounterFields[2],
+	CounterFields[3]:                CounterFields[3],
+	CounterFields[4]:                CounterFields[4],
 }
 
 // canonicalField returns the canonical spelling of an nvidia-smi field.
@@ -134,6 +172,14 @@ type Reading struct {
 	PowerDrawW *float64
 	// ClocksMemMHz is clocks.mem in MHz, nil when not queried.
 	ClocksMemMHz *int
+	// EnforcedPowerLimitW and ModulePowerLimitW are the enforced limits in
+	// W, nil when not queried.
+	EnforcedPowerLimitW *float64
+	ModulePowerLimitW   *float64
+	// CountersUS are the clock event counters in µs, in CounterFields'
+	// order; HasCounter says which were queried.
+	CountersUS [len(CounterFields)]int64
+	HasCounter [len(CounterFields)]bool
 }
 
 // Has reports whether the reading was queried with the canonical field
@@ -333,6 +379,24 @@ func (r *Reading) set(f, raw string) error {
 			return bad("want a power in W, a non-negative number")
 		}
 		r.PowerDrawW = &x
+	case FieldEnforcedPowerLimit, FieldModulePowerLimit:
+		x, err := parseDecimal(raw, "W", decimalRE)
+		if err != nil || !(x > 0) {
+			return bad("want a power limit in W, a positive number")
+		}
+		if f == FieldEnforcedPowerLimit {
+			r.EnforcedPowerLimitW = &x
+		} else {
+			r.ModulePowerLimitW = &x
+		}
+	default:
+		if i := counterIndex(f); i >= 0 {
+			n, err := parseInt(raw, "us", 0, 1<<53)
+			if err != nil {
+				return bad("want a time in µs, a non-negative integer")
+			}
+			r.CountersUS[i], r.HasCounter[i] = int64(n), true
+		}
 	}
 	return nil
 }
@@ -411,5 +475,41 @@ func (r *Reading) Sample(t time.Time, bootID string) (*clocks.Sample, error) {
 		PowerDrawW:                    r.PowerDrawW,
 		ClocksMemMHz:                  r.ClocksMemMHz,
 		ThrottleField:                 r.ThrottleField,
+		EnforcedPowerLimitW:           r.EnforcedPowerLimitW,
+		ModuleEnforcedPowerLimitW:     r.modulePowerLimit(),
+		EventCountersUS:               r.counters(),
 	}, nil
+}
+
+// modulePowerLimit is the module's limit where the GPU also records its
+// own: a module limit alone judges nothing.
+func (r *Reading) modulePowerLimit() *float64 {
+	if r.EnforcedPowerLimitW == nil {
+		return nil
+	}
+	return r.ModulePowerLimitW
+}
+
+// counters are the reading's clock event counters when all five were
+// queried, else nil.
+func (r *Reading) counters() *clocks.Counters {
+	var c clocks.Counters
+	for i, has := range r.HasCounter {
+		if !has {
+			return nil
+		}
+		switch i {
+		case 0:
+			c.SwPowerCap = r.CountersUS[i]
+		case 1:
+			c.SyncBoost = r.CountersUS[i]
+		case 2:
+			c.SwThermal = r.CountersUS[i]
+		case 3:
+			c.HwThermal = r.CountersUS[i]
+		case 4:
+			c.HwPowerBrake = r.CountersUS[i]
+		}
+	}
+	return &c
 }

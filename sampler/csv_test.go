@@ -193,7 +193,7 @@ func TestCSVRefusals(t *testing.T) {
 }
 
 func TestCSVOptionalFieldRefusals(t *testing.T) {
-	fields := append(QueryFields(FieldEventReasons), OptionalQueryFields()...)
+	fields := append(QueryFields(FieldEventReasons), FieldTemperatureGPU, FieldPowerDraw, FieldClocksMem)
 	ok := csvH100Busy + ", 45, 312.45, 2619"
 	r, err := ParseCSVLine(fields, ok)
 	if err != nil {
@@ -215,6 +215,49 @@ func TestCSVOptionalFieldRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("tail %q: error = %v, want %q", c.tail, err, c.want)
 		}
+	}
+}
+
+// The power fields of SPEC §10.1: limits in W, counters in µs, in either
+// CSV form; a sample carries the counters only when all five are read, and
+// a module limit only beside the GPU's own.
+func TestCSVPowerFields(t *testing.T) {
+	fields := append(QueryFields(FieldEventReasons), FieldPowerDraw, FieldEnforcedPowerLimit, FieldModulePowerLimit)
+	fields = append(fields, CounterFields[:]...)
+	r, err := ParseCSVLine(fields, csvH100Busy+", 699.12, 700.00, 900.00, 123456789, 0, 17, 0, 5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Sample(time.Unix(1, 0), "boot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *s.EnforcedPowerLimitW != 700 || *s.ModuleEnforcedPowerLimitW != 900 ||
+		*s.EventCountersUS != (clocks.Counters{SwPowerCap: 123456789, SwThermal: 17, HwPowerBrake: 5}) {
+		t.Fatalf("sample %s", s.AppendJSON(nil))
+	}
+	if _, err := ParseCSVLine(fields, csvH100Busy+", 699.12 W, 700.00 W, 900.00 W, 123456789 us, 0 us, 17 us, 0 us, 5 us"); err != nil {
+		t.Fatalf("unit-bearing form: %v", err)
+	}
+	for _, c := range []struct{ tail, want string }{
+		{", 699.12, 0, 900.00, 1, 0, 17, 0, 5", `enforced.power.limit: nvidia-smi printed "0": want a power limit in W, a positive number`},
+		{", 699.12, 700.00, [N/A], 1, 0, 17, 0, 5", `module.enforced.power.limit: nvidia-smi printed "[N/A]"`},
+		{", 699.12, 700.00, 900.00, -1, 0, 17, 0, 5", `clocks_event_reasons_counters.sw_power_cap: nvidia-smi printed "-1": want a time in µs, a non-negative integer`},
+		{", 699.12, 700.00, 900.00, 1, 0.5, 17, 0, 5", `clocks_event_reasons_counters.sync_boost: nvidia-smi printed "0.5"`},
+		{", 699.12, 700.00, 900.00, 1, 0, 9007199254740993, 0, 5", `clocks_event_reasons_counters.sw_thermal_slowdown: nvidia-smi printed "9007199254740993"`},
+	} {
+		if _, err := ParseCSVLine(fields, csvH100Busy+c.tail); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("tail %q: error = %v, want %q", c.tail, err, c.want)
+		}
+	}
+	// Four counters of five: none; a module limit alone: none.
+	r, err = ParseCSVLine(append(QueryFields(FieldEventReasons), FieldModulePowerLimit, CounterFields[0], CounterFields[1], CounterFields[2], CounterFields[3]),
+		csvH100Busy+", 900.00, 1, 2, 3, 4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := r.Sample(time.Unix(1, 0), "boot"); s.EventCountersUS != nil || s.ModuleEnforcedPowerLimitW != nil {
+		t.Fatalf("sample %s", s.AppendJSON(nil))
 	}
 }
 
@@ -278,7 +321,9 @@ func TestCSVQueryFieldsOrder(t *testing.T) {
 	if got := strings.Join(QueryFields(FieldThrottleReasons), ","); got != want {
 		t.Errorf("QueryFields = %s", got)
 	}
-	if got := strings.Join(OptionalQueryFields(), ","); got != "temperature.gpu,power.draw,clocks.mem" {
+	if got := strings.Join(OptionalQueryFields(), ","); got != "temperature.gpu,power.draw,clocks.mem,enforced.power.limit,module.enforced.power.limit,"+
+		"clocks_event_reasons_counters.sw_power_cap,clocks_event_reasons_counters.sync_boost,clocks_event_reasons_counters.sw_thermal_slowdown,"+
+		"clocks_event_reasons_counters.hw_thermal_slowdown,clocks_event_reasons_counters.hw_power_brake_slowdown" {
 		t.Errorf("OptionalQueryFields = %s", got)
 	}
 }

@@ -132,6 +132,15 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 				case f == FieldThrottleReasons && throttle == FieldThrottleReasons:
 					return nil, fmt.Errorf("%s: the driver rejects both %s and %s, so the throttle bit set cannot be read; %s",
 						s.what(), FieldEventReasons, FieldThrottleReasons, smiDriverAdvice)
+				case counterIndex(f) >= 0:
+					// A driver that does not know one counter knows none.
+					for _, c := range CounterFields {
+						if removeField(&optional, c) {
+							s.dropped = append(s.dropped, c)
+						}
+					}
+					logf("nvidia-smi: optional fields clocks_event_reasons_counters.* dropped: the driver does not know %s", f)
+					continue
 				case removeField(&optional, f):
 					logf("nvidia-smi: optional field %s dropped: the driver does not know it", f)
 					s.dropped = append(s.dropped, f)
@@ -218,25 +227,36 @@ func (s *SMI) probeOptional(fields []string, out []byte, nRequired int, logf fun
 	}
 	var kept []string
 	var keep []int
+	drop := make([]bool, len(fields))
+	counterDropped := false
 	for i, f := range fields {
-		ok := true
-		if i >= nRequired {
-			for n, cells := range rows {
-				if err := (&Reading{}).set(f, cells[i]); err != nil {
-					if len(s.gpus) > 1 {
-						logf("nvidia-smi: optional field %s dropped: GPU %s: %v", f, lineGPU(lines[n]), err)
-					} else {
-						logf("nvidia-smi: optional field %s dropped: %v", f, err)
-					}
-					s.dropped = append(s.dropped, f)
-					ok = false
-					break
+		if i < nRequired {
+			continue
+		}
+		for n, cells := range rows {
+			if err := (&Reading{}).set(f, cells[i]); err != nil {
+				if len(s.gpus) > 1 {
+					logf("nvidia-smi: optional field %s dropped: GPU %s: %v", f, lineGPU(lines[n]), err)
+				} else {
+					logf("nvidia-smi: optional field %s dropped: %v", f, err)
 				}
+				drop[i] = true
+				counterDropped = counterDropped || counterIndex(f) >= 0
+				break
 			}
 		}
-		if ok {
-			kept, keep = append(kept, f), append(keep, i)
+	}
+	for i, f := range fields {
+		if !drop[i] && counterDropped && counterIndex(f) >= 0 {
+			// A sample carries the counters only when it has all five.
+			logf("nvidia-smi: optional field %s dropped: the driver gives not every clock event counter", f)
+			drop[i] = true
 		}
+		if drop[i] {
+			s.dropped = append(s.dropped, f)
+			continue
+		}
+		kept, keep = append(kept, f), append(keep, i)
 	}
 	var b strings.Builder
 	for _, cells := range rows {

@@ -33,6 +33,8 @@ type smiConfig struct {
 	Driver     string                       `json:"driver,omitempty"`
 	GPUs       int                          `json:"gpus,omitempty"`
 	GPUValues  map[string]map[string]string `json:"gpu_values,omitempty"`
+	Power      bool                         `json:"power,omitempty"`
+	Module     bool                         `json:"module,omitempty"`
 	OptionalNA []string                     `json:"optional_na,omitempty"`
 	Rejects    []string                     `json:"rejects,omitempty"`
 	RejectMS   int                          `json:"reject_sleep_ms,omitempty"`
@@ -118,14 +120,16 @@ func newSMI(t *testing.T, cfg smiConfig, gpu int) (*SMI, string, error) {
 
 func TestSamplerSMINewDriver(t *testing.T) {
 	t.Parallel()
-	s, path, err := newSMI(t, smiConfig{}, 0)
+	s, path, err := newSMI(t, smiConfig{Power: true, Module: true}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.ThrottleField() != FieldEventReasons {
 		t.Errorf("throttle field %q", s.ThrottleField())
 	}
-	want := "index,uuid,name,driver_version,clocks.sm,clocks.max.sm,clocks.applications.graphics,clocks_event_reasons.active,persistence_mode,pstate,utilization.gpu,temperature.gpu,power.draw,clocks.mem"
+	want := "index,uuid,name,driver_version,clocks.sm,clocks.max.sm,clocks.applications.graphics,clocks_event_reasons.active,persistence_mode,pstate,utilization.gpu,temperature.gpu,power.draw,clocks.mem," +
+		"enforced.power.limit,module.enforced.power.limit,clocks_event_reasons_counters.sw_power_cap,clocks_event_reasons_counters.sync_boost," +
+		"clocks_event_reasons_counters.sw_thermal_slowdown,clocks_event_reasons_counters.hw_thermal_slowdown,clocks_event_reasons_counters.hw_power_brake_slowdown"
 	if got := strings.Join(s.Fields(), ","); got != want {
 		t.Errorf("fields %s", got)
 	}
@@ -134,7 +138,8 @@ func TestSamplerSMINewDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := string(smp.AppendJSON(nil))
-	const wantLine = `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1980,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":100,"temperature_gpu_c":45,"power_draw_w":312.45,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active"}`
+	const wantLine = `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1980,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":100,"temperature_gpu_c":45,"power_draw_w":312.45,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active",` +
+		`"enforced_power_limit_w":700,"module_enforced_power_limit_w":900,"event_counters_us":{"sw_power_cap":0,"sync_boost":0,"sw_thermal_slowdown":0,"hw_thermal_slowdown":0,"hw_power_brake_slowdown":0}}`
 	if line != wantLine {
 		t.Errorf("sample\n got %s\nwant %s", line, wantLine)
 	}
@@ -176,7 +181,7 @@ func TestSamplerSMIOptionalFieldsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(s.Dropped(), ","); got != "clocks.mem,power.draw" {
+	if got := strings.Join(s.Dropped(), ","); got != "clocks.mem,power.draw,enforced.power.limit,module.enforced.power.limit,"+strings.Join(CounterFields[:], ",") {
 		t.Errorf("dropped %s", got)
 	}
 	smp, err := one(s.Read(context.Background(), time.Now(), testBoot))
@@ -231,7 +236,7 @@ func TestSamplerSMIRefusesAtStart(t *testing.T) {
 		{"wrong GPU answers", smiConfig{GPUs: 2, WrongIndex: true}, 0, "nvidia-smi -i 0 answered for GPU 1"},
 		{"nothing printed", smiConfig{Plan: []smiStep{{Raw: "\n"}}}, 0, "nvidia-smi -i 0 printed nothing"},
 		{"missing column", smiConfig{Plan: []smiStep{{Raw: "0, GPU-x, NVIDIA H100 80GB HBM3, 590.44.01, 1980, 1980\n"}}}, 0,
-			"nvidia-smi -i 0: 6 values for 14 queried fields"},
+			"nvidia-smi -i 0: 6 values for 21 queried fields"},
 		{"empty value", smiConfig{Plan: []smiStep{{Values: map[string]string{"utilization.gpu": ""}}}}, 0,
 			`nvidia-smi -i 0: utilization.gpu: nvidia-smi printed "": empty value`},
 		{"negative GPU", smiConfig{}, -1, "--gpu -1: -1 is negative: want a GPU index ≥ 0"},
@@ -588,5 +593,50 @@ func TestSamplerSMIUnsupported(t *testing.T) {
 				t.Fatalf("err = %v\nwant %s", err, c.want)
 			}
 		})
+	}
+}
+
+// A driver that does not know the clock event counters (before 590)
+// costs the probe one more call, not five: a sample carries all five
+// counters or none.
+func TestSamplerSMICountersDroppedTogether(t *testing.T) {
+	t.Parallel()
+	s, path, err := newSMI(t, smiConfig{Power: true, Rejects: CounterFields[:]}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.Dropped(), ","); got != strings.Join(CounterFields[:], ",")+",module.enforced.power.limit" {
+		t.Errorf("dropped %s", got)
+	}
+	if calls := smiCalls(t, path); len(calls) != 2 {
+		t.Errorf("%d probe calls, want 2:\n%s", len(calls), strings.Join(calls, "\n"))
+	}
+	smp, err := one(s.Read(context.Background(), time.Now(), testBoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.EventCountersUS != nil || smp.EnforcedPowerLimitW == nil || *smp.EnforcedPowerLimitW != 700 {
+		t.Errorf("sample %s", smp.AppendJSON(nil))
+	}
+	// One counter the GPU cannot give drops them all.
+	s, _, err = newSMI(t, smiConfig{Power: true, OptionalNA: []string{CounterFields[3]}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(s.Fields(), ","), "clocks_event_reasons_counters") {
+		t.Errorf("fields %v", s.Fields())
+	}
+}
+
+// A power field the driver gave at the start and stops giving is a
+// refusal, naming it, never a default.
+func TestSamplerSMIPowerFieldStopsMidWindow(t *testing.T) {
+	t.Parallel()
+	s, _, err := newSMI(t, smiConfig{Power: true, Plan: []smiStep{{}, {Values: map[string]string{"enforced.power.limit": "[N/A]"}}}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(context.Background(), time.Now(), testBoot); err == nil || !strings.Contains(err.Error(), `enforced.power.limit: nvidia-smi printed "[N/A]"`) {
+		t.Fatalf("error %v", err)
 	}
 }

@@ -60,6 +60,14 @@ type config struct {
 	// GPUValues sets a GPU's own values (keyed by its index), over the
 	// defaults: its uuid, name, clocks, utilization.
 	GPUValues map[string]map[string]string `json:"gpu_values"`
+	// Power makes the driver know the power fields of a datacenter GPU on
+	// a 590 driver: enforced.power.limit (700 W), and the clock event
+	// counters clocks_event_reasons_counters.* (µs). Without it the driver
+	// prints [N/A] for them, as a GPU without power management does.
+	Power bool `json:"power"`
+	// Module adds module.enforced.power.limit (900 W), as a GH200 module's
+	// driver gives it.
+	Module bool `json:"module"`
 	// OptionalNA lists optional fields printed as [N/A].
 	OptionalNA []string `json:"optional_na"`
 	// Rejects lists further fields the driver does not know.
@@ -232,8 +240,10 @@ func run(args []string) int {
 					v += " MHz"
 				case f == "utilization.gpu":
 					v += " %"
-				case f == "power.draw":
+				case f == "power.draw" || strings.HasSuffix(f, "power.limit"):
 					v += " W"
+				case strings.HasPrefix(f, "clocks_event_reasons_counters."):
+					v += " us"
 				}
 			}
 			out[j] = v
@@ -268,7 +278,7 @@ func defaults(cfg config, i int) map[string]string {
 	if cfg.Driver == "old" {
 		driver, app = "550.54.15", "1755"
 	}
-	return map[string]string{
+	m := map[string]string{
 		"index":                          strconv.Itoa(i),
 		"uuid":                           fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a3%d", i),
 		"name":                           "NVIDIA H100 80GB HBM3",
@@ -285,6 +295,18 @@ func defaults(cfg config, i int) map[string]string {
 		"power.draw":                     "312.45",
 		"clocks.mem":                     "2619",
 	}
+	na := func(on bool, v string) string {
+		if on {
+			return v
+		}
+		return "[N/A]"
+	}
+	m["enforced.power.limit"] = na(cfg.Power, "700.00")
+	for _, c := range []string{"sw_power_cap", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"} {
+		m["clocks_event_reasons_counters."+c] = na(cfg.Power, "0")
+	}
+	m["module.enforced.power.limit"] = na(cfg.Module, "900.00")
+	return m
 }
 
 // next returns the plan step of this sample query and counts it.

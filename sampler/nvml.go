@@ -119,6 +119,8 @@ type nvmlLib interface {
 	DeviceGetUtilizationRates(nvmlDevice) (gpu, memory uint32, ret nvmlReturn)
 	DeviceGetTemperature(nvmlDevice, uint32) (uint32, nvmlReturn)
 	DeviceGetPowerUsage(nvmlDevice) (uint32, nvmlReturn)
+	// DeviceGetEnforcedPowerLimit returns the enforced power limit, in mW.
+	DeviceGetEnforcedPowerLimit(nvmlDevice) (uint32, nvmlReturn)
 	DeviceGetMigMode(nvmlDevice) (current, pending uint32, ret nvmlReturn)
 }
 
@@ -134,7 +136,7 @@ type NVML struct {
 	throttle string
 	timeout  time.Duration
 	// optional fields every device answered at open, in query order.
-	temp, power, mem bool
+	temp, power, mem, limit bool
 
 	mu     sync.Mutex
 	closed bool
@@ -213,7 +215,7 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 		n.devs = append(n.devs, dev)
 	}
 	logf("%v", res)
-	n.temp, n.power, n.mem = true, true, true
+	n.temp, n.power, n.mem, n.limit = true, true, true, true
 	for i, dev := range n.devs {
 		on := n.onGPU(n.gpus[i])
 		if _, ret := lib.DeviceGetTemperature(dev, nvmlTemperatureGPU); ret != nvmlSuccess && n.temp {
@@ -227,6 +229,10 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 		if v, ret := lib.DeviceGetClockInfo(dev, nvmlClockMem); (ret != nvmlSuccess || v == 0) && n.mem {
 			n.mem = false
 			logf("NVML: optional field %s dropped: %snvmlDeviceGetClockInfo(MEM): %v (%d MHz)", FieldClocksMem, on, ret, v)
+		}
+		if v, ret := lib.DeviceGetEnforcedPowerLimit(dev); (ret != nvmlSuccess || v == 0) && n.limit {
+			n.limit = false
+			logf("NVML: optional field %s dropped: %snvmlDeviceGetEnforcedPowerLimit: %v (%d mW)", FieldEnforcedPowerLimit, on, ret, v)
 		}
 	}
 	if _, err := n.Read(context.Background(), time.Now(), "probe"); err != nil {
@@ -297,6 +303,9 @@ func (n *NVML) optional() []string {
 	}
 	if n.mem {
 		o = append(o, FieldClocksMem)
+	}
+	if n.limit {
+		o = append(o, FieldEnforcedPowerLimit)
 	}
 	return o
 }
@@ -493,6 +502,17 @@ func (n *NVML) read(gpu int, dev nvmlDevice, t time.Time, bootID string) (*clock
 			return nil, err
 		}
 		r.ClocksMemMHz = &mhz
+	}
+	if n.limit {
+		v, ret := lib.DeviceGetEnforcedPowerLimit(dev)
+		switch {
+		case ret != nvmlSuccess:
+			return nil, n.fail(gpu, dev, FieldEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", ret)
+		case v == 0:
+			return nil, n.failf(gpu, FieldEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit gave 0 mW")
+		}
+		w := float64(v) / 1000 // NVML reports mW
+		r.EnforcedPowerLimitW = &w
 	}
 	s, err := r.Sample(t, bootID)
 	if err != nil {

@@ -50,6 +50,7 @@ type dlNVML struct {
 	deviceGetUtilizationRates  func(dev uintptr, u *[2]uint32) int32
 	deviceGetTemperature       func(dev uintptr, sensor uint32, c *uint32) int32
 	deviceGetPowerUsage        func(dev uintptr, mw *uint32) int32
+	deviceGetEnforcedLimit     func(dev uintptr, mw *uint32) int32
 	deviceGetMigMode           func(dev uintptr, cur, pending *uint32) int32
 }
 
@@ -86,6 +87,7 @@ func loadNVML(path string) (*dlNVML, error) {
 	bind(&l.deviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates")
 	bind(&l.deviceGetTemperature, "nvmlDeviceGetTemperature")
 	bind(&l.deviceGetPowerUsage, "nvmlDeviceGetPowerUsage")
+	bind(&l.deviceGetEnforcedLimit, "nvmlDeviceGetEnforcedPowerLimit")
 	bind(&l.deviceGetMigMode, symMigMode)
 	if l.init == nil || l.shutdown == nil {
 		purego.Dlclose(h)
@@ -215,6 +217,10 @@ func (l *dlNVML) DeviceGetPerformanceState(d nvmlDevice) (uint32, nvmlReturn) {
 
 func (l *dlNVML) DeviceGetPowerUsage(d nvmlDevice) (uint32, nvmlReturn) {
 	return outCall(l.deviceGetPowerUsage, d)
+}
+
+func (l *dlNVML) DeviceGetEnforcedPowerLimit(d nvmlDevice) (uint32, nvmlReturn) {
+	return outCall(l.deviceGetEnforcedLimit, d)
 }
 
 func (l *dlNVML) DeviceGetUtilizationRates(d nvmlDevice) (gpu, memory uint32, ret nvmlReturn) {

@@ -33,6 +33,7 @@ type fakeNVML struct {
 	ps       uint32
 	tempRet  nvmlReturn
 	powRet   nvmlReturn
+	limitRet nvmlReturn
 	smBy     map[int]uint32
 	utilBy   map[int]uint32
 	smRetBy  map[int]nvmlReturn
@@ -68,7 +69,7 @@ func (g *fakeNVML) set(f func(*fakeNVML)) {
 type fakeState struct {
 	sm, app, util, mig, pm, ps      uint32
 	smRet, appRet, utilRet, tempRet nvmlReturn
-	powRet                          nvmlReturn
+	powRet, limitRet                nvmlReturn
 	hang                            bool
 }
 
@@ -77,7 +78,7 @@ func (g *fakeNVML) get(d nvmlDevice) fakeState {
 	defer g.mu.Unlock()
 	i := int(d - fakeDev)
 	s := fakeState{sm: g.sm, smRet: g.smRet, app: g.app, appRet: g.appRet, util: g.util, utilRet: g.utilRet,
-		mig: g.mig, pm: g.pm, ps: g.ps, tempRet: g.tempRet, powRet: g.powRet, hang: g.hang}
+		mig: g.mig, pm: g.pm, ps: g.ps, tempRet: g.tempRet, powRet: g.powRet, limitRet: g.limitRet, hang: g.hang}
 	if v, ok := g.smBy[i]; ok {
 		s.sm = v
 	}
@@ -187,6 +188,9 @@ func (g *fakeNVML) DeviceGetTemperature(d nvmlDevice, sensor uint32) (uint32, nv
 func (g *fakeNVML) DeviceGetPowerUsage(d nvmlDevice) (uint32, nvmlReturn) {
 	return 312450, g.get(d).powRet
 }
+func (g *fakeNVML) DeviceGetEnforcedPowerLimit(d nvmlDevice) (uint32, nvmlReturn) {
+	return 700000, g.get(d).limitRet
+}
 func (g *fakeNVML) DeviceGetMigMode(d nvmlDevice) (uint32, uint32, nvmlReturn) {
 	s := g.get(d)
 	return s.mig, s.mig, g.dev(d)
@@ -210,7 +214,7 @@ func TestSamplerNVMLReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1980,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":100,"temperature_gpu_c":45,"power_draw_w":312.45,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active"}`
+	const want = `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1980,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":100,"temperature_gpu_c":45,"power_draw_w":312.45,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active","enforced_power_limit_w":700}`
 	if got := string(smp.AppendJSON(nil)); got != want {
 		t.Errorf("sample\n got %s\nwant %s", got, want)
 	}
@@ -318,7 +322,7 @@ func TestSamplerNVMLOptionalFields(t *testing.T) {
 	if smp.TemperatureGPUC != nil || smp.PowerDrawW == nil || *smp.PowerDrawW != 312.45 {
 		t.Errorf("sample %s", smp.AppendJSON(nil))
 	}
-	if !strings.HasSuffix(n.Name(), "optional power.draw clocks.mem") {
+	if !strings.HasSuffix(n.Name(), "optional power.draw clocks.mem enforced.power.limit") {
 		t.Errorf("name %q", n.Name())
 	}
 	g.set(func(g *fakeNVML) { g.powRet = nvmlErrorUnknown })
@@ -396,5 +400,32 @@ func TestSamplerRunsOnNVML(t *testing.T) {
 	}
 	if g.shutdowns() != 1 {
 		t.Errorf("nvmlShutdown called %d times", g.shutdowns())
+	}
+}
+
+// The enforced power limit: read in mW and recorded in W; a GPU that
+// cannot give it drops it at the start; one that stops giving it, or
+// gives 0 mW, is a refusal naming it.
+func TestSamplerNVMLPowerLimit(t *testing.T) {
+	g := newFakeNVML()
+	g.limitRet = nvmlErrorNotSupported
+	n, err := NewNVML(g, GPUIndices(0), time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(n.Name(), "enforced.power.limit") {
+		t.Fatalf("name %q", n.Name())
+	}
+	g = newFakeNVML()
+	if n, err = NewNVML(g, GPUIndices(0), time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := n.Read(context.Background(), time.Now(), testBoot)
+	if err != nil || *rows[0].EnforcedPowerLimitW != 700 {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+	g.set(func(g *fakeNVML) { g.limitRet = nvmlErrorUnknown })
+	if _, err := n.Read(context.Background(), time.Now(), testBoot); err == nil || !strings.Contains(err.Error(), "enforced.power.limit: nvmlDeviceGetEnforcedPowerLimit returned ERROR_UNKNOWN") {
+		t.Fatalf("error %v", err)
 	}
 }

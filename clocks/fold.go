@@ -314,11 +314,12 @@ func (f *Fold) AddRow(r *Row, line int) {
 		}
 		g.persistBad++
 	}
-	if g.trace != nil {
-		g.trace.add(r, g.First, f.firstSec, f.firstNsec)
-	}
+	pmNow := false
 	if g.Managed != nil || g.Events != nil {
-		g.foldPower(r, line)
+		pmNow = g.foldPower(r, line)
+	}
+	if g.trace != nil {
+		g.trace.add(r, g.First, f.firstSec, f.firstNsec, g.Managed != nil, pmNow)
 	}
 	if r.Idle() {
 		g.Idle++

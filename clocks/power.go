@@ -94,7 +94,10 @@ func (g *GPUFold) startPower() {
 }
 
 // foldPower folds in one row of a GPU that records a limit or counters.
-func (g *GPUFold) foldPower(r *Row, line int) {
+// It reports whether the row is a busy sample known power-managed at its
+// own reading (its bits, or sw_power_cap advanced since the previous
+// row), for a picture; the fold's classification also looks at the next.
+func (g *GPUFold) foldPower(r *Row, line int) bool {
 	advanced := false
 	if e := g.Events; e != nil {
 		switch {
@@ -125,7 +128,7 @@ func (g *GPUFold) foldPower(r *Row, line int) {
 	}
 	m := g.Managed
 	if m == nil {
-		return
+		return false
 	}
 	// advanced counts only between two rows that both carry counters.
 	advanced = advanced && g.hasPending && g.pending.hasCounters && r.HasCounters
@@ -147,6 +150,7 @@ func (g *GPUFold) foldPower(r *Row, line int) {
 	if p.busy {
 		m.sawFirst = true
 	}
+	return p.busy && (p.bitPM || p.advancedPrev)
 }
 
 // classify decides the pending row: advancedNext says sw_power_cap

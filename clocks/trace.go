@@ -28,6 +28,8 @@ type Trace struct {
 	Points []TracePoint
 	// Boots are the window's boot ids, in the order they appeared.
 	Boots []string
+	// PowerManaged says some point is a power-managed sample.
+	PowerManaged bool
 }
 
 // TracePoint is one sample kept in a trace, in sixteen bytes.
@@ -39,17 +41,19 @@ type TracePoint struct {
 	// Boot indexes Trace.Boots: the boot id the sample was taken on.
 	Boot uint16
 	// Idle is utilization 0%; Throttled a busy sample with a bit outside
-	// BenignThrottleMask.
-	Idle, Throttled bool
+	// BenignThrottleMask (and, at a recorded power limit, outside
+	// SwPowerCap); PowerManaged a busy sample the power controller held
+	// at the limit, as its own reading shows it.
+	Idle, Throttled, PowerManaged bool
 }
 
 type bucket struct {
 	idx                            int64
 	busyLo, busyHi, idleLo, idleHi int32
-	thrMHz                         int32
+	thrMHz, pmMHz                  int32
 	tBusyLo, tBusyHi, tIdleLo      float64
-	tIdleHi, tThr                  float64
-	busy, idle, thr                bool
+	tIdleHi, tThr, tPM             float64
+	busy, idle, thr, pm            bool
 }
 
 // bootMark is where the boot id changed, in stream order, to the boot
@@ -79,7 +83,10 @@ const firstWidth = 0.001
 // add folds in a row of the GPU whose first sample is first; t0sec and
 // t0nsec are the window's first row's time, from which every GPU's trace
 // counts its seconds, so that the GPUs of a leg share one time axis.
-func (b *traceBuilder) add(r *Row, first *Sample, t0sec, t0nsec int64) {
+//
+// managed says the GPU records a power limit, where SwPowerCap is power
+// management; pm that this row is a power-managed busy sample.
+func (b *traceBuilder) add(r *Row, first *Sample, t0sec, t0nsec int64, managed, pm bool) {
 	if !b.started {
 		b.started, b.t0sec, b.t0nsec, b.width = true, t0sec, t0nsec, firstWidth
 		b.buckets = (*bucketPool.Get().(*[]bucket))[:0]
@@ -118,8 +125,15 @@ func (b *traceBuilder) add(r *Row, first *Sample, t0sec, t0nsec int64) {
 			k.busyHi, k.tBusyHi = mhz, tt
 		}
 		k.busy = true
-		if !k.thr && r.ThrottleBits&^BenignThrottleMask != 0 {
+		benign := BenignThrottleMask
+		if managed {
+			benign |= SwPowerCapBit
+		}
+		if !k.thr && r.ThrottleBits&^benign != 0 {
 			k.thr, k.thrMHz, k.tThr = true, mhz, tt
+		}
+		if !k.pm && pm {
+			k.pm, k.pmMHz, k.tPM = true, mhz, tt
 		}
 	}
 	if len(b.buckets) > 2*TraceBuckets {
@@ -210,6 +224,9 @@ func (k *bucket) merge(o *bucket) {
 	if o.thr && !k.thr {
 		k.thr, k.thrMHz, k.tThr = true, o.thrMHz, o.tThr
 	}
+	if o.pm && !k.pm {
+		k.pm, k.pmMHz, k.tPM = true, o.pmMHz, o.tPM
+	}
 }
 
 // trace returns the reduced window: every bucket's kept samples, in time
@@ -224,12 +241,13 @@ func (b *traceBuilder) trace() *Trace {
 		if k.busy {
 			n += 1 + b2i(k.tBusyHi != k.tBusyLo || k.busyHi != k.busyLo)
 		}
-		n += b2i(k.thr)
+		n += b2i(k.thr) + b2i(k.pm)
 	}
 	tr := &Trace{Span: b.span, Points: make([]TracePoint, 0, n), Boots: b.boots}
 	add := func(t float64, mhz int32, idle, thr bool) {
 		tr.Points = append(tr.Points, TracePoint{T: t, MHz: mhz, Idle: idle, Throttled: thr})
 	}
+	managed := false
 	for i := range b.buckets {
 		k := &b.buckets[i]
 		if k.idle {
@@ -247,7 +265,12 @@ func (b *traceBuilder) trace() *Trace {
 		if k.thr {
 			add(k.tThr, k.thrMHz, false, true)
 		}
+		if k.pm {
+			tr.Points = append(tr.Points, TracePoint{T: k.tPM, MHz: k.pmMHz, PowerManaged: true})
+			managed = true
+		}
 	}
+	tr.PowerManaged = managed
 	if cap(b.buckets) == 2*TraceBuckets+2 {
 		ks := b.buckets[:0]
 		bucketPool.Put(&ks)

@@ -463,11 +463,25 @@ func (p *panel) caption() string {
 	if s.MedianMHz == nil {
 		return out + "; no trusted leg, so no merged median."
 	}
-	out += fmt.Sprintf("; merged median %s MHz", num(*s.MedianMHz))
+	if s.PowerManagedPct != nil {
+		out += fmt.Sprintf("; merged free median %s MHz (the samples no power cap held)", num(*s.MedianMHz))
+	} else {
+		out += fmt.Sprintf("; merged median %s MHz", num(*s.MedianMHz))
+	}
 	if s.SpreadPct != nil {
 		out += fmt.Sprintf(", spread %.2f%%", *s.SpreadPct)
 	}
 	out += fmt.Sprintf("; %d busy samples, %d idle excluded", s.BusySamples, s.IdleSamplesExcluded)
+	if s.PowerManagedPct != nil {
+		limit := "no one recorded limit"
+		if s.EnforcedPowerLimitW != nil {
+			limit = num(*s.EnforcedPowerLimitW) + " W"
+		}
+		out += fmt.Sprintf("; power-managed %.2f%% of busy samples at the enforced power limit %s", *s.PowerManagedPct, esc(limit))
+		if s.PowerManagedMedianMHz != nil {
+			out += fmt.Sprintf(" (median %s MHz while power-managed), marked by amber ticks along each plot's foot", num(*s.PowerManagedMedianMHz))
+		}
+	}
 	if k, ok := slowestPosition(s.GPUs); ok {
 		g := s.GPUs[k]
 		out += fmt.Sprintf("; %d GPUs per leg, the slowest GPU position %d (GPU %d) at a merged median of %s MHz", len(s.GPUs), g.Position, g.GPUIndex, num(*g.MedianMHz))

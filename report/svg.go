@@ -39,10 +39,14 @@ const (
 	colourBaseline = "#00796b"
 	colourIdle     = "#8a8a8a"
 	colourThrottle = "#c62828"
-	colourBoot     = "#d35400"
-	colourGrid     = "#e3e3e3"
-	colourAxis     = "#444444"
-	colourRule     = "#9e9e9e"
+	// colourPowerManaged marks the samples the power controller held at
+	// the recorded limit: amber, apart from every arm's colour and from
+	// the throttle red.
+	colourPowerManaged = "#e69500"
+	colourBoot         = "#d35400"
+	colourGrid         = "#e3e3e3"
+	colourAxis         = "#444444"
+	colourRule         = "#9e9e9e"
 )
 
 // gpuColours are the muted colours of the GPUs of a leg of several, by
@@ -56,7 +60,7 @@ func gpuColour(index int) string { return gpuColours[index%len(gpuColours)] }
 // per row of the key.
 const keyH = 22
 
-// tsample is one sample of a leg's stream as the picture needs it, in 16
+// tsample is one sample of a leg's stream as the picture needs it, in 24
 // bytes: a large comparison's picture holds some hundreds of thousands.
 type tsample struct {
 	// t is seconds from the leg's first sample.
@@ -65,8 +69,9 @@ type tsample struct {
 	// boot indexes the leg's boots (legTrace.boots).
 	boot uint16
 	// idle is utilization 0%; throttled is a busy sample with a bit outside
-	// clocks.BenignThrottleMask.
-	idle, throttled bool
+	// clocks.BenignThrottleMask; pm a busy sample the power controller
+	// held at the recorded limit.
+	idle, throttled, pm bool
 }
 
 // legTrace is one leg of an arm, read for the picture: its samples in time
@@ -120,7 +125,7 @@ func traceOf(l Leg) legTrace {
 	}
 	lt.samples = make([]tsample, len(l.Trace.Points))
 	for i, p := range l.Trace.Points {
-		lt.samples[i] = tsample{t: p.T, mhz: p.MHz, boot: p.Boot, idle: p.Idle, throttled: p.Throttled}
+		lt.samples[i] = tsample{t: p.T, mhz: p.MHz, boot: p.Boot, idle: p.Idle, throttled: p.Throttled, pm: p.PowerManaged}
 	}
 	lt.boots = l.Trace.Boots
 	lt.span = max(1, l.Trace.Span)
@@ -166,7 +171,7 @@ func traceOfGPUs(lt legTrace) legTrace {
 		}
 		line.samples = make([]tsample, len(g.Trace.Points))
 		for i, p := range g.Trace.Points {
-			line.samples[i] = tsample{t: p.T, mhz: p.MHz, boot: boot[p.Boot], idle: p.Idle, throttled: p.Throttled}
+			line.samples[i] = tsample{t: p.T, mhz: p.MHz, boot: boot[p.Boot], idle: p.Idle, throttled: p.Throttled, pm: p.PowerManaged}
 		}
 		lt.samples = append(lt.samples, line.samples...)
 		lt.span = max(lt.span, g.Trace.Span)
@@ -403,6 +408,8 @@ type reduced struct {
 	runs     [][]pt
 	idle     []pt
 	throttle []int // pixel columns
+	// managed are the pixel columns that hold a power-managed sample.
+	managed []int
 	// boots are the pixel columns where the boot id changes within the leg,
 	// with the new boot id.
 	boots []bootMark
@@ -424,6 +431,7 @@ func reduce(samples []tsample, boots []string, x func(t float64) float64, y func
 		idleHi     int
 		idleSet    bool
 		throttled  bool
+		pm         bool
 	}
 	var run []pt
 	flushRun := func() {
@@ -453,6 +461,9 @@ func reduce(samples []tsample, boots []string, x func(t float64) float64, y func
 		}
 		if cur.throttled {
 			r.throttle = append(r.throttle, cur.col)
+		}
+		if cur.pm {
+			r.managed = append(r.managed, cur.col)
 		}
 	}
 	var prevBoot uint16
@@ -494,6 +505,7 @@ func reduce(samples []tsample, boots []string, x func(t float64) float64, y func
 		}
 		cur.set = true
 		cur.throttled = cur.throttled || s.throttled
+		cur.pm = cur.pm || s.pm
 	}
 	flush()
 	flushRun()
@@ -790,6 +802,15 @@ func (p *panel) leg(w *svgWriter, lt *legTrace, x0, wid float64, xs xLayout, ys 
 			default:
 				w.f(`<circle cx="%s" cy="%s" r="2.6"/>`, n(q.x), n(q.y))
 			}
+		}
+		w.f("</g>\n")
+	}
+	if len(r.managed) > 0 {
+		// Power-managed samples: ticks along the plot's foot, apart from
+		// the throttle ticks at its head, since they are no defect.
+		w.f(`<g class="power-managed" stroke="%s" stroke-width="2">`, colourPowerManaged)
+		for _, c := range r.managed {
+			w.f(`<line x1="%s" y1="%s" x2="%s" y2="%s"/>`, n(colX(c)), n(bottom-10), n(colX(c)), n(bottom))
 		}
 		w.f("</g>\n")
 	}

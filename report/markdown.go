@@ -200,6 +200,24 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 
 // legReasons lists every reason of every leg that has one, in full.
 func legReasons(b *bytes.Buffer, legs []Leg, withModel bool) {
+	managed := false
+	for _, l := range legs {
+		if l.Power == "" {
+			continue
+		}
+		if !managed {
+			b.WriteString("Power-managed legs: the median and spread above are over every busy sample; the contract judges the free ones, which no power cap held:\n\n")
+			managed = true
+		}
+		name := text(l.Engine) + " " + l.Name
+		if withModel {
+			name = text(l.Model) + " " + name
+		}
+		fmt.Fprintf(b, "- %s: %s\n", name, text(l.Power))
+	}
+	if managed {
+		b.WriteString("\n")
+	}
 	listed := false
 	for _, l := range legs {
 		if len(l.Reasons) == 0 {

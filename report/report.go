@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
@@ -119,6 +120,10 @@ type Leg struct {
 	// of one GPU, whose numbers are also the fields above (for a leg of
 	// several, those are its first GPU's); nil when not trusted.
 	GPUs []LegGPU
+	// Power says, for a trusted leg that records a power limit, what the
+	// contract judged its GPUs on: their free samples, and the share the
+	// power controller held; "" otherwise.
+	Power string
 }
 
 // LegGPU is one GPU of a trusted leg: its block of the record, and its
@@ -207,6 +212,9 @@ func legRow(l *summarize.Leg) Leg {
 				r.GPUs[k].MeanMHz = &m
 			}
 		}
+	}
+	if rec := l.Clock.Record; rec != nil && r.Trusted {
+		r.Power = legPower(rec)
 	}
 	if l.Memory != nil {
 		m := l.Memory.PeakGPUMemoryMiB
@@ -348,6 +356,32 @@ func watts(w *float64) string {
 		return "n/a (not sampled)"
 	}
 	return fmt.Sprintf("%.1f W", *w)
+}
+
+// legPower describes a leg's power management from its record: per GPU
+// that records a limit, its free clock and its power-managed share.
+func legPower(rec *clocks.Record) string {
+	var parts []string
+	for _, g := range rec.GPUs {
+		fs := g.FreeClockMHz
+		if fs == nil || g.EnforcedPowerLimitW == nil || g.PowerManagedSamples == nil {
+			continue
+		}
+		pre := ""
+		if g.Index != nil {
+			pre = fmt.Sprintf("GPU %d: ", *g.Index)
+		}
+		pct := 0.0
+		if g.SMClockMHz.N > 0 {
+			pct = float64(*g.PowerManagedSamples) * 100 / float64(g.SMClockMHz.N)
+		}
+		free := fmt.Sprintf("no free sample of %d busy", g.SMClockMHz.N)
+		if fs.N > 0 {
+			free = fmt.Sprintf("free median %s MHz, spread %.2f%%, mean %.2f MHz, n=%d free of %d busy", num(*fs.Median), *fs.SpreadPct, *fs.MeanMHz, fs.N, g.SMClockMHz.N)
+		}
+		parts = append(parts, fmt.Sprintf("%s%s; %.2f%% power-managed at %s W", pre, free, pct, num(*g.EnforcedPowerLimitW)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Caveat is the report line for one check the override waived.

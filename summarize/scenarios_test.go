@@ -391,11 +391,65 @@ var newScenarioWants = map[string]wantScenario{
 			}
 		},
 	},
+	"power-managed": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true},
+			{model: qwen, ours: "vllm-copy", throughput: true, memory: true}},
+		gatePass: true,
+		extra: func(t *testing.T, s *summarize.Summary) {
+			for _, c := range s.Comparisons {
+				b := c.Throughput.Clock
+				for _, side := range []clocks.Side{b.Ours, b.Baseline} {
+					// Judged on free samples: 1980 MHz; the busy median and
+					// the power-managed share are reported beside it.
+					if *side.MedianMHz != 1980 || side.PowerManagedPct == nil || *side.PowerManagedPct < 25 ||
+						*side.EnforcedPowerLimitW != 700 || *side.PowerManagedMedianMHz > 1500 || side.BusySamples == *side.FreeSamples {
+						t.Errorf("%s: side %+v", c.Ours, side)
+					}
+				}
+			}
+			// Every leg's window spreads far past 5% over its busy samples.
+			for _, l := range s.Legs {
+				if st := l.Clock.Record.GPUs[0].SMClockMHz; *st.SpreadPct < 30 {
+					t.Errorf("%s r%d: busy spread %v, want the 30%%+ of a capped window", l.Engine, l.Run, *st.SpreadPct)
+				}
+			}
+		},
+	},
+	"power-free-offset": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: []string{clocks.CodeOffset}}},
+		fragments:   []string{"free median offset 4.55% > 1.0%: fastengine 1890 MHz, vllm 1980 MHz"},
+	},
+	"power-limits": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: []string{clocks.CodeHardwareMismatch}}},
+		fragments:   []string{"arms are not on one machine: enforced_power_limit_w: fastengine 600 W, vllm 700 W"},
+	},
+	"power-few-free": {
+		legs: map[string][]string{llama + "/vllm/r1": {clocks.CodeFreeSamples}, llama + "/vllm/r2": {clocks.CodeFreeSamples}},
+		comparisons: []wantRatio{{model: llama, ours: "fastengine",
+			codes: []string{clocks.CodeLegIneligible, clocks.CodeLegIneligible}}},
+		fragments: []string{"free busy samples 14 < 30: 198 of 212 busy samples were power-managed (at 700 W)"},
+	},
+	"power-thermal-counter": {
+		legs:        map[string][]string{llama + "/fastengine/r2": {clocks.CodeThrottle}},
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: []string{clocks.CodeLegIneligible}}},
+		fragments:   []string{"hw_thermal_slowdown (HwThermal) accrued 350000 µs (0.350 s)", "though no busy sample's bits showed it"},
+	},
+	"power-bits-only": {
+		legs: map[string][]string{llama + "/vllm/r1": {clocks.CodeSpread}, llama + "/vllm/r2": {clocks.CodeSpread}},
+		comparisons: []wantRatio{{model: llama, ours: "fastengine",
+			codes: []string{clocks.CodeStaircase, clocks.CodeOffset, clocks.CodeLegIneligible, clocks.CodeLegIneligible}}},
+		fragments: []string{"spread over free samples", "record clocks_event_reasons_counters"},
+	},
+	"power-thermal-start": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: []string{clocks.CodeThermalStart}}},
+		fragments:   []string{"fastengine 58 °C, vllm 64 °C (median over 2 and 2 legs): 6 °C apart > 3 °C"},
+	},
 }
 
 const (
 	llama70 = "llama-3.1-70b-instruct"
 	qwen72  = "qwen2.5-72b-instruct"
+	qwen    = "qwen2.5-7b-instruct"
 )
 
 // wantGPUs checks that every leg sampled n GPUs, 0 to n−1, and that the

@@ -253,6 +253,9 @@ type leg struct {
 	// busyPowerW, when not 0, is the busy power draw in W instead of the
 	// GPU's.
 	busyPowerW float64
+	// pm, when set, is a power-managed GPU (powertrees.go): the enforced
+	// limit on every row, prefill bursts capped at it.
+	pm *pmProfile
 }
 
 // conc is point i's concurrency for the generator's arithmetic.
@@ -552,7 +555,7 @@ var scenarios = append([]Scenario{
 			t.real("bench/"+m+"/sglang-offline/r1/llama_3_3_70b_offline_output.jsonl", "sglang/outputs/llama_3_3_70b_offline_output.jsonl")
 			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
 		}},
-}, append(significanceScenarios, tpScenarios...)...)
+}, append(significanceScenarios, append(tpScenarios, powerScenarios...)...)...)
 
 // extremeRates are the extreme-numbers scenario's request rates, by point:
 // float64's smallest and a huge one, the others unbounded.
@@ -773,6 +776,7 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 	temp := 48.0 + float64(rng.IntN(4))
 	k := 0
 	throttleFrom := busyTotal/2 - l.throttleRun/2
+	var pms pmState
 	add := func(busy bool) {
 		s := clocks.Sample{
 			T: t.Format("2006-01-02T15:04:05.000Z"), BootID: l.boot, GPUIndex: 0,
@@ -802,6 +806,9 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 			power = l.gpu.idlePowerW * (0.95 + 0.1*rng.Float64())
 		}
 		tc := math.Round(temp)
+		if l.pm != nil {
+			power, tc = l.pm.apply(&s, &pms, busy, k-1, power, tc, rng)
+		}
 		pw := math.Round(power*100) / 100
 		s.TemperatureGPUC, s.PowerDrawW = &tc, &pw
 		out = append(out, s)

@@ -268,6 +268,9 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				continue
 			}
 			cmp := &d.Comparisons[ci]
+			if p, ok := n.PreviousSibling().(*ast.Paragraph); legs && ok && strings.HasPrefix(plainText(p, src), PowerManagedLead) {
+				continue // the power-managed legs' free clocks: no reasons to link
+			}
 			if legs {
 				var targets []reasonTarget
 				for _, l := range cmp.Legs {

@@ -199,6 +199,9 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 }
 
 // legReasons lists every reason of every leg that has one, in full.
+// PowerManagedLead opens the list of power-managed legs under a legs table.
+const PowerManagedLead = "Power-managed legs:"
+
 func legReasons(b *bytes.Buffer, legs []Leg, withModel bool) {
 	managed := false
 	for _, l := range legs {
@@ -206,7 +209,7 @@ func legReasons(b *bytes.Buffer, legs []Leg, withModel bool) {
 			continue
 		}
 		if !managed {
-			b.WriteString("Power-managed legs: the median and spread above are over every busy sample; the contract judges the free ones, which no power cap held:\n\n")
+			b.WriteString(PowerManagedLead + " the median and spread above are over every busy sample; the contract judges the free ones, which no power cap held:\n\n")
 			managed = true
 		}
 		name := text(l.Engine) + " " + l.Name

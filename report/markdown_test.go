@@ -161,9 +161,10 @@ type goldenClock struct {
 }
 
 type goldenSide struct {
-	Engine string
-	PowerW *float64 `json:"power_w"`
-	GPUs   []struct {
+	Engine          string
+	PowerW          *float64 `json:"power_w"`
+	PowerManagedPct *float64 `json:"power_managed_pct"`
+	GPUs            []struct {
 		Position  int
 		GPUIndex  int      `json:"gpu_index"`
 		GPUUUID   string   `json:"gpu_uuid"`
@@ -481,8 +482,26 @@ func checkObserved(t *testing.T, where, obs string, c goldenClock) {
 	if c.multi() {
 		per = " per GPU"
 	}
-	if want := fmt.Sprintf("; median busy power%s %s %s, %s %s", per, c.Ours.Engine, w(c.Ours.PowerW), c.Baseline.Engine, w(c.Baseline.PowerW)); !strings.HasSuffix(obs, want) {
-		t.Errorf("after %q: %q does not end with %q", where, obs, want)
+	want := fmt.Sprintf("; median busy power%s %s %s, %s %s", per, c.Ours.Engine, w(c.Ours.PowerW), c.Baseline.Engine, w(c.Baseline.PowerW))
+	_, rest, found := strings.Cut(obs, want)
+	// What may follow the power: the power management, for arms that
+	// record a limit, and nothing else.
+	managed := c.Ours.PowerManagedPct != nil || c.Baseline.PowerManagedPct != nil
+	switch {
+	case !found:
+		t.Errorf("after %q: %q does not give %q", where, obs, want)
+	case !managed && rest != "":
+		t.Errorf("after %q: %q has %q after the power, and neither arm records a limit", where, obs, rest)
+	case managed:
+		pct := func(x *float64) string {
+			if x == nil {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.1f%%", *x)
+		}
+		if w := fmt.Sprintf("; power-managed %s and %s of busy samples at ", pct(c.Ours.PowerManagedPct), pct(c.Baseline.PowerManagedPct)); !strings.HasPrefix(rest, "; free clock (no power cap) ") || !strings.Contains(rest, w) {
+			t.Errorf("after %q: %q does not say the power management (%q)", where, rest, w)
+		}
 	}
 }
 

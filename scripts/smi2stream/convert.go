@@ -232,7 +232,7 @@ type Result struct {
 	// Stream is the converted stream, one sample per line.
 	Stream []byte
 	// Rows is the number of data rows read; Skipped counts repeated
-	// header lines and blank lines.
+	// header lines (a capture appended to by several nvidia-smi runs).
 	Rows, Skipped int
 	// Filled says, one line each, which field came from which stand-in.
 	Filled []string
@@ -319,8 +319,7 @@ func Convert(r io.Reader, path string, o Options) (*Result, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			res.Skipped++
-			continue
+			continue // a line of spaces (encoding/csv already skips empty ones)
 		}
 		if header == nil {
 			header = rec
@@ -954,7 +953,7 @@ func (c *converter) finish() error {
 		return fmt.Errorf("no row of GPU %d", c.o.GPU)
 	}
 	sort.Ints(c.order)
-	if c.uuids != nil && len(c.uuids) != 1 {
+	if c.uuids != nil {
 		if len(c.uuids) != len(c.order) {
 			return fmt.Errorf("--gpu-uuid gives %d uuids for %d GPUs", len(c.uuids), len(c.order))
 		}
@@ -1049,7 +1048,7 @@ func appendSample(b []byte, out *sampleOut) []byte {
 
 // Report writes what the conversion filled, read and measured.
 func (r *Result) Report(w io.Writer) {
-	fmt.Fprintf(w, "rows read: %d (skipped %d blank or repeated header lines); samples written: %d\n", r.Rows, r.Skipped, bytes.Count(r.Stream, []byte{'\n'}))
+	fmt.Fprintf(w, "rows read: %d (skipped %d repeated header lines); samples written: %d\n", r.Rows, r.Skipped, bytes.Count(r.Stream, []byte{'\n'}))
 	for _, f := range r.Filled {
 		fmt.Fprintf(w, "filled: %s\n", f)
 	}

@@ -187,17 +187,17 @@ func classify(field string) column {
 		c.kind = colTemp
 	case "power.draw":
 		c.kind, c.rank = colPower, 0
-	case "power.draw.average":
+	case "power.draw.average", "gpu.power.draw.average":
 		c.kind, c.rank = colPower, 1
-	case "power.draw.instant":
+	case "power.draw.instant", "gpu.power.draw.instant":
 		c.kind, c.rank = colPower, 2
 	case "clocks.current.memory", "clocks.mem":
 		c.kind = colMem
-	case "enforced.power.limit":
+	case "enforced.power.limit", "gpu.power.current_limit":
 		c.kind = colEnforced
-	case "module.enforced.power.limit":
+	case "module.enforced.power.limit", "module.power.current_limit":
 		c.kind = colModule
-	case "power.limit":
+	case "power.limit", "gpu.power.requested_limit":
 		c.kind = colPowerLimit
 	default:
 		for _, p := range []string{"clocks_event_reasons.", "clocks_throttle_reasons."} {
@@ -274,8 +274,10 @@ type Facts struct {
 	MaxSMMHz int
 	// TempMin and TempMax over busy samples (NaN when not recorded).
 	TempMin, TempMax float64
-	// Counters says whether event counters were recorded.
-	Counters bool
+	// Counters says whether event counters were recorded; CountersFirst
+	// and CountersLast are the first and last row's (µs).
+	Counters                    bool
+	CountersFirst, CountersLast map[string]int64
 
 	busySM    []int
 	busyPower []float64
@@ -309,7 +311,7 @@ func Convert(r io.Reader, path string, o Options) (*Result, error) {
 		header = strings.Split(o.Columns, ",")
 		res.Notes = append(res.Notes, "header: the capture has none; columns given by --columns")
 	}
-	conv := &converter{o: o, res: res, path: path}
+	conv := &converter{o: o, res: res, path: path, unavailable: map[string]int{}}
 	for {
 		rec, err := next()
 		if err == io.EOF {
@@ -368,8 +370,12 @@ type converter struct {
 	o    Options
 	res  *Result
 	path string
-	cols []column
-	has  map[int]int // kind -> column position (first; colReason/colCounter excluded)
+	// unavailable counts, per column name, the rows whose value was a
+	// not-available token ("[N/A]", "[Not Supported]"...): an optional key is
+	// left out of such a row.
+	unavailable map[string]int
+	cols        []column
+	has         map[int]int // kind -> column position (first; colReason/colCounter excluded)
 
 	throttleField string
 	reasonsRead   []string
@@ -435,15 +441,15 @@ func (c *converter) setup(header []string) ([]column, error) {
 		}
 		c.cols = append(c.cols, col)
 	}
-	for _, col := range c.cols {
-		if col.kind != colIgnored {
-			c.res.Read = append(c.res.Read, col.name)
-		}
-	}
 	if _, ok := c.has[colPowerLimit]; ok && !c.o.PowerLimitIsEnforced {
 		c.res.Ignored = append(c.res.Ignored, c.cols[c.has[colPowerLimit]].name+" (the software limit; --power-limit-is-enforced reads it as the enforced limit)")
 		c.cols[c.has[colPowerLimit]].kind = colIgnored
 		delete(c.has, colPowerLimit)
+	}
+	for _, col := range c.cols {
+		if col.kind != colIgnored {
+			c.res.Read = append(c.res.Read, col.name)
+		}
 	}
 	o := c.o
 	need := func(kind int, field, flag, value string) error {
@@ -633,6 +639,28 @@ func (c *converter) value(rec []string, kind int) (string, bool) {
 	return strings.TrimSpace(rec[i]), true
 }
 
+// optional is value for a column whose key the stream may leave out: a
+// not-available token is counted and read as no value.
+func (c *converter) optional(rec []string, kind int) (string, bool) {
+	v, ok := c.value(rec, kind)
+	if ok && notAvailable(v) {
+		c.unavailable[c.cols[c.has[kind]].name]++
+		return "", false
+	}
+	return v, ok
+}
+
+// notAvailable says whether v is what nvidia-smi prints for a value it
+// cannot give: "[N/A]", "N/A", "[Not Supported]", "[Unknown Error]",
+// "[Insufficient Permissions]", or an empty cell.
+func notAvailable(v string) bool {
+	switch strings.ToLower(v) {
+	case "", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]":
+		return true
+	}
+	return false
+}
+
 // number strips the column's unit from v ("1980 MHz") and parses it.
 func number(v, field string) (float64, error) {
 	s := v
@@ -777,6 +805,9 @@ func (c *converter) row(rec []string, line int) error {
 	apps, ok := c.value(rec, colApps)
 	if !ok {
 		apps = o.AppsClock
+	} else if notAvailable(apps) {
+		c.unavailable[c.cols[c.has[colApps]].name]++
+		apps = "null"
 	}
 	if apps != "null" && apps != deprecatedToken {
 		n, err := integer(apps, "clocks_applications_graphics_mhz")
@@ -821,21 +852,21 @@ func (c *converter) row(rec []string, line int) error {
 		return fmt.Errorf("utilization_gpu_pct: %q is over 100", v)
 	}
 	s.UtilizationGPUPct = int(n)
-	if v, ok := c.value(rec, colTemp); ok {
+	if v, ok := c.optional(rec, colTemp); ok {
 		f, err := number(v, "temperature_gpu_c")
 		if err != nil {
 			return err
 		}
 		s.TemperatureGPUC = &f
 	}
-	if v, ok := c.value(rec, colPower); ok {
+	if v, ok := c.optional(rec, colPower); ok {
 		f, err := number(v, "power_draw_w")
 		if err != nil {
 			return err
 		}
 		s.PowerDrawW = &f
 	}
-	if v, ok := c.value(rec, colMem); ok {
+	if v, ok := c.optional(rec, colMem); ok {
 		n, err := integer(v, "clocks_mem_mhz")
 		if err != nil {
 			return err
@@ -843,13 +874,13 @@ func (c *converter) row(rec []string, line int) error {
 		m := int(n)
 		s.ClocksMemMHz = &m
 	}
-	if v, ok := c.value(rec, colEnforced); ok {
+	if v, ok := c.optional(rec, colEnforced); ok {
 		f, err := number(v, "enforced_power_limit_w")
 		if err != nil {
 			return err
 		}
 		out.limit = &f
-	} else if v, ok := c.value(rec, colPowerLimit); ok {
+	} else if v, ok := c.optional(rec, colPowerLimit); ok {
 		f, err := number(v, "enforced_power_limit_w (power.limit)")
 		if err != nil {
 			return err
@@ -859,7 +890,7 @@ func (c *converter) row(rec []string, line int) error {
 		f := o.LimitW
 		out.limit = &f
 	}
-	if v, ok := c.value(rec, colModule); ok {
+	if v, ok := c.optional(rec, colModule); ok {
 		f, err := number(v, "module_enforced_power_limit_w")
 		if err != nil {
 			return err
@@ -875,7 +906,12 @@ func (c *converter) row(rec []string, line int) error {
 			if col.kind != colCounter {
 				continue
 			}
-			n, err := integer(strings.TrimSpace(rec[i]), col.name)
+			v := strings.TrimSpace(rec[i])
+			if notAvailable(v) {
+				c.unavailable[col.name]++
+				continue
+			}
+			n, err := integer(v, col.name)
 			if err != nil {
 				return err
 			}
@@ -919,6 +955,12 @@ func firstOf(c *converter, rec []string, kind int, flag string) string {
 func (c *converter) measure(f *Facts, out *sampleOut, mask uint64) {
 	s := &out.s
 	f.Rows++
+	if out.counters != nil {
+		if f.CountersFirst == nil {
+			f.CountersFirst = out.counters
+		}
+		f.CountersLast = out.counters
+	}
 	if s.PowerDrawW != nil && (math.IsNaN(f.MaxPowerW) || *s.PowerDrawW > f.MaxPowerW) {
 		f.MaxPowerW = *s.PowerDrawW
 	}
@@ -953,6 +995,18 @@ func (c *converter) finish() error {
 		return fmt.Errorf("no row of GPU %d", c.o.GPU)
 	}
 	sort.Ints(c.order)
+	var na []string
+	for name := range c.unavailable {
+		na = append(na, name)
+	}
+	sort.Strings(na)
+	for _, name := range na {
+		what := "its key is left out of those rows"
+		if k, ok := c.has[colApps]; ok && c.cols[k].name == name {
+			what = "clocks_applications_graphics_mhz is null there"
+		}
+		c.res.Notes = append(c.res.Notes, fmt.Sprintf("%s: not available in %d of %d rows; %s", name, c.unavailable[name], len(c.samples), what))
+	}
 	if c.uuids != nil {
 		if len(c.uuids) != len(c.order) {
 			return fmt.Errorf("--gpu-uuid gives %d uuids for %d GPUs", len(c.uuids), len(c.order))
@@ -1086,6 +1140,16 @@ func (r *Result) Report(w io.Writer) {
 		}
 		if !f.Counters {
 			fmt.Fprintf(w, "gpu %d: no event counters recorded\n", f.Index)
+		} else {
+			var parts []string
+			for _, k := range counterKeys {
+				a, okA := f.CountersFirst[k]
+				b, okB := f.CountersLast[k]
+				if okA && okB {
+					parts = append(parts, fmt.Sprintf("%s %d (%d → %d)", k, b-a, a, b))
+				}
+			}
+			fmt.Fprintf(w, "gpu %d: event counters, µs added from first to last row: %s\n", f.Index, strings.Join(parts, ", "))
 		}
 	}
 }

@@ -304,3 +304,48 @@ func TestRunWritesOnce(t *testing.T) {
 		t.Fatalf("suffix run = %d, %q", code, errb.String())
 	}
 }
+
+// A not-available value in an optional column leaves that key out of the
+// row and is named in a note; in the SM clock it is refused. The newer
+// gpu.power.current_limit spelling is the enforced limit.
+func TestConvertNotAvailable(t *testing.T) {
+	o := base()
+	o.GPUUUID, o.GPUName, o.Driver, o.Persistence, o.PState, o.ClocksMaxSM, o.AppsClock, o.Throttle = "GPU-z", "g", "d", "Enabled", "P0", 1980, "1980", "0x0000000000000000"
+	csv := "timestamp, clocks.sm [MHz], utilization.gpu [%], temperature.gpu, gpu.power.current_limit [W], module.power.current_limit [W], clocks_event_reasons_counters.sw_power_cap [us]\n" +
+		"2026/08/12 10:15:03.000, 1980 MHz, 90 %, [N/A], 700.00 W, [N/A], 12 us\n" +
+		"2026/08/12 10:15:04.000, 1980 MHz, 90 %, 60, [Not Supported], [N/A], [N/A]\n"
+	res := convert(t, csv, o)
+	got := lines(res)
+	if len(got) != 2 {
+		t.Fatalf("want 2 samples, got %d", len(got))
+	}
+	if strings.Contains(got[0], "temperature_gpu_c") || !strings.Contains(got[1], `"temperature_gpu_c":60`) {
+		t.Errorf("temperature: got %q", got)
+	}
+	if !strings.HasSuffix(got[0], `"enforced_power_limit_w":700,"event_counters_us":{"sw_power_cap":12}}`) {
+		t.Errorf("row 1: got %q", got[0])
+	}
+	if strings.Contains(got[1], "enforced_power_limit_w") || strings.Contains(got[1], "sw_power_cap") {
+		t.Errorf("row 2 keeps a not-available value: %q", got[1])
+	}
+	for _, k := range []string{"module_enforced_power_limit_w"} {
+		if strings.Contains(string(res.Stream), k) {
+			t.Errorf("stream has %s, but every value was [N/A]", k)
+		}
+	}
+	notes := strings.Join(res.Notes, "\n")
+	for _, want := range []string{
+		"temperature.gpu: not available in 1 of 2 rows; its key is left out of those rows",
+		"module.power.current_limit [W]: not available in 2 of 2 rows",
+		"gpu.power.current_limit [W]: not available in 1 of 2 rows",
+		"clocks_event_reasons_counters.sw_power_cap [us]: not available in 1 of 2 rows",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
+		}
+	}
+	_, err := Convert(strings.NewReader("timestamp, clocks.sm [MHz], utilization.gpu [%]\n2026/08/12 10:15:03.000, [N/A], 90 %\n"), "cap.csv", o)
+	if err == nil || !strings.Contains(err.Error(), `cap.csv:2: sm_clock_mhz: "[N/A]" is not a number`) {
+		t.Fatalf("err = %v, want the SM clock refused", err)
+	}
+}

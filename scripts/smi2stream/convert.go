@@ -587,6 +587,7 @@ func (c *converter) setup(header []string) ([]column, error) {
 			return nil, fmt.Errorf("--tz: %w", err)
 		}
 		c.tz = loc
+		c.res.Filled = append(c.res.Filled, fmt.Sprintf("t: timestamps without a zone read as %s (--tz; nvidia-smi prints local time)", o.TZ))
 	}
 	c.lastT = map[int]time.Time{}
 	c.facts = map[int]*Facts{}

@@ -42,8 +42,9 @@ func TestConvertUnitBearingCapture(t *testing.T) {
 	if _, err := clocks.ParseSample([]byte(want)); err != nil {
 		t.Fatalf("the stream reader refuses the line: %v", err)
 	}
-	if len(res.Filled) != 1 || !strings.HasPrefix(res.Filled[0], "boot_id = boot-1") {
-		t.Fatalf("filled = %q, want only the boot id", res.Filled)
+	if len(res.Filled) != 2 || !strings.HasPrefix(res.Filled[0], "boot_id = boot-1") ||
+		res.Filled[1] != "t: timestamps without a zone read as UTC (--tz; nvidia-smi prints local time)" {
+		t.Fatalf("filled = %q, want only the boot id and the zone", res.Filled)
 	}
 	if !strings.Contains(strings.Join(res.Ignored, ","), "memory.used [MiB]") {
 		t.Fatalf("ignored = %q, want memory.used named", res.Ignored)
@@ -104,8 +105,8 @@ func TestConvertPerReasonColumns(t *testing.T) {
 			t.Fatalf("notes %q lack %q", note, s)
 		}
 	}
-	if len(res.Filled) != 8 {
-		t.Fatalf("filled %d stand-ins, want 8: %q", len(res.Filled), res.Filled)
+	if len(res.Filled) != 9 {
+		t.Fatalf("filled %d stand-ins, want 8 and the zone: %q", len(res.Filled), res.Filled)
 	}
 }
 

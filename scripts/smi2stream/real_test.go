@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/clockgate/clockgate/clocks"
 )
 
 // The real captures under testdata/smi-real convert, with the stand-ins
@@ -60,6 +62,13 @@ func TestConvertRealCaptures(t *testing.T) {
 			}
 			if !bytes.Equal(res.Stream, want) {
 				t.Errorf("conversion differs from the committed r1.samples.jsonl")
+			}
+			fold, err := clocks.FoldStream(bytes.NewReader(want))
+			if err != nil {
+				t.Fatalf("the stream reader refuses r1.samples.jsonl: %v", err)
+			}
+			if len(fold.GPUs) != len(c.facts) {
+				t.Fatalf("the stream reader folds %d GPUs, want %d", len(fold.GPUs), len(c.facts))
 			}
 			if res.Rows != c.rows || len(res.GPUs) != len(c.facts) {
 				t.Fatalf("rows %d, GPUs %d; want %d, %d", res.Rows, len(res.GPUs), c.rows, len(c.facts))

@@ -19,7 +19,7 @@ import (
 type Template struct {
 	summary, allRuns map[string]any
 	// engines are the (model, engine) arms in the template.
-	Arms []Arm
+	Arms  []Arm
 	first time.Time
 }
 

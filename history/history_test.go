@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockgate/clockgate/history/internal/histgen"
+	"github.com/clockgate/clockgate/history/histgen"
 )
 
 var (

@@ -338,4 +338,3 @@ func (r *Report) trend(b *bufio.Writer, s *Series) {
 	}
 	b.WriteString("</svg>\n")
 }
-

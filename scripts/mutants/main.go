@@ -32,6 +32,8 @@ type mutation struct {
 
 var clocksPkg = []string{"./clocks/"}
 
+var historyPkg = []string{"./history/"}
+
 var mutations = []mutation{
 	{"M1", "the cross-boot refusal removed", "clocks/compare.go",
 		"if len(boots) > 1 {", "if false {", clocksPkg},
@@ -190,6 +192,22 @@ var mutations = []mutation{
 		"refused unread; \" +\n	\"put the file or directory itself in its place (copy it into the tree), or remove the link\")", "refused unread\")", []string{"./summarize/"}},
 	{"X14", "duplicate keys accepted", "strictjson/strictjson.go",
 		"if _, dup := v.Fields[k]; dup {", "if false {", []string{"./strictjson/", "./clocks/"}},
+	{"HI1", "the detection's p bound raised tenfold", "history/edivisive.go",
+		"const DefaultP = 0.001", "const DefaultP = 0.01", historyPkg},
+	{"HI2", "the merge keeps a change at the bound", "history/edivisive.go",
+		"if cps[weakest].P < p {", "if cps[weakest].P <= p {", historyPkg},
+	{"HI3", "NOT ESTABLISHED values detected on", "history/series.go",
+		"		if p.Established {\n			idx = append(idx, i)", "		if p.Established || !p.Established {\n			idx = append(idx, i)", historyPkg},
+	{"HI4", "the attribution ignores the direction", "history/series.go",
+		"if dt == 0 || dc == 0 || (dt < 0) != (dc < 0) {", "if dt == 0 || dc == 0 {", historyPkg},
+	{"HI5", "the attribution's share lowered to a quarter", "history/series.go",
+		"const AttributionSharePct = 50", "const AttributionSharePct = 25", historyPkg},
+	{"HI6", "the attribution's boundary made exclusive", "history/series.go",
+		"return math.Abs(dc)*tpBefore*100 >= AttributionSharePct*math.Abs(dt)*clkBefore", "return math.Abs(dc)*tpBefore*100 > AttributionSharePct*math.Abs(dt)*clkBefore", historyPkg},
+	{"HI7", "an arm reason leaves the engine's series established", "history/grid.go",
+		"				est = est && !isArm", "				est = est || isArm && false", historyPkg},
+	{"HI8", "the transfer fitted below the clock span", "history/series.go",
+		"if (hi-lo)*100 < TransferMinSpanPct*lo {", "if false {", historyPkg},
 }
 
 func main() {

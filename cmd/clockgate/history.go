@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clockgate/clockgate/atomicfile"
+	"github.com/clockgate/clockgate/history"
+)
+
+// historyOutputs are the files history report --out writes.
+var historyOutputs = []string{"history.md", "history.html", "history.csv"}
+
+type historyAddOptions struct {
+	IO    *IO
+	DB    string
+	Trees []string
+}
+
+type historyReportOptions struct {
+	IO   *IO
+	DB   string
+	Out  string
+	JSON bool
+	P    float64
+}
+
+func init() { register(NewCmdHistory) }
+
+// NewCmdHistory builds `clockgate history` and its add and report.
+func NewCmdHistory(s *IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "Keep summarized grids across nights and find where their established values changed",
+		Long: `history keeps every summarized grid in one store, a SQLite file (the default,
+` + history.DefaultDSN + `) or a PostgreSQL database (--db postgres://…, one history
+shared by many boxes' CI jobs), and reports each series across the grids: per
+(model, ours, baseline) each ratio family and each point's ratio; per (model,
+engine, point) the arm's median throughput, and per (model, engine) its free
+clock; each keyed also by the GPU model.
+
+Change points are found by E-divisive means with a Student t-test (Apache
+Otava's method) on ESTABLISHED values only. At a change of an engine's
+throughput, the report says whether its free clock moved with it: "the box
+moved too".`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return usageErr("history: want a subcommand, add or report (see 'clockgate history --help')")
+		},
+	}
+	cmd.AddCommand(newCmdHistoryAdd(s), newCmdHistoryReport(s))
+	return cmd
+}
+
+func newCmdHistoryAdd(s *IO) *cobra.Command {
+	opts := &historyAddOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "add TREE…",
+		Short: "Record summarized grids in the history",
+		Long: `add records each TREE's grid: a directory summarize --out wrote (its
+summary.json and all-runs.json), or an evidence tree, summarized as summarize
+would (baseline vllm). A grid is identified by the SHA-256 of its summary.json
+and dated by its legs' first clock sample; adding a grid the history has changes
+nothing. Several adders may run at once, on one SQLite file or one PostgreSQL
+database: none loses a grid.
+
+Exit status: 0 done; 2 a usage error, or a TREE or the history that cannot be
+read (nothing after it is added).`,
+		Example: `  clockgate summarize evidence/2026-08-12 --out evidence/2026-08-12.summary
+  clockgate history add evidence/2026-08-12.summary
+  clockgate history add --db postgres://ci@db/clockgate evidence/2026-08-12`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("history add takes one or more TREEs, found none (see 'clockgate history add --help')")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Trees = args
+			if opts.DB == "" {
+				return usageErr("--db: want a SQLite file path or a postgres:// URL, found an empty string")
+			}
+			return runHistoryAdd(c.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.DB, "db", history.DefaultDSN, "the history: a SQLite file `DSN` or a postgres:// URL")
+	return cmd
+}
+
+func newCmdHistoryReport(s *IO) *cobra.Command {
+	opts := &historyReportOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Report every series of the history with its change points",
+		Long: `report prints history.md, or with --json the series as one document
+({"series": [{"key", "values", "changes", "transfer"}]}). With --out it also
+writes history.md, history.html (a trend picture per series: ESTABLISHED values
+filled, NOT ESTABLISHED ones hollow, change points marked) and history.csv
+(Otava's CSV shape: a time column, one column per series, the grid as an
+attribute; a value that is not ESTABLISHED left empty) into DIR, each file
+replaced atomically.
+
+Exit status: 0 done; 2 a usage error, or a history that cannot be read.`,
+		Example: `  clockgate history report
+  clockgate history report --db postgres://ci@db/clockgate --out history --p 0.0001
+  clockgate history report --json | jq '.series[] | select(.changes != [])'`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.DB == "" {
+				return usageErr("--db: want a SQLite file path or a postgres:// URL, found an empty string")
+			}
+			if !(opts.P > 0 && opts.P < 1) {
+				return usageErr("--p %v: want a significance strictly between 0 and 1", opts.P)
+			}
+			if c.Flags().Changed("out") && opts.Out == "" {
+				return usageErr("--out: want a directory, found an empty string")
+			}
+			return runHistoryReport(c.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.DB, "db", history.DefaultDSN, "the history: a SQLite file `DSN` or a postgres:// URL")
+	f.StringVar(&opts.Out, "out", "", "also write history.md, history.html and history.csv into `DIR`")
+	f.BoolVar(&opts.JSON, "json", false, "print the series as JSON instead of history.md")
+	f.Float64Var(&opts.P, "p", history.DefaultP, "a change point's t-test p must be below `P`")
+	return cmd
+}
+
+func ctxOr(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}
+
+func runHistoryAdd(ctx context.Context, opts *historyAddOptions) error {
+	ctx = ctxOr(ctx)
+	// Every TREE is read before the history is opened: a bad one adds
+	// nothing.
+	grids := make([]*history.Grid, len(opts.Trees))
+	for i, t := range opts.Trees {
+		st, err := os.Stat(t)
+		switch {
+		case err != nil:
+			return usageErr("%s: %v", t, pathErrText(err))
+		case !st.IsDir():
+			return usageErr("%s: TREE is not a directory", t)
+		}
+		g, err := history.Load(t)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		grids[i] = g
+	}
+	s, err := history.Open(ctx, opts.DB)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer s.Close()
+	out := bufio.NewWriter(opts.IO.Out)
+	for i, g := range grids {
+		added, err := s.Add(ctx, g)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		verb := "added"
+		if !added {
+			verb = "already in the history"
+		}
+		fmt.Fprintf(out, "%s: grid %s of %s, %d values: %s\n", opts.Trees[i], g.ID[:12], g.Date.Format("2006-01-02T15:04:05Z"), len(g.Values), verb)
+	}
+	return out.Flush()
+}
+
+func runHistoryReport(ctx context.Context, opts *historyReportOptions) error {
+	ctx = ctxOr(ctx)
+	if opts.Out != "" {
+		if err := checkHistoryOut(opts.Out); err != nil {
+			return err
+		}
+	}
+	if !history.IsPostgres(opts.DB) {
+		// Reporting never creates a history: a mistyped path is an error,
+		// not an empty report.
+		if _, err := os.Stat(opts.DB); err != nil {
+			return usageErr("--db %s: %v", opts.DB, pathErrText(err))
+		}
+	}
+	s, err := history.Open(ctx, opts.DB)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer s.Close()
+	grids, err := s.Grids(ctx)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	d := history.DefaultDetection
+	d.P = opts.P
+	r := history.Build(grids, d)
+	var md bytes.Buffer
+	if err := r.Markdown(&md); err != nil {
+		return err
+	}
+	if opts.Out != "" {
+		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+			return usageErr("--out %s: %v", opts.Out, pathErrText(err))
+		}
+		for _, f := range []struct {
+			name  string
+			write func(io.Writer) error
+		}{{"history.md", func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }}, {"history.html", r.HTML}, {"history.csv", r.CSV}} {
+			var b bytes.Buffer
+			if err := f.write(&b); err != nil {
+				return err
+			}
+			if err := atomicfile.WriteFile(filepath.Join(opts.Out, f.name), b.Bytes(), 0o644); err != nil {
+				return usageErr("--out %s: %v", opts.Out, err)
+			}
+		}
+	}
+	out := bufio.NewWriterSize(opts.IO.Out, 64<<10)
+	if opts.JSON {
+		err = r.JSON(out)
+	} else {
+		_, err = out.Write(md.Bytes())
+	}
+	if err == nil {
+		err = out.Flush()
+	}
+	return err
+}
+
+// checkHistoryOut refuses an --out DIR that is not a directory or holds
+// anything but history's outputs: those are the only files it replaces.
+func checkHistoryOut(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return usageErr("--out %s: %v", dir, pathErrText(err))
+	}
+	own := map[string]bool{}
+	for _, n := range historyOutputs {
+		own[n] = true
+	}
+	for _, e := range entries {
+		if !own[e.Name()] || !e.Type().IsRegular() {
+			return usageErr("--out %s: refusing to write beside %s, which history report did not write; want an empty directory or one holding only history.md, history.html, history.csv",
+				dir, filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -90,7 +91,88 @@ const (
 	symThrottleReasons = "nvmlDeviceGetCurrentClocksThrottleReasons"
 	symAppClock        = "nvmlDeviceGetApplicationsClock"
 	symMigMode         = "nvmlDeviceGetMigMode"
+	symFieldValues     = "nvmlDeviceGetFieldValues"
 )
+
+// nvmlFieldValue is what the sampler reads of one nvmlFieldValue_t: the
+// field asked for, the status NVML gave that field, and its value's type
+// and 8 bytes (nvmlValue_t, a union).
+type nvmlFieldValue struct {
+	FieldID   uint32
+	ValueType uint32
+	Return    nvmlReturn
+	Value     uint64
+}
+
+// The nvmlValueType_t values of the integer members of nvmlValue_t (nvml.h).
+const (
+	nvmlValueDouble       = 0
+	nvmlValueUint         = 1
+	nvmlValueUlong        = 2
+	nvmlValueUlonglong    = 3
+	nvmlValueSlonglong    = 4
+	nvmlValueSint         = 5
+	nvmlValueUshort       = 6
+	nvmlCounterNSPerUS    = 1000 // the counter fields are in ns, the stream in µs
+	nvmlCounterIDsBranch  = 590  // the first driver branch with the CUDA 13.1 field ids
+	nvmlFieldSwPowerCap   = 74   // NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP, every header
+	nvmlFieldSyncBoost    = 76   // NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST, every header
+	nvmlFieldSlowdown13_0 = 251  // SW_THERM, HW_THERM, HW_POWER_BRAKE are 251..253 up to nvml.h 13.0.39
+	nvmlFieldSlowdown13_1 = 269  // and 269..271 from 13.1.2, where 251 became NVML_FI_PWR_SMOOTHING_ENABLED
+)
+
+// counterFieldIDs are the NVML field ids of the clock event counters, in
+// clocks.CounterNames' order, for the driver whose version is given.
+// nvml.h numbers the three slowdown counters 251, 252, 253 up to 13.0.39
+// (CUDA 13.0, the 580 driver branch) and 269, 270, 271 from 13.1.2 (CUDA
+// 13.1, driver 590 on), where 251..253 became power-smoothing fields that
+// also answer NVML_SUCCESS on GPUs with power smoothing: asking a 590
+// driver for 251 would read a 0/1 enablement as a counter. So the ids are
+// chosen by the driver's branch (its version's first number), and the
+// probe then requires all five to answer with an integer.
+func counterFieldIDs(driver string) ([len(clocks.CounterNames)]uint32, error) {
+	major, _, _ := strings.Cut(driver, ".")
+	branch, err := strconv.Atoi(major)
+	if err != nil || branch <= 0 {
+		return [len(clocks.CounterNames)]uint32{}, fmt.Errorf("driver version %q has no branch number", driver)
+	}
+	first := uint32(nvmlFieldSlowdown13_0)
+	if branch >= nvmlCounterIDsBranch {
+		first = nvmlFieldSlowdown13_1
+	}
+	return [len(clocks.CounterNames)]uint32{nvmlFieldSwPowerCap, nvmlFieldSyncBoost, first, first + 1, first + 2}, nil
+}
+
+// counterUS turns one counter field value, in ns, into µs; ok is false
+// for a value that is not a non-negative integer.
+func counterUS(v nvmlFieldValue) (int64, bool) {
+	var ns uint64
+	switch v.ValueType {
+	case nvmlValueUint:
+		ns = uint64(uint32(v.Value))
+	case nvmlValueUlong, nvmlValueUlonglong:
+		ns = v.Value
+	case nvmlValueSlonglong:
+		if int64(v.Value) < 0 {
+			return 0, false
+		}
+		ns = v.Value
+	case nvmlValueSint:
+		if int32(uint32(v.Value)) < 0 {
+			return 0, false
+		}
+		ns = uint64(uint32(v.Value))
+	case nvmlValueUshort:
+		ns = uint64(uint16(v.Value))
+	default:
+		return 0, false
+	}
+	us := ns / nvmlCounterNSPerUS
+	if us > 1<<53 {
+		return 0, false
+	}
+	return int64(us), true
+}
 
 // nvmlLib is the part of NVML the sampler calls, one method per C entry
 // point, each returning what the call wrote and its status. It holds only
@@ -122,6 +204,9 @@ type nvmlLib interface {
 	// DeviceGetEnforcedPowerLimit returns the enforced power limit, in mW.
 	DeviceGetEnforcedPowerLimit(nvmlDevice) (uint32, nvmlReturn)
 	DeviceGetMigMode(nvmlDevice) (current, pending uint32, ret nvmlReturn)
+	// DeviceGetFieldValues asks for the field ids (scope 0) and returns
+	// one value per id, each with its own status.
+	DeviceGetFieldValues(dev nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn)
 }
 
 // NVML reads its GPUs through NVML, the library nvidia-smi itself reads,
@@ -137,6 +222,10 @@ type NVML struct {
 	timeout  time.Duration
 	// optional fields every device answered at open, in query order.
 	temp, power, mem, limit bool
+	// counters is set when every device gave all five clock event
+	// counters at open; counterIDs are their field ids.
+	counters   bool
+	counterIDs [len(clocks.CounterNames)]uint32
 
 	mu     sync.Mutex
 	closed bool
@@ -216,8 +305,28 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 	}
 	logf("%v", res)
 	n.temp, n.power, n.mem, n.limit = true, true, true, true
+	n.counters = lib.Has(symFieldValues)
+	if !n.counters {
+		logf("NVML: optional fields clocks_event_reasons_counters.* dropped: the driver has no %s", symFieldValues)
+	} else {
+		driver, ret := lib.SystemGetDriverVersion()
+		if ret != nvmlSuccess {
+			return nil, fmt.Errorf("NVML: nvmlSystemGetDriverVersion: %v", ret)
+		}
+		var err error
+		if n.counterIDs, err = counterFieldIDs(driver); err != nil {
+			n.counters = false
+			logf("NVML: optional fields clocks_event_reasons_counters.* dropped: %v", err)
+		}
+	}
 	for i, dev := range n.devs {
 		on := n.onGPU(n.gpus[i])
+		if n.counters {
+			if _, err := n.readCounters(n.gpus[i], dev); err != nil {
+				n.counters = false
+				logf("NVML: optional fields clocks_event_reasons_counters.* dropped: %s%v", on, err)
+			}
+		}
 		if _, ret := lib.DeviceGetTemperature(dev, nvmlTemperatureGPU); ret != nvmlSuccess && n.temp {
 			n.temp = false
 			logf("NVML: optional field %s dropped: %snvmlDeviceGetTemperature: %v", FieldTemperatureGPU, on, ret)
@@ -306,6 +415,9 @@ func (n *NVML) optional() []string {
 	}
 	if n.limit {
 		o = append(o, FieldEnforcedPowerLimit)
+	}
+	if n.counters {
+		o = append(o, CounterFields[:]...)
 	}
 	return o
 }
@@ -514,11 +626,48 @@ func (n *NVML) read(gpu int, dev nvmlDevice, t time.Time, bootID string) (*clock
 		w := float64(v) / 1000 // NVML reports mW
 		r.EnforcedPowerLimitW = &w
 	}
+	if n.counters {
+		us, err := n.readCounters(gpu, dev)
+		if err != nil {
+			return nil, fmt.Errorf("NVML GPU %d: %v", gpu, err)
+		}
+		for i := range us {
+			r.CountersUS[i], r.HasCounter[i] = us[i], true
+		}
+	}
 	s, err := r.Sample(t, bootID)
 	if err != nil {
 		return nil, fmt.Errorf("NVML GPU %d: %v", gpu, err)
 	}
 	return s, nil
+}
+
+// readCounters reads the five clock event counters in one
+// nvmlDeviceGetFieldValues call and returns them in µs; the error names the
+// first counter the driver did not give as a non-negative integer.
+func (n *NVML) readCounters(gpu int, dev nvmlDevice) ([len(clocks.CounterNames)]int64, error) {
+	var us [len(clocks.CounterNames)]int64
+	vals, ret := n.lib.DeviceGetFieldValues(dev, n.counterIDs[:])
+	if ret != nvmlSuccess {
+		return us, fmt.Errorf("%s: %s returned %v", strings.Join(CounterFields[:], ", "), symFieldValues, ret)
+	}
+	if len(vals) != len(us) {
+		return us, fmt.Errorf("%s gave %d values for %d fields", symFieldValues, len(vals), len(us))
+	}
+	for i, v := range vals {
+		id := n.counterIDs[i]
+		switch {
+		case v.FieldID != id:
+			return us, fmt.Errorf("%s: %s answered field %d for field %d", CounterFields[i], symFieldValues, v.FieldID, id)
+		case v.Return != nvmlSuccess:
+			return us, fmt.Errorf("%s: %s(field %d) returned %v", CounterFields[i], symFieldValues, id, v.Return)
+		}
+		var ok bool
+		if us[i], ok = counterUS(v); !ok {
+			return us, fmt.Errorf("%s: %s(field %d) gave value type %d (%#x), not a non-negative integer", CounterFields[i], symFieldValues, id, v.ValueType, v.Value)
+		}
+	}
+	return us, nil
 }
 
 // clockMHz reads one clock and refuses a failed call or a zero clock.

@@ -58,7 +58,8 @@ func fakeNVMLLibrary(t *testing.T, variant string) string {
 // TestSamplerNVMLBindingsABI loads a compiled libnvidia-ml.so.1 through the
 // purego bindings and reads both of its GPUs: every value crosses the C ABI
 // (strings, a pointer to a device handle, unsigned ints, the 64-bit
-// throttle set with a high bit, the utilization struct), and a call the
+// throttle set with a high bit, the utilization struct, an array of
+// nvmlFieldValue_t read back at its C offsets), and a call the
 // library lacks is known absent; nvmlDeviceGetCount_v2 lists both GPUs,
 // and one reading reads both.
 func TestSamplerNVMLBindingsABI(t *testing.T) {
@@ -74,8 +75,8 @@ func TestSamplerNVMLBindingsABI(t *testing.T) {
 		t.Errorf("a call the library lacks returned %v", ret)
 	}
 	want := map[int]string{
-		0: `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1755,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000010000000004","persistence_mode":"Enabled","pstate":"P2","utilization_gpu_pct":87,"temperature_gpu_c":47,"power_draw_w":412.345,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active"}`,
-		1: `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":1,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1740,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000010000000004","persistence_mode":"Enabled","pstate":"P2","utilization_gpu_pct":87,"temperature_gpu_c":47,"power_draw_w":412.345,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active"}`,
+		0: `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1755,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000010000000004","persistence_mode":"Enabled","pstate":"P2","utilization_gpu_pct":87,"temperature_gpu_c":47,"power_draw_w":412.345,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active","event_counters_us":{"sw_power_cap":1250999896,"sync_boost":0,"sw_thermal_slowdown":7,"hw_thermal_slowdown":0,"hw_power_brake_slowdown":2000}}`,
+		1: `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":1,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a31","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1740,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000010000000004","persistence_mode":"Enabled","pstate":"P2","utilization_gpu_pct":87,"temperature_gpu_c":47,"power_draw_w":412.345,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active","event_counters_us":{"sw_power_cap":1251000896,"sync_boost":1000,"sw_thermal_slowdown":1007,"hw_thermal_slowdown":1000,"hw_power_brake_slowdown":3000}}`,
 	}
 	for gpu := 0; gpu < 2; gpu++ {
 		n, err := NewNVML(lib, GPUIndices(gpu), time.Second, t.Logf)

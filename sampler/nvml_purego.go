@@ -5,6 +5,7 @@ package sampler
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -52,7 +53,30 @@ type dlNVML struct {
 	deviceGetPowerUsage        func(dev uintptr, mw *uint32) int32
 	deviceGetEnforcedLimit     func(dev uintptr, mw *uint32) int32
 	deviceGetMigMode           func(dev uintptr, cur, pending *uint32) int32
+	deviceGetFieldValues       func(dev uintptr, count int32, values *cFieldValue) int32
 }
+
+// cFieldValue is nvmlFieldValue_t as nvml.h lays it out: unsigned int
+// fieldId, scopeId; long long timestamp, latencyUsec; nvmlValueType_t
+// valueType; nvmlReturn_t nvmlReturn; nvmlValue_t value (an 8-byte union).
+// Every member falls on its natural alignment, so Go lays the struct out
+// the same way: 40 bytes, value at offset 32 (checked below and, against
+// the C compiler, by TestSamplerNVMLBindingsABI).
+type cFieldValue struct {
+	fieldID     uint32
+	scopeID     uint32
+	timestamp   int64
+	latencyUsec int64
+	valueType   uint32
+	ret         int32
+	value       uint64
+}
+
+// cFieldValueSize is sizeof(nvmlFieldValue_t).
+const cFieldValueSize = 40
+
+var _ = [1]struct{}{}[unsafe.Sizeof(cFieldValue{})-cFieldValueSize]
+var _ = [1]struct{}{}[unsafe.Offsetof(cFieldValue{}.value)-32]
 
 // loadNVML loads the NVML library at path (a file name is looked up on the
 // loader's search path) and binds the calls nvmlLib names. A library that
@@ -89,6 +113,7 @@ func loadNVML(path string) (*dlNVML, error) {
 	bind(&l.deviceGetPowerUsage, "nvmlDeviceGetPowerUsage")
 	bind(&l.deviceGetEnforcedLimit, "nvmlDeviceGetEnforcedPowerLimit")
 	bind(&l.deviceGetMigMode, symMigMode)
+	bind(&l.deviceGetFieldValues, symFieldValues)
 	if l.init == nil || l.shutdown == nil {
 		purego.Dlclose(h)
 		return nil, fmt.Errorf("%w: %s has no nvmlInit_v2 or nvmlShutdown; it is not NVML, or older than any driver clockgate reads", ErrNVMLUnavailable, path)
@@ -247,4 +272,25 @@ func (l *dlNVML) DeviceGetMigMode(d nvmlDevice) (current, pending uint32, ret nv
 	}
 	r := l.deviceGetMigMode(uintptr(d), &current, &pending)
 	return current, pending, nvmlReturn(r)
+}
+
+func (l *dlNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn) {
+	if l.deviceGetFieldValues == nil {
+		return nil, nvmlReturn(missing)
+	}
+	if len(ids) == 0 {
+		return nil, nvmlErrorInvalidArgument
+	}
+	c := make([]cFieldValue, len(ids))
+	for i, id := range ids {
+		c[i].fieldID = id // scopeId 0: the whole GPU
+	}
+	if r := nvmlReturn(l.deviceGetFieldValues(uintptr(d), int32(len(c)), &c[0])); r != nvmlSuccess {
+		return nil, r
+	}
+	out := make([]nvmlFieldValue, len(c))
+	for i, v := range c {
+		out[i] = nvmlFieldValue{FieldID: v.fieldID, ValueType: v.valueType, Return: nvmlReturn(v.ret), Value: v.value}
+	}
+	return out, nvmlSuccess
 }

@@ -43,6 +43,13 @@ type fakeNVML struct {
 	hangBy  map[int]bool
 	release chan struct{}
 
+	// fields are the field values DeviceGetFieldValues answers (the
+	// symbol is absent unless a test adds symFieldValues), by id, and
+	// fieldsRet the call's own status.
+	fields    map[uint32]nvmlFieldValue
+	fieldsRet nvmlReturn
+	driver    string
+
 	shut       int
 	eventCalls int
 	throtCalls int
@@ -55,8 +62,20 @@ func newFakeNVML() *fakeNVML {
 		symbols: map[string]bool{symEventReasons: true, symThrottleReasons: true, symAppClock: true, symMigMode: true},
 		count:   1, sm: 1980, appRet: nvmlErrorDeprecated, util: 100, pm: nvmlFeatureEnabled,
 		smBy: map[int]uint32{}, utilBy: map[int]uint32{}, smRetBy: map[int]nvmlReturn{}, hangBy: map[int]bool{}, smReads: map[int]int{},
-		release: make(chan struct{}),
+		release: make(chan struct{}), fields: map[uint32]nvmlFieldValue{}, driver: "590.44.01",
 	}
+}
+
+// withCounters gives the fake the field values of a 590 driver's clock
+// event counters, in ns, and the power-smoothing enablement that 251
+// means there.
+func (g *fakeNVML) withCounters() *fakeNVML {
+	g.symbols[symFieldValues] = true
+	for id, ns := range map[uint32]uint64{74: 4_000_123_999, 76: 0, 269: 2_000_000, 270: 999, 271: 1 << 40} {
+		g.fields[id] = nvmlFieldValue{FieldID: id, ValueType: nvmlValueUlonglong, Value: ns}
+	}
+	g.fields[251] = nvmlFieldValue{FieldID: 251, ValueType: nvmlValueUint, Value: 1}
+	return g
 }
 
 func (g *fakeNVML) set(f func(*fakeNVML)) {
@@ -117,7 +136,30 @@ func (g *fakeNVML) Shutdown() nvmlReturn {
 	g.set(func(g *fakeNVML) { g.shut++ })
 	return nvmlSuccess
 }
-func (g *fakeNVML) SystemGetDriverVersion() (string, nvmlReturn) { return "590.44.01", nvmlSuccess }
+func (g *fakeNVML) SystemGetDriverVersion() (string, nvmlReturn) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.driver, nvmlSuccess
+}
+func (g *fakeNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn) {
+	if ret := g.dev(d); ret != nvmlSuccess {
+		return nil, ret
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fieldsRet != nvmlSuccess {
+		return nil, g.fieldsRet
+	}
+	out := make([]nvmlFieldValue, len(ids))
+	for i, id := range ids {
+		v, ok := g.fields[id]
+		if !ok {
+			v = nvmlFieldValue{FieldID: id, Return: nvmlErrorNotSupported}
+		}
+		out[i] = v
+	}
+	return out, nvmlSuccess
+}
 func (g *fakeNVML) DeviceGetCount() (int, nvmlReturn)            { return g.count, g.countRet }
 func (g *fakeNVML) DeviceGetHandleByIndex(i int) (nvmlDevice, nvmlReturn) {
 	if i < 0 || i >= g.count {
@@ -427,5 +469,125 @@ func TestSamplerNVMLPowerLimit(t *testing.T) {
 	g.set(func(g *fakeNVML) { g.limitRet = nvmlErrorUnknown })
 	if _, err := n.Read(context.Background(), time.Now(), testBoot); err == nil || !strings.Contains(err.Error(), "enforced.power.limit: nvmlDeviceGetEnforcedPowerLimit returned ERROR_UNKNOWN") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// The clock event counters through nvmlDeviceGetFieldValues: on a 590
+// driver the slowdown counters are read from fields 269..271 (251 there is
+// power smoothing), each ns value is recorded in µs (floored), all five
+// join the sample as event_counters_us and the name lists them.
+func TestSamplerNVMLCounters(t *testing.T) {
+	g := newFakeNVML().withCounters()
+	n, err := NewNVML(g, GPUIndices(0), time.Second, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `"event_counters_us":{"sw_power_cap":4000123,"sync_boost":0,"sw_thermal_slowdown":2000,"hw_thermal_slowdown":0,"hw_power_brake_slowdown":1099511627}`
+	if got := string(smp.AppendJSON(nil)); !strings.Contains(got, want) {
+		t.Errorf("sample %s\nwant it to hold %s", got, want)
+	}
+	if !strings.HasSuffix(n.Name(), "enforced.power.limit "+strings.Join(CounterFields[:], " ")) {
+		t.Errorf("name %q", n.Name())
+	}
+	// A counter that stops answering is a refusal naming it.
+	g.set(func(g *fakeNVML) { g.fields[270] = nvmlFieldValue{FieldID: 270, Return: nvmlErrorUnknown} })
+	_, err = n.Read(context.Background(), time.Now(), testBoot)
+	if err == nil || err.Error() != "NVML GPU 0: clocks_event_reasons_counters.hw_thermal_slowdown: nvmlDeviceGetFieldValues(field 270) returned ERROR_UNKNOWN" {
+		t.Fatalf("err = %v", err)
+	}
+	g.set(func(g *fakeNVML) { g.fieldsRet = nvmlErrorGPUIsLost })
+	_, err = n.Read(context.Background(), time.Now(), testBoot)
+	if err == nil || !strings.HasSuffix(err.Error(), ": nvmlDeviceGetFieldValues returned ERROR_GPU_IS_LOST") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// The counter ids follow the driver's branch: 251..253 before 590,
+// 269..271 from it; a version without a branch number is refused.
+func TestSamplerNVMLCounterIDs(t *testing.T) {
+	for _, c := range []struct {
+		driver string
+		want   [5]uint32
+	}{
+		{"580.173.02", [5]uint32{74, 76, 251, 252, 253}},
+		{"589.99", [5]uint32{74, 76, 251, 252, 253}},
+		{"590.48.01", [5]uint32{74, 76, 269, 270, 271}},
+		{"595.80", [5]uint32{74, 76, 269, 270, 271}},
+	} {
+		got, err := counterFieldIDs(c.driver)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %v, %v; want %v", c.driver, got, err, c.want)
+		}
+	}
+	if _, err := counterFieldIDs("r590"); err == nil || err.Error() != `driver version "r590" has no branch number` {
+		t.Errorf("err = %v", err)
+	}
+	// A 580 driver reads 251..253 as counters.
+	g := newFakeNVML().withCounters()
+	g.driver = "580.173.02"
+	for i, id := range []uint32{251, 252, 253} {
+		g.fields[id] = nvmlFieldValue{FieldID: id, ValueType: nvmlValueUlonglong, Value: uint64(i+1) * 1000}
+	}
+	n, err := NewNVML(g, GPUIndices(0), time.Second, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := smp.EventCountersUS; c == nil || c.SwThermal != 1 || c.HwThermal != 2 || c.HwPowerBrake != 3 {
+		t.Errorf("sample %s", smp.AppendJSON(nil))
+	}
+}
+
+// All five or none: a driver without the call, a counter it does not
+// give at open, or one given as a double drops the counters with a log
+// line naming why, and the samples carry none.
+func TestSamplerNVMLCountersDropped(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*fakeNVML)
+		log  string
+	}{
+		{"no call", func(g *fakeNVML) { g.symbols[symFieldValues] = false },
+			"NVML: optional fields clocks_event_reasons_counters.* dropped: the driver has no nvmlDeviceGetFieldValues"},
+		{"one not supported", func(g *fakeNVML) { delete(g.fields, 271) },
+			"NVML: optional fields clocks_event_reasons_counters.* dropped: clocks_event_reasons_counters.hw_power_brake_slowdown: nvmlDeviceGetFieldValues(field 271) returned ERROR_NOT_SUPPORTED"},
+		{"a double", func(g *fakeNVML) { g.fields[76] = nvmlFieldValue{FieldID: 76, ValueType: nvmlValueDouble, Value: 0x3ff0000000000000} },
+			"NVML: optional fields clocks_event_reasons_counters.* dropped: clocks_event_reasons_counters.sync_boost: nvmlDeviceGetFieldValues(field 76) gave value type 0 (0x3ff0000000000000), not a non-negative integer"},
+		{"a negative", func(g *fakeNVML) { g.fields[74] = nvmlFieldValue{FieldID: 74, ValueType: nvmlValueSlonglong, Value: 1 << 63} },
+			"NVML: optional fields clocks_event_reasons_counters.* dropped: clocks_event_reasons_counters.sw_power_cap: nvmlDeviceGetFieldValues(field 74) gave value type 4 (0x8000000000000000), not a non-negative integer"},
+		{"call fails", func(g *fakeNVML) { g.fieldsRet = nvmlErrorNotSupported },
+			"NVML: optional fields clocks_event_reasons_counters.* dropped: " + strings.Join(CounterFields[:], ", ") + ": nvmlDeviceGetFieldValues returned ERROR_NOT_SUPPORTED"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := newFakeNVML().withCounters()
+			c.edit(g)
+			var logs []string
+			n, err := NewNVML(g, GPUIndices(0), time.Second, func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if smp.EventCountersUS != nil || strings.Contains(n.Name(), "counters") {
+				t.Errorf("sample %s, name %q", smp.AppendJSON(nil), n.Name())
+			}
+			found := false
+			for _, l := range logs {
+				found = found || l == c.log
+			}
+			if !found {
+				t.Errorf("logs %q\nwant %q", logs, c.log)
+			}
+		})
 	}
 }

@@ -2,7 +2,8 @@
  * A stand-in for libnvidia-ml.so.1 that clockgate's tests compile with the C
  * compiler, to prove the purego bindings end to end: argument order and
  * widths, pointer results, the 64-bit throttle set, strings and the
- * nvmlUtilization_t struct. It has two GPUs, whose SM clocks differ, and
+ * nvmlUtilization_t struct, and nvmlFieldValue_t arrays (the clock event
+ * counters, in ns, as a 590 driver numbers them). It has two GPUs, whose SM clocks differ, and
  * every value is synthetic. It exports only calls that read, and each
  * checks its arguments, answering NVML_ERROR_INVALID_ARGUMENT (2) to
  * anything unexpected.
@@ -15,6 +16,24 @@
 typedef int nvmlReturn_t;
 typedef struct fake_device *nvmlDevice_t;
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
+typedef union {
+	double dVal;
+	int siVal;
+	unsigned int uiVal;
+	unsigned long ulVal;
+	unsigned long long ullVal;
+	signed long long sllVal;
+	unsigned short usVal;
+} nvmlValue_t;
+typedef struct {
+	unsigned int fieldId;
+	unsigned int scopeId;
+	long long timestamp;
+	long long latencyUsec;
+	int valueType; /* nvmlValueType_t */
+	nvmlReturn_t nvmlReturn;
+	nvmlValue_t value;
+} nvmlFieldValue_t;
 
 struct fake_device { int index; };
 static struct fake_device devices[2] = {{0}, {1}};
@@ -140,5 +159,36 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw) {
 	CHECK_DEV(d);
 	if (mw == NULL) return 2;
 	*mw = 412345;
+	return 0;
+}
+
+/*
+ * The clock event counters of a 590 driver, in ns: SW_POWER_CAP 74,
+ * SYNC_BOOST 76, SW_THERM 269, HW_THERM 270, HW_POWER_BRAKE 271 as
+ * unsigned long long (3); 251 is power smoothing's enablement there, an
+ * unsigned int (1). Other ids are NVML_ERROR_NOT_SUPPORTED per field. The
+ * timestamp and latency are written too, so a misplaced value shows.
+ */
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *values) {
+	CHECK_DEV(d);
+	if (count <= 0 || values == NULL) return 2;
+	for (int i = 0; i < count; i++) {
+		nvmlFieldValue_t *v = &values[i];
+		unsigned long long base = d->index == 0 ? 0 : 1000000ULL;
+		if (v->scopeId != 0) return 2;
+		v->timestamp = 1786529703123456LL;
+		v->latencyUsec = 17;
+		v->nvmlReturn = 0;
+		v->valueType = 3;
+		switch (v->fieldId) {
+		case 74: v->value.ullVal = base + 0x000001234567890AULL; break; /* over 32 bits */
+		case 76: v->value.ullVal = base + 0; break;
+		case 269: v->value.ullVal = base + 7000; break;
+		case 270: v->value.ullVal = base + 999; break;
+		case 271: v->value.ullVal = base + 2000001; break;
+		case 251: v->valueType = 1; v->value.ullVal = 0; v->value.uiVal = 1; break;
+		default: v->valueType = 0; v->value.ullVal = 0; v->nvmlReturn = 3; break;
+		}
+	}
 	return 0;
 }

@@ -119,6 +119,13 @@ var StaticFields = []string{"gpu_name", "gpu_uuid", "driver_version", "clocks_ma
 // does not is a mismatch too.
 var PowerStaticFields = []string{"enforced_power_limit_w", "module_enforced_power_limit_w"}
 
+// OptionalStaticFields join StaticFields wherever a stream records them
+// (SPEC §10.1, "more static fields where the driver gives them"): the
+// GPU's VBIOS version. Within a window, across an arm's legs and across
+// the arms they must be the same, and a stream that records one against a
+// stream that does not is a mismatch; two streams that both lack it agree.
+var OptionalStaticFields = []string{"vbios_version"}
+
 // throttleBitNames names the throttle bits nvidia-smi documents.
 var throttleBitNames = map[uint64]string{
 	0x1:   "GpuIdle",
@@ -152,6 +159,7 @@ type Contract struct {
 	MinBusyFractionPct  int      `json:"min_busy_fraction_pct"`
 	MinBusySamples      int      `json:"min_busy_samples"`
 	MinFreeSamples      int      `json:"min_free_samples"`
+	OptionalStatic      []string `json:"optional_static_fields"`
 	PowerManagedBit     string   `json:"power_managed_bit"`
 	PowerStaticFields   []string `json:"power_static_fields"`
 	StaticFields        []string `json:"static_fields"`
@@ -169,6 +177,7 @@ func InForce() Contract {
 		MinBusyFractionPct:  MinBusyFractionPct,
 		MinBusySamples:      MinBusySamples,
 		MinFreeSamples:      MinFreeSamples,
+		OptionalStatic:      append([]string(nil), OptionalStaticFields...),
 		PowerManagedBit:     FormatThrottle(SwPowerCapBit),
 		PowerStaticFields:   append([]string(nil), PowerStaticFields...),
 		StaticFields:        append([]string(nil), StaticFields...),

@@ -218,11 +218,21 @@ func sampleStatic(s *Sample) [1 + len(staticNames)]string {
 		intOrNull(s.ClocksApplicationsGraphicsMHz),
 		wattsOrAbsent(s.EnforcedPowerLimitW),
 		wattsOrAbsent(s.ModuleEnforcedPowerLimitW),
+		quotedOrAbsent(s.VbiosVersion),
 	}
 }
 
 var driftNames = [...]string{"boot_id", "gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
-	"enforced_power_limit_w", "module_enforced_power_limit_w"}
+	"enforced_power_limit_w", "module_enforced_power_limit_w", "vbios_version"}
+
+// sameVbios reports whether the row's vbios_version is the GPU's first
+// sample's: both absent, or both the same string.
+func sameVbios(s *Sample, r *Row) bool {
+	if s.VbiosVersion == nil {
+		return !r.HasVbios
+	}
+	return r.HasVbios && *s.VbiosVersion == string(r.Vbios)
+}
 
 // sameLimits reports whether the row's power limits are the GPU's first
 // sample's: both absent, or both the same number of W.
@@ -267,6 +277,9 @@ func (f *Fold) Add(s *Sample, line int) {
 	if s.EventCountersUS != nil {
 		r.HasCounters, r.Counters = true, *s.EventCountersUS
 	}
+	if s.VbiosVersion != nil {
+		r.HasVbios, r.Vbios = true, []byte(*s.VbiosVersion)
+	}
 	if t, err := time.Parse(time.RFC3339Nano, s.T); err == nil {
 		r.Sec, r.Nsec = t.Unix(), int64(t.Nanosecond())
 	}
@@ -306,6 +319,9 @@ func (f *Fold) AddRow(r *Row, line int) {
 		g.sameStatic = r.StaticID
 	}
 	if (r.HasPowerLimit || r.HasModuleLimit || g.Managed != nil || g.First.ModuleEnforcedPowerLimitW != nil) && !sameLimits(g.First, r) {
+		g.driftAt(r.Sample(), line)
+	}
+	if (r.HasVbios || g.First.VbiosVersion != nil) && !sameVbios(g.First, r) {
 		g.driftAt(r.Sample(), line)
 	}
 	if string(r.Persistence) != "Enabled" {
@@ -616,6 +632,7 @@ func (g *GPUFold) record() GPU {
 		ThrottleReasonsActive:         g.throttleList(),
 		PersistenceMode:               g.First.PersistenceMode,
 		IdleSamplesExcluded:           g.Idle,
+		VbiosVersion:                  g.First.VbiosVersion,
 	}
 	if h.n > 0 {
 		mn, mx := h.min, h.max

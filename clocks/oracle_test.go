@@ -90,6 +90,16 @@ func sampleFromObject(v *strictjson.Value) (*Sample, error) {
 	if f, ok := v.Fields["event_counters_us"]; ok && f.Kind != strictjson.Null {
 		s.EventCountersUS = oracleCounters(&o, f)
 	}
+	if f, ok := v.Fields["vbios_version"]; ok && f.Kind != strictjson.Null {
+		switch {
+		case f.Kind != strictjson.String:
+			o.fail("vbios_version", "want a string, found %s", f.Describe())
+		case f.Str == "":
+			o.fail("vbios_version", "empty string")
+		default:
+			s.VbiosVersion = &f.Str
+		}
+	}
 	if o.err != nil {
 		return nil, o.err
 	}
@@ -233,7 +243,7 @@ func TestOracleSeesTheSameKeys(t *testing.T) {
 			t.Errorf("key %s not found", k)
 		}
 		if !strings.Contains(line, `"`+k+`"`) && k != "temperature_gpu_c" && k != "power_draw_w" && k != "clocks_mem_mhz" && k != "throttle_field" &&
-			k != "enforced_power_limit_w" && k != "module_enforced_power_limit_w" && k != "event_counters_us" {
+			k != "enforced_power_limit_w" && k != "module_enforced_power_limit_w" && k != "event_counters_us" && k != "vbios_version" {
 			t.Errorf("key %s is not one the sampler writes", k)
 		}
 	}

@@ -434,6 +434,8 @@ func quickKey(b []byte) int {
 		cands = keysE[:]
 	case 'm':
 		cands = keysM[:]
+	case 'v':
+		cands = keysV[:]
 	}
 	for _, k := range cands {
 		n := len(keyNames[k])
@@ -456,6 +458,7 @@ var (
 	keysU = [...]int{kUtilization}
 	keysE = [...]int{kPowerLimit, kCounters}
 	keysM = [...]int{kModuleLimit}
+	keysV = [...]int{kVbios}
 )
 
 // otherKey notes a key a sample does not have, refusing it twice.
@@ -487,6 +490,19 @@ func (p *lineParser) member(key int) error {
 		}
 		p.strs[key] = s
 		return nil
+	case kVbios:
+		switch c {
+		case 'n':
+			return p.null(key)
+		case '"':
+			s, err := p.str()
+			if err != nil {
+				return err
+			}
+			p.strs[key] = s
+			return nil
+		}
+		return p.wrongType(key)
 	case kTemperature, kPower, kPowerLimit, kModuleLimit:
 		if c == 'n' {
 			return p.null(key)
@@ -1008,6 +1024,10 @@ func (p *lineParser) fields() error {
 	if p.seen&(1<<kCounters) != 0 && p.null_&(1<<kCounters) == 0 {
 		r.HasCounters, r.Counters = true, p.counterVals
 	}
+	hasVbios := p.seen&(1<<kVbios) != 0 && p.null_&(1<<kVbios) == 0
+	if hasVbios {
+		r.HasVbios, r.Vbios = true, p.strs[kVbios]
+	}
 	ints := &p.ints
 	if p.seen&requiredKeys != requiredKeys || p.hasBad ||
 		len(r.T) == 0 || len(r.BootID) == 0 || len(r.GPUUUID) == 0 || len(r.GPUName) == 0 ||
@@ -1015,7 +1035,8 @@ func (p *lineParser) fields() error {
 		uint64(ints[kGPUIndex]) > maxSampleInt || uint64(ints[kUtilization]) > maxSampleInt ||
 		p.intBits&(1<<kClocksMem) != 0 && uint64(ints[kClocksMem]) > maxSampleInt ||
 		uint64(ints[kSMClock]-1) >= maxSampleInt || uint64(ints[kClocksMaxSM]-1) >= maxSampleInt ||
-		p.intBits&(1<<kApps) != 0 && uint64(ints[kApps]-1) >= maxSampleInt {
+		p.intBits&(1<<kApps) != 0 && uint64(ints[kApps]-1) >= maxSampleInt ||
+		hasVbios && len(r.Vbios) == 0 {
 		// A defect: name the first, in key order.
 		if err := p.firstDefect(); err != nil {
 			return err
@@ -1052,8 +1073,8 @@ func (p *lineParser) firstDefect() error {
 			continue
 		}
 		switch k {
-		case kT, kBootID, kGPUUUID, kGPUName, kDriverVersion, kThrottle, kPersistence, kPState:
-			if len(p.strs[k]) == 0 {
+		case kT, kBootID, kGPUUUID, kGPUName, kDriverVersion, kThrottle, kPersistence, kPState, kVbios:
+			if len(p.strs[k]) == 0 && p.null_&(1<<k) == 0 {
 				return fieldError(k, "empty string")
 			}
 		case kGPUIndex, kUtilization, kClocksMem:

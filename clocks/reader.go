@@ -76,6 +76,7 @@ const (
 	kPowerLimit
 	kModuleLimit
 	kCounters
+	kVbios
 	numKeys
 )
 
@@ -87,6 +88,7 @@ var keyNames = [numKeys]string{
 	kTemperature: "temperature_gpu_c", kPower: "power_draw_w", kClocksMem: "clocks_mem_mhz",
 	kThrottleField: "throttle_field",
 	kPowerLimit:    "enforced_power_limit_w", kModuleLimit: "module_enforced_power_limit_w", kCounters: "event_counters_us",
+	kVbios: "vbios_version",
 }
 
 // keyOf is the index of a sample key, or -1 for a key a sample does not have.
@@ -121,6 +123,10 @@ func keyOf(k []byte) int {
 			return kSMClock
 		case "power_draw_w":
 			return kPower
+		}
+	case 13:
+		if string(k) == "vbios_version" {
+			return kVbios
 		}
 	case 14:
 		switch string(k) {
@@ -214,6 +220,9 @@ type Row struct {
 	ModuleLimitW   float64
 	HasCounters    bool
 	Counters       Counters
+	// HasVbios says the line has vbios_version (a string; null is absent).
+	HasVbios bool
+	Vbios    []byte
 
 	// StaticID, when not 0, says the row's identity fields (boot id, GPU
 	// name and UUID, driver, clocks.max.sm, applications clock) are, byte
@@ -263,6 +272,9 @@ func (r *Row) Sample() *Sample {
 	}
 	if r.HasCounters {
 		s.EventCountersUS = ptr(r.Counters)
+	}
+	if r.HasVbios {
+		s.VbiosVersion = ptr(string(r.Vbios))
 	}
 	return s
 }

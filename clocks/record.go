@@ -83,6 +83,9 @@ type GPU struct {
 	// the stream records enforced_power_limit_w.
 	FreeClockMHz        *FreeStats
 	PowerManagedSamples *int
+	// VbiosVersion is the GPU's VBIOS version, one of
+	// OptionalStaticFields; nil where its stream records none.
+	VbiosVersion *string
 }
 
 // FreeStats summarizes the SM clock over a window's free busy samples, in
@@ -108,6 +111,9 @@ type Record struct {
 	// Refusal is why the sampler refused, exactly when the window's stop
 	// reason is StopRefused.
 	Refusal string
+	// ComputeProcesses are the GPUs' compute processes at the first and
+	// last reading; nil where the sampler did not list them.
+	ComputeProcesses *ComputeProcesses
 }
 
 // singleRecord is the single-GPU layout, fields in the order it has
@@ -124,8 +130,10 @@ type singleRecord struct {
 	GPUUUID                       string   `json:"gpu_uuid"`
 	IdleSamplesExcluded           int      `json:"idle_samples_excluded"`
 	powerFields
-	Window  Window `json:"window"`
-	Refusal string `json:"refusal,omitempty"`
+	VbiosVersion     *string           `json:"vbios_version,omitempty"`
+	Window           Window            `json:"window"`
+	Refusal          string            `json:"refusal,omitempty"`
+	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
 }
 
 // powerFields are a GPU's power-management fields, written only where its
@@ -159,13 +167,15 @@ type gpuBlock struct {
 	PersistenceMode               string   `json:"persistence_mode"`
 	IdleSamplesExcluded           int      `json:"idle_samples_excluded"`
 	powerFields
+	VbiosVersion *string `json:"vbios_version,omitempty"`
 }
 
 type multiRecord struct {
-	BootID  string     `json:"boot_id"`
-	GPUs    []gpuBlock `json:"gpus"`
-	Window  Window     `json:"window"`
-	Refusal string     `json:"refusal,omitempty"`
+	BootID           string            `json:"boot_id"`
+	GPUs             []gpuBlock        `json:"gpus"`
+	Window           Window            `json:"window"`
+	Refusal          string            `json:"refusal,omitempty"`
+	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
 }
 
 // MarshalJSON writes the record in the single-GPU layout when it has one
@@ -176,9 +186,10 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		return json.Marshal(singleRecord{BootID: r.BootID, SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: g.ThrottleReasonsActive,
 			PersistenceMode: g.PersistenceMode, DriverVersion: g.DriverVersion, GPUName: g.Name, GPUUUID: g.UUID,
-			IdleSamplesExcluded: g.IdleSamplesExcluded, powerFields: g.powerFields(), Window: r.Window, Refusal: r.Refusal})
+			IdleSamplesExcluded: g.IdleSamplesExcluded, powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion,
+			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses})
 	}
-	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal}
+	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses}
 	for i, g := range r.GPUs {
 		idx := 0
 		if g.Index != nil {
@@ -187,7 +198,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		m.GPUs[i] = gpuBlock{GPUIndex: idx, GPUUUID: g.UUID, GPUName: g.Name, DriverVersion: g.DriverVersion,
 			ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
 			SMClockMHz: g.SMClockMHz, ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: g.PersistenceMode,
-			IdleSamplesExcluded: g.IdleSamplesExcluded, powerFields: g.powerFields()}
+			IdleSamplesExcluded: g.IdleSamplesExcluded, powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion}
 	}
 	return json.Marshal(m)
 }
@@ -206,7 +217,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName,
+		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion,
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
 			PersistenceMode: s.PersistenceMode, IdleSamplesExcluded: s.IdleSamplesExcluded}}}
@@ -217,9 +228,9 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}
-	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal}
+	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses}
 	for _, g := range m.GPUs {
-		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion,
+		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion, VbiosVersion: g.VbiosVersion,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
 			ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: g.PersistenceMode, IdleSamplesExcluded: g.IdleSamplesExcluded})
 		r.GPUs[len(r.GPUs)-1].setPowerFields(g.powerFields)
@@ -231,13 +242,23 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 func (g *GPU) static() [len(staticNames)]string {
 	return [len(staticNames)]string{fmt.Sprintf("%q", g.Name), fmt.Sprintf("%q", g.UUID), fmt.Sprintf("%q", g.DriverVersion),
 		fmt.Sprint(g.ClocksMaxSMMHz), intOrNull(g.ClocksApplicationsGraphicsMHz),
-		wattsOrAbsent(g.EnforcedPowerLimitW), wattsOrAbsent(g.ModuleEnforcedPowerLimitW)}
+		wattsOrAbsent(g.EnforcedPowerLimitW), wattsOrAbsent(g.ModuleEnforcedPowerLimitW), quotedOrAbsent(g.VbiosVersion)}
 }
 
-// staticNames are StaticFields and then PowerStaticFields, in the order
-// static returns them.
+// staticNames are StaticFields, PowerStaticFields and then
+// OptionalStaticFields, in the order static returns them.
 var staticNames = [...]string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
-	"enforced_power_limit_w", "module_enforced_power_limit_w"}
+	"enforced_power_limit_w", "module_enforced_power_limit_w", "vbios_version"}
+
+// quotedOrAbsent prints a string static field: quoted, or "absent" where
+// the stream records none, so that a stream without it compares equal to
+// another without it, and unequal to one with it.
+func quotedOrAbsent(s *string) string {
+	if s == nil {
+		return "absent"
+	}
+	return strconv.Quote(*s)
+}
 
 // wattsOrAbsent prints a power limit as a static field: its W, or
 // "absent" where the stream records none.
@@ -436,6 +457,16 @@ func parseGPU(o *obj, indexed bool) (GPU, error) {
 	}
 	if o.err == nil {
 		parsePower(o, &g)
+	}
+	if f, ok := o.v.Fields["vbios_version"]; ok && o.err == nil && f.Kind != strictjson.Null {
+		switch {
+		case f.Kind != strictjson.String:
+			o.fail("vbios_version", "want a string, found %s", f.Describe())
+		case f.Str == "":
+			o.fail("vbios_version", "empty string")
+		default:
+			g.VbiosVersion = ptr(f.Str)
+		}
 	}
 	return g, o.err
 }

@@ -52,6 +52,9 @@ type Sample struct {
 	// EventCountersUS are the driver's cumulative clock event counters;
 	// nil when not sampled.
 	EventCountersUS *Counters
+	// VbiosVersion is the GPU's VBIOS version (vbios_version), a static
+	// field where the driver gives it; nil where it does not.
+	VbiosVersion *string
 }
 
 // Counters are the driver's clock event counters
@@ -186,6 +189,10 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 			b = strconv.AppendInt(b, c.At(i), 10)
 		}
 		b = append(b, '}')
+	}
+	if s.VbiosVersion != nil {
+		b = append(b, `,"vbios_version":`...)
+		b = appendString(b, *s.VbiosVersion)
 	}
 	return append(b, '}')
 }

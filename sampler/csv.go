@@ -52,6 +52,9 @@ const (
 	// W (optional; GH200/GB200 modules share one budget between CPU and
 	// GPU).
 	FieldModulePowerLimit = "module.enforced.power.limit"
+	// FieldVbiosVersion is the GPU's VBIOS version (optional): a static
+	// field, constant within a window and across legs and arms.
+	FieldVbiosVersion = "vbios_version"
 )
 
 // CounterFields are the clock event counters (optional, drivers from 590):
@@ -86,8 +89,8 @@ func QueryFields(throttleField string) []string {
 // OptionalQueryFields returns the fields a sampler may add after
 // QueryFields, in order, when the driver gives numbers for them.
 func OptionalQueryFields() []string {
-	return append([]string{FieldTemperatureGPU, FieldPowerDraw, FieldClocksMem, FieldEnforcedPowerLimit, FieldModulePowerLimit},
-		CounterFields[:]...)
+	return append(append([]string{FieldTemperatureGPU, FieldPowerDraw, FieldClocksMem, FieldEnforcedPowerLimit, FieldModulePowerLimit},
+		CounterFields[:]...), FieldVbiosVersion)
 }
 
 // counterIndex is the index of a counter field in CounterFields, or -1.
@@ -130,6 +133,7 @@ var fieldAliases = map[string]string{
 	CounterFields[2]:                CounterFields[2],
 	CounterFields[3]:                CounterFields[3],
 	CounterFields[4]:                CounterFields[4],
+	FieldVbiosVersion:               FieldVbiosVersion,
 }
 
 // canonicalField returns the canonical spelling of an nvidia-smi field.
@@ -180,6 +184,8 @@ type Reading struct {
 	// order; HasCounter says which were queried.
 	CountersUS [len(CounterFields)]int64
 	HasCounter [len(CounterFields)]bool
+	// VbiosVersion is vbios_version, nil when not queried.
+	VbiosVersion *string
 }
 
 // Has reports whether the reading was queried with the canonical field
@@ -317,7 +323,7 @@ func (r *Reading) set(f, raw string) error {
 			return bad("want a GPU index, a non-negative integer")
 		}
 		r.Index = n
-	case FieldUUID, FieldName, FieldDriverVersion:
+	case FieldUUID, FieldName, FieldDriverVersion, FieldVbiosVersion:
 		// The sampler writes these into every stream line: bytes JSON cannot
 		// carry, or that no driver prints, are a refusal to sample.
 		if !utf8.ValidString(raw) || strings.ContainsFunc(raw, unicode.IsControl) {
@@ -328,6 +334,8 @@ func (r *Reading) set(f, raw string) error {
 			r.UUID = raw
 		case FieldName:
 			r.Name = raw
+		case FieldVbiosVersion:
+			r.VbiosVersion = &raw
 		default:
 			r.DriverVersion = raw
 		}
@@ -478,6 +486,7 @@ func (r *Reading) Sample(t time.Time, bootID string) (*clocks.Sample, error) {
 		EnforcedPowerLimitW:           r.EnforcedPowerLimitW,
 		ModuleEnforcedPowerLimitW:     r.modulePowerLimit(),
 		EventCountersUS:               r.counters(),
+		VbiosVersion:                  r.VbiosVersion,
 	}, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clockgate/clockgate/clocks"
 )
@@ -207,6 +209,7 @@ type nvmlLib interface {
 	// DeviceGetFieldValues asks for the field ids (scope 0) and returns
 	// one value per id, each with its own status.
 	DeviceGetFieldValues(dev nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn)
+	DeviceGetVbiosVersion(nvmlDevice) (string, nvmlReturn)
 }
 
 // NVML reads its GPUs through NVML, the library nvidia-smi itself reads,
@@ -226,6 +229,8 @@ type NVML struct {
 	// counters at open; counterIDs are their field ids.
 	counters   bool
 	counterIDs [len(clocks.CounterNames)]uint32
+	// vbios is set when every device gave its VBIOS version at open.
+	vbios bool
 
 	mu     sync.Mutex
 	closed bool
@@ -305,6 +310,7 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 	}
 	logf("%v", res)
 	n.temp, n.power, n.mem, n.limit = true, true, true, true
+	n.vbios = true
 	n.counters = lib.Has(symFieldValues)
 	if !n.counters {
 		logf("NVML: optional fields clocks_event_reasons_counters.* dropped: the driver has no %s", symFieldValues)
@@ -338,6 +344,10 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 		if v, ret := lib.DeviceGetClockInfo(dev, nvmlClockMem); (ret != nvmlSuccess || v == 0) && n.mem {
 			n.mem = false
 			logf("NVML: optional field %s dropped: %snvmlDeviceGetClockInfo(MEM): %v (%d MHz)", FieldClocksMem, on, ret, v)
+		}
+		if v, ret := lib.DeviceGetVbiosVersion(dev); (ret != nvmlSuccess || !printable(v)) && n.vbios {
+			n.vbios = false
+			logf("NVML: optional field %s dropped: %snvmlDeviceGetVbiosVersion: %v (%q)", FieldVbiosVersion, on, ret, v)
 		}
 		if v, ret := lib.DeviceGetEnforcedPowerLimit(dev); (ret != nvmlSuccess || v == 0) && n.limit {
 			n.limit = false
@@ -418,6 +428,9 @@ func (n *NVML) optional() []string {
 	}
 	if n.counters {
 		o = append(o, CounterFields[:]...)
+	}
+	if n.vbios {
+		o = append(o, FieldVbiosVersion)
 	}
 	return o
 }
@@ -626,6 +639,16 @@ func (n *NVML) read(gpu int, dev nvmlDevice, t time.Time, bootID string) (*clock
 		w := float64(v) / 1000 // NVML reports mW
 		r.EnforcedPowerLimitW = &w
 	}
+	if n.vbios {
+		v, ret := lib.DeviceGetVbiosVersion(dev)
+		switch {
+		case ret != nvmlSuccess:
+			return nil, n.fail(gpu, dev, FieldVbiosVersion, "nvmlDeviceGetVbiosVersion", ret)
+		case !printable(v):
+			return nil, n.failf(gpu, FieldVbiosVersion, "nvmlDeviceGetVbiosVersion gave %q, not printable text", v)
+		}
+		r.VbiosVersion = &v
+	}
 	if n.counters {
 		us, err := n.readCounters(gpu, dev)
 		if err != nil {
@@ -698,6 +721,12 @@ func (n *NVML) Close() error {
 		return fmt.Errorf("NVML: nvmlShutdown: %v", ret)
 	}
 	return nil
+}
+
+// printable reports whether s is non-empty printable UTF-8, as every
+// string the sampler writes into a stream must be.
+func printable(s string) bool {
+	return s != "" && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // isOptional reports whether field is one of OptionalQueryFields.

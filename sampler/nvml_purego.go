@@ -54,6 +54,7 @@ type dlNVML struct {
 	deviceGetEnforcedLimit     func(dev uintptr, mw *uint32) int32
 	deviceGetMigMode           func(dev uintptr, cur, pending *uint32) int32
 	deviceGetFieldValues       func(dev uintptr, count int32, values *cFieldValue) int32
+	deviceGetVbiosVersion      func(dev uintptr, buf *byte, n uint32) int32
 }
 
 // cFieldValue is nvmlFieldValue_t as nvml.h lays it out: unsigned int
@@ -114,6 +115,7 @@ func loadNVML(path string) (*dlNVML, error) {
 	bind(&l.deviceGetEnforcedLimit, "nvmlDeviceGetEnforcedPowerLimit")
 	bind(&l.deviceGetMigMode, symMigMode)
 	bind(&l.deviceGetFieldValues, symFieldValues)
+	bind(&l.deviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion")
 	if l.init == nil || l.shutdown == nil {
 		purego.Dlclose(h)
 		return nil, fmt.Errorf("%w: %s has no nvmlInit_v2 or nvmlShutdown; it is not NVML, or older than any driver clockgate reads", ErrNVMLUnavailable, path)
@@ -183,6 +185,15 @@ func (l *dlNVML) DeviceGetUUID(d nvmlDevice) (string, nvmlReturn) {
 		return "", nvmlReturn(missing)
 	}
 	return cString(func(b *byte, n uint32) int32 { return l.deviceGetUUID(uintptr(d), b, n) })
+}
+
+// DeviceGetVbiosVersion is given nvmlStringSize bytes, more than
+// NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE (32).
+func (l *dlNVML) DeviceGetVbiosVersion(d nvmlDevice) (string, nvmlReturn) {
+	if l.deviceGetVbiosVersion == nil {
+		return "", nvmlReturn(missing)
+	}
+	return cString(func(b *byte, n uint32) int32 { return l.deviceGetVbiosVersion(uintptr(d), b, n) })
 }
 
 func (l *dlNVML) DeviceGetName(d nvmlDevice) (string, nvmlReturn) {

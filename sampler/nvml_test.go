@@ -49,6 +49,9 @@ type fakeNVML struct {
 	fields    map[uint32]nvmlFieldValue
 	fieldsRet nvmlReturn
 	driver    string
+	// vbios and vbiosRet are what nvmlDeviceGetVbiosVersion answers.
+	vbios    string
+	vbiosRet nvmlReturn
 
 	shut       int
 	eventCalls int
@@ -62,7 +65,7 @@ func newFakeNVML() *fakeNVML {
 		symbols: map[string]bool{symEventReasons: true, symThrottleReasons: true, symAppClock: true, symMigMode: true},
 		count:   1, sm: 1980, appRet: nvmlErrorDeprecated, util: 100, pm: nvmlFeatureEnabled,
 		smBy: map[int]uint32{}, utilBy: map[int]uint32{}, smRetBy: map[int]nvmlReturn{}, hangBy: map[int]bool{}, smReads: map[int]int{},
-		release: make(chan struct{}), fields: map[uint32]nvmlFieldValue{}, driver: "590.44.01",
+		release: make(chan struct{}), fields: map[uint32]nvmlFieldValue{}, driver: "590.44.01", vbiosRet: nvmlErrorNotSupported,
 	}
 }
 
@@ -141,6 +144,14 @@ func (g *fakeNVML) SystemGetDriverVersion() (string, nvmlReturn) {
 	defer g.mu.Unlock()
 	return g.driver, nvmlSuccess
 }
+func (g *fakeNVML) DeviceGetVbiosVersion(d nvmlDevice) (string, nvmlReturn) {
+	if ret := g.dev(d); ret != nvmlSuccess {
+		return "", ret
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.vbios, g.vbiosRet
+}
 func (g *fakeNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn) {
 	if ret := g.dev(d); ret != nvmlSuccess {
 		return nil, ret
@@ -160,7 +171,7 @@ func (g *fakeNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlField
 	}
 	return out, nvmlSuccess
 }
-func (g *fakeNVML) DeviceGetCount() (int, nvmlReturn)            { return g.count, g.countRet }
+func (g *fakeNVML) DeviceGetCount() (int, nvmlReturn) { return g.count, g.countRet }
 func (g *fakeNVML) DeviceGetHandleByIndex(i int) (nvmlDevice, nvmlReturn) {
 	if i < 0 || i >= g.count {
 		return 0, nvmlErrorInvalidArgument
@@ -558,9 +569,13 @@ func TestSamplerNVMLCountersDropped(t *testing.T) {
 			"NVML: optional fields clocks_event_reasons_counters.* dropped: the driver has no nvmlDeviceGetFieldValues"},
 		{"one not supported", func(g *fakeNVML) { delete(g.fields, 271) },
 			"NVML: optional fields clocks_event_reasons_counters.* dropped: clocks_event_reasons_counters.hw_power_brake_slowdown: nvmlDeviceGetFieldValues(field 271) returned ERROR_NOT_SUPPORTED"},
-		{"a double", func(g *fakeNVML) { g.fields[76] = nvmlFieldValue{FieldID: 76, ValueType: nvmlValueDouble, Value: 0x3ff0000000000000} },
+		{"a double", func(g *fakeNVML) {
+			g.fields[76] = nvmlFieldValue{FieldID: 76, ValueType: nvmlValueDouble, Value: 0x3ff0000000000000}
+		},
 			"NVML: optional fields clocks_event_reasons_counters.* dropped: clocks_event_reasons_counters.sync_boost: nvmlDeviceGetFieldValues(field 76) gave value type 0 (0x3ff0000000000000), not a non-negative integer"},
-		{"a negative", func(g *fakeNVML) { g.fields[74] = nvmlFieldValue{FieldID: 74, ValueType: nvmlValueSlonglong, Value: 1 << 63} },
+		{"a negative", func(g *fakeNVML) {
+			g.fields[74] = nvmlFieldValue{FieldID: 74, ValueType: nvmlValueSlonglong, Value: 1 << 63}
+		},
 			"NVML: optional fields clocks_event_reasons_counters.* dropped: clocks_event_reasons_counters.sw_power_cap: nvmlDeviceGetFieldValues(field 74) gave value type 4 (0x8000000000000000), not a non-negative integer"},
 		{"call fails", func(g *fakeNVML) { g.fieldsRet = nvmlErrorNotSupported },
 			"NVML: optional fields clocks_event_reasons_counters.* dropped: " + strings.Join(CounterFields[:], ", ") + ": nvmlDeviceGetFieldValues returned ERROR_NOT_SUPPORTED"},
@@ -589,5 +604,51 @@ func TestSamplerNVMLCountersDropped(t *testing.T) {
 				t.Errorf("logs %q\nwant %q", logs, c.log)
 			}
 		})
+	}
+}
+
+// vbios_version through nvmlDeviceGetVbiosVersion: kept where every GPU
+// gives printable text at open, dropped with a log line where one does
+// not, and a refusal naming it when it stops answering.
+func TestSamplerNVMLVbios(t *testing.T) {
+	g := newFakeNVML()
+	g.vbios, g.vbiosRet = "96.00.A5.00.01", nvmlSuccess
+	n, err := NewNVML(g, GPUIndices(0), time.Second, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(smp.AppendJSON(nil)); !strings.HasSuffix(got, `,"vbios_version":"96.00.A5.00.01"}`) || !strings.HasSuffix(n.Name(), " vbios_version") {
+		t.Errorf("sample %s, name %q", got, n.Name())
+	}
+	g.set(func(g *fakeNVML) { g.vbiosRet = nvmlErrorUnknown })
+	if _, err := n.Read(context.Background(), time.Now(), testBoot); err == nil || err.Error() != "NVML GPU 0: vbios_version: nvmlDeviceGetVbiosVersion returned ERROR_UNKNOWN" {
+		t.Errorf("err = %v", err)
+	}
+	for _, c := range []struct {
+		v   string
+		ret nvmlReturn
+		log string
+	}{
+		{"", nvmlErrorNotSupported, `NVML: optional field vbios_version dropped: nvmlDeviceGetVbiosVersion: ERROR_NOT_SUPPORTED ("")`},
+		{"96.00\x01", nvmlSuccess, `NVML: optional field vbios_version dropped: nvmlDeviceGetVbiosVersion: SUCCESS ("96.00\x01")`},
+	} {
+		g := newFakeNVML()
+		g.vbios, g.vbiosRet = c.v, c.ret
+		var logs []string
+		n, err := NewNVML(g, GPUIndices(0), time.Second, func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+		if err != nil || smp.VbiosVersion != nil {
+			t.Errorf("%q: %v, %v", c.v, smp, err)
+		}
+		if len(logs) == 0 || logs[len(logs)-1] != c.log {
+			t.Errorf("logs %q\nwant %q", logs, c.log)
+		}
 	}
 }

@@ -192,3 +192,10 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
 	}
 	return 0;
 }
+
+/* NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE is 32; the caller's buffer must hold it. */
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t d, char *version, unsigned int length) {
+	CHECK_DEV(d);
+	if (length < 32) return 7;
+	return copy_string(d->index == 0 ? "96.00.A5.00.01" : "96.00.A5.00.02", version, length);
+}

@@ -68,6 +68,9 @@ type config struct {
 	// Module adds module.enforced.power.limit (900 W), as a GH200 module's
 	// driver gives it.
 	Module bool `json:"module"`
+	// Vbios makes the driver print vbios_version (96.00.A5.00.01, as a
+	// real H100 on 590.48.01 does); without it the field is [N/A].
+	Vbios bool `json:"vbios"`
 	// OptionalNA lists optional fields printed as [N/A].
 	OptionalNA []string `json:"optional_na"`
 	// Rejects lists further fields the driver does not know.
@@ -306,6 +309,7 @@ func defaults(cfg config, i int) map[string]string {
 		m["clocks_event_reasons_counters."+c] = na(cfg.Power, "0")
 	}
 	m["module.enforced.power.limit"] = na(cfg.Module, "900.00")
+	m["vbios_version"] = na(cfg.Vbios, "96.00.A5.00.01")
 	return m
 }
 

@@ -207,6 +207,7 @@ func (l *Leg) check() {
 		l.add(CodeCoverage, "%slargest gap between samples %.3f s > %d × interval_s %v s = %.3f s: from %s to %s (line %d); the sampler did not read the GPU for that long",
 			pre, gapSeconds(f.MaxGapNS), MaxGapIntervals, iv, float64(coverageLimitNS(iv))/1e9, f.GapFrom, f.GapTo, f.GapLine)
 	}
+	l.checkTenants()
 }
 
 // checkGPU runs the leg assertions on one GPU's samples; pre names the GPU.

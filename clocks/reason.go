@@ -25,6 +25,7 @@ const (
 	CodeCoverage       = "clock.coverage"
 	CodeGPUSkew        = "clock.gpu_skew"
 	CodeFreeSamples    = "clock.free_samples"
+	CodeForeignProcess = "clock.foreign_process"
 
 	CodeBenchMissing   = "bench.missing"
 	CodeBenchInvalid   = "bench.invalid"
@@ -138,6 +139,7 @@ var Registry = []CodeInfo{
 	{CodeCoverage, ScopeLeg, false, true, BothFamilies, "a gap between consecutive samples over the coverage bound"},
 	{CodeGPUSkew, ScopeLeg, false, true, BothFamilies, "the busy medians of a leg's GPUs differ by more than the offset bound"},
 	{CodeFreeSamples, ScopeLeg, false, true, BothFamilies, "a power-managed window with fewer free busy samples than the floor"},
+	{CodeForeignProcess, ScopeLeg, false, true, BothFamilies, "a compute process on the leg's GPUs that is not the recorded command, the --pid process or their descendants"},
 	{CodeBenchMissing, ScopeLeg, false, false, BothFamilies, "the leg has other evidence but no bench points"},
 	{CodeBenchInvalid, ScopeLeg, false, false, BothFamilies, "a bench file or object is malformed or refused"},
 	{CodeFailedRequests, ScopeLeg, false, false, BothFamilies, "requests failed at a point"},

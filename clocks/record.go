@@ -384,6 +384,7 @@ func ParseRecord(data []byte) (*Record, error) {
 			r.Refusal = o.str("refusal")
 		}
 	}
+	parseComputeProcesses(o, r)
 	if o.err == nil {
 		total := 0
 		for _, g := range r.GPUs {

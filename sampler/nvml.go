@@ -94,6 +94,7 @@ const (
 	symAppClock        = "nvmlDeviceGetApplicationsClock"
 	symMigMode         = "nvmlDeviceGetMigMode"
 	symFieldValues     = "nvmlDeviceGetFieldValues"
+	symComputeProcs    = "nvmlDeviceGetComputeRunningProcesses_v3"
 )
 
 // nvmlFieldValue is what the sampler reads of one nvmlFieldValue_t: the
@@ -210,6 +211,10 @@ type nvmlLib interface {
 	// one value per id, each with its own status.
 	DeviceGetFieldValues(dev nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn)
 	DeviceGetVbiosVersion(nvmlDevice) (string, nvmlReturn)
+	// DeviceGetComputeRunningProcesses returns the pids of the device's
+	// compute processes (nvmlDeviceGetComputeRunningProcesses_v3).
+	DeviceGetComputeRunningProcesses(nvmlDevice) ([]uint32, nvmlReturn)
+	SystemGetProcessName(pid uint32) (string, nvmlReturn)
 }
 
 // NVML reads its GPUs through NVML, the library nvidia-smi itself reads,

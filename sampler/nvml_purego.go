@@ -55,7 +55,24 @@ type dlNVML struct {
 	deviceGetMigMode           func(dev uintptr, cur, pending *uint32) int32
 	deviceGetFieldValues       func(dev uintptr, count int32, values *cFieldValue) int32
 	deviceGetVbiosVersion      func(dev uintptr, buf *byte, n uint32) int32
+	deviceGetComputeProcs      func(dev uintptr, count *uint32, infos *cProcessInfo) int32
+	systemGetProcessName       func(pid uint32, buf *byte, n uint32) int32
 }
+
+// cProcessInfo is nvmlProcessInfo_t (nvmlProcessInfo_v2_t) as nvml.h lays
+// it out: unsigned int pid; unsigned long long usedGpuMemory; unsigned int
+// gpuInstanceId, computeInstanceId: 24 bytes, usedGpuMemory at offset 8.
+type cProcessInfo struct {
+	pid               uint32
+	usedGpuMemory     uint64
+	gpuInstanceID     uint32
+	computeInstanceID uint32
+}
+
+var _ = [1]struct{}{}[unsafe.Sizeof(cProcessInfo{})-24]
+
+// maxComputeProcs bounds the processes one device is asked for.
+const maxComputeProcs = 1024
 
 // cFieldValue is nvmlFieldValue_t as nvml.h lays it out: unsigned int
 // fieldId, scopeId; long long timestamp, latencyUsec; nvmlValueType_t
@@ -116,6 +133,8 @@ func loadNVML(path string) (*dlNVML, error) {
 	bind(&l.deviceGetMigMode, symMigMode)
 	bind(&l.deviceGetFieldValues, symFieldValues)
 	bind(&l.deviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion")
+	bind(&l.deviceGetComputeProcs, symComputeProcs)
+	bind(&l.systemGetProcessName, "nvmlSystemGetProcessName")
 	if l.init == nil || l.shutdown == nil {
 		purego.Dlclose(h)
 		return nil, fmt.Errorf("%w: %s has no nvmlInit_v2 or nvmlShutdown; it is not NVML, or older than any driver clockgate reads", ErrNVMLUnavailable, path)
@@ -304,4 +323,32 @@ func (l *dlNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlFieldVa
 		out[i] = nvmlFieldValue{FieldID: v.fieldID, ValueType: v.valueType, Return: nvmlReturn(v.ret), Value: v.value}
 	}
 	return out, nvmlSuccess
+}
+
+// DeviceGetComputeRunningProcesses asks with room for maxComputeProcs
+// processes; NVML answers ERROR_INSUFFICIENT_SIZE where more run.
+func (l *dlNVML) DeviceGetComputeRunningProcesses(d nvmlDevice) ([]uint32, nvmlReturn) {
+	if l.deviceGetComputeProcs == nil {
+		return nil, nvmlReturn(missing)
+	}
+	infos := make([]cProcessInfo, maxComputeProcs)
+	count := uint32(len(infos))
+	if r := nvmlReturn(l.deviceGetComputeProcs(uintptr(d), &count, &infos[0])); r != nvmlSuccess {
+		return nil, r
+	}
+	if count > uint32(len(infos)) {
+		return nil, nvmlErrorInsufficientSize
+	}
+	pids := make([]uint32, count)
+	for i := range pids {
+		pids[i] = infos[i].pid
+	}
+	return pids, nvmlSuccess
+}
+
+func (l *dlNVML) SystemGetProcessName(pid uint32) (string, nvmlReturn) {
+	if l.systemGetProcessName == nil {
+		return "", nvmlReturn(missing)
+	}
+	return cString(func(b *byte, n uint32) int32 { return l.systemGetProcessName(pid, b, n) })
 }

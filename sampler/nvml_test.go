@@ -52,6 +52,10 @@ type fakeNVML struct {
 	// vbios and vbiosRet are what nvmlDeviceGetVbiosVersion answers.
 	vbios    string
 	vbiosRet nvmlReturn
+	// procs are each device's compute processes, by index; names their
+	// names.
+	procs map[int][]uint32
+	names map[uint32]string
 
 	shut       int
 	eventCalls int
@@ -151,6 +155,22 @@ func (g *fakeNVML) DeviceGetVbiosVersion(d nvmlDevice) (string, nvmlReturn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.vbios, g.vbiosRet
+}
+func (g *fakeNVML) DeviceGetComputeRunningProcesses(d nvmlDevice) ([]uint32, nvmlReturn) {
+	if ret := g.dev(d); ret != nvmlSuccess {
+		return nil, ret
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.procs[int(d-fakeDev)], nvmlSuccess
+}
+func (g *fakeNVML) SystemGetProcessName(pid uint32) (string, nvmlReturn) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n, ok := g.names[pid]; ok {
+		return n, nvmlSuccess
+	}
+	return "", nvmlErrorNotFound
 }
 func (g *fakeNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn) {
 	if ret := g.dev(d); ret != nvmlSuccess {

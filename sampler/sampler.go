@@ -160,6 +160,9 @@ type Sampler struct {
 	gpus []int
 	// write appends to the stream (a test replaces it to fail a write).
 	write func([]byte) (int, error)
+	// procRoot is where the sampler reads /proc (a test points it
+	// elsewhere).
+	procRoot string
 }
 
 // checkConfig refuses what cannot give a valid leg, before anything starts.
@@ -204,7 +207,7 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (Backend, e
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Sampler{cfg: cfg, paths: [2]string{StreamPath(cfg.Prefix), RecordPath(cfg.Prefix)}}
+	s := &Sampler{cfg: cfg, paths: [2]string{StreamPath(cfg.Prefix), RecordPath(cfg.Prefix)}, procRoot: "/proc"}
 	for _, p := range s.paths {
 		if _, err := os.Lstat(p); err == nil {
 			return nil, existsErr(p)
@@ -421,6 +424,9 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	var line []byte
 	var backs []*clocks.Sample
 	var killed *reading // the reading a stop killed, if one did
+	// firstProcs receives the compute processes listed after the first
+	// reading (SPEC §10.1, another tenant), listed beside the readings.
+	var firstProcs chan tenantListing
 	for stopped() == "" {
 		if s.proc != nil && !s.proc.alive() {
 			halt(clocks.StopPIDExit)
@@ -483,6 +489,14 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 			fold.Add(back, fold.Total+1)
 		}
 		res.Ticks++
+		if res.Ticks == 1 {
+			firstProcs = make(chan tenantListing, 1)
+			uuids := map[string]bool{}
+			for _, smp := range rows {
+				uuids[smp.GPUUUID] = true
+			}
+			go func() { firstProcs <- s.listTenants(readParent, uuids, nil) }()
+		}
 		mu.Lock()
 		lastT = t
 		mu.Unlock()
@@ -514,6 +528,9 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	rec, err := fold.Record(s.cfg.Interval.Seconds(), res.StopReason)
 	if err != nil {
 		return res, err
+	}
+	if firstProcs != nil {
+		rec.ComputeProcesses = s.tenants(readParent, <-firstProcs)
 	}
 	if err := s.writeRecord(rec); err != nil {
 		return res, err

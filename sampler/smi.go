@@ -388,6 +388,13 @@ func (s *SMI) run(ctx context.Context, fields []string, withI bool) ([]byte, err
 		args = append(args, "-i", s.ids)
 		what = s.what()
 	}
+	return s.call(ctx, qctx, args, what)
+}
+
+// call runs nvidia-smi with args under qctx (ctx bounded by the query
+// timeout), its process group killed when it ends or times out, and
+// returns its standard output; what names the call in errors.
+func (s *SMI) call(ctx, qctx context.Context, args []string, what string) ([]byte, error) {
 	cmd := exec.CommandContext(qctx, s.path, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,6 +1,7 @@
 // Command fakesmi stands in for nvidia-smi in clockgate's tests. It answers
-// only --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-i LIST], the
-// one form clockgate may use, and exits 99 on any other argument, so a test
+// only --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-i LIST] and
+// --query-compute-apps=pid,process_name,gpu_uuid --format=csv,noheader, the
+// forms clockgate may use, and exits 99 on any other argument, so a test
 // proves the sampler never asks nvidia-smi to change GPU state.
 //
 // It has one or several identical GPUs (gpus), whose values can be set per
@@ -68,6 +69,13 @@ type config struct {
 	// Module adds module.enforced.power.limit (900 W), as a GH200 module's
 	// driver gives it.
 	Module bool `json:"module"`
+	// ComputeApps names a file beside the executable whose text is the
+	// answer to --query-compute-apps (lines "pid, name, gpu_uuid"), read
+	// at each call so a test can name processes it starts ("@parent"
+	// stands for the pid of the fake's parent, the sampler); "" makes the
+	// fake refuse the query (exit 2), so a record has no compute
+	// processes, as before it listed them.
+	ComputeApps string `json:"compute_apps"`
 	// Vbios makes the driver print vbios_version (96.00.A5.00.01, as a
 	// real H100 on 590.48.01 does); without it the field is [N/A].
 	Vbios bool `json:"vbios"`
@@ -121,6 +129,19 @@ func run(args []string) int {
 		cfg.GPUs = 1
 	}
 
+	if len(args) == 2 && args[0] == "--query-compute-apps=pid,process_name,gpu_uuid" && args[1] == "--format=csv,noheader" {
+		if cfg.ComputeApps == "" {
+			fmt.Println("fakesmi: no compute_apps configured")
+			return 2
+		}
+		data, err := os.ReadFile(filepath.Join(dir, cfg.ComputeApps))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakesmi:", err)
+			return 98
+		}
+		fmt.Print(strings.ReplaceAll(string(data), "@parent", strconv.Itoa(os.Getppid())))
+		return 0
+	}
 	var query, format string
 	var only map[int]bool // the GPUs -i names; nil: every GPU
 	notFound := false

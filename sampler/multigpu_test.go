@@ -152,7 +152,17 @@ func TestSamplerSMIRunsEightGPUs(t *testing.T) {
 		t.Errorf("first call %q, want the listing", calls[0])
 	}
 	// The listing, the probe, one call per tick, and at most the one the
-	// stop cut short.
+	// stop cut short; beside them, the compute processes' listing.
+	var gpuCalls []string
+	for _, c := range calls {
+		if !strings.HasPrefix(c, "--query-compute-apps=") {
+			gpuCalls = append(gpuCalls, c)
+		}
+	}
+	if apps := len(calls) - len(gpuCalls); apps != 1 {
+		t.Errorf("%d compute-apps calls, want 1: this fake refuses the first, so the last is not asked", apps)
+	}
+	calls = gpuCalls
 	if n := len(calls) - 2; n != res.Ticks && n != res.Ticks+1 {
 		t.Errorf("%d reading calls for %d ticks:\n%s", n, res.Ticks, strings.Join(calls, "\n"))
 	}

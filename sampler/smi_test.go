@@ -101,7 +101,7 @@ func smiCalls(t *testing.T, path string) []string {
 // readOnlyCall is the one form of nvidia-smi call a sampler may make.
 // The listing (--query-gpu=index,uuid,name without -i) is the only call
 // without -i.
-var readOnlyCall = regexp.MustCompile(`^--query-gpu=(index,uuid,name --format=csv,noheader,nounits|[a-z_.,]+ --format=csv,noheader,nounits -i [0-9]+(,[0-9]+)*)$`)
+var readOnlyCall = regexp.MustCompile(`^(--query-gpu=(index,uuid,name --format=csv,noheader,nounits|[a-z_.,]+ --format=csv,noheader,nounits -i [0-9]+(,[0-9]+)*)|--query-compute-apps=pid,process_name,gpu_uuid --format=csv,noheader)$`)
 
 func assertReadOnly(t *testing.T, path string) {
 	t.Helper()

@@ -229,7 +229,7 @@ func (l *recLeg) noFile(path string) {
 
 // The listing (--query-gpu=index,uuid,name without -i) is the only call
 // without -i.
-var recReadOnlyCall = regexp.MustCompile(`^--query-gpu=(index,uuid,name --format=csv,noheader,nounits|[a-z_.,]+ --format=csv,noheader,nounits -i [0-9]+(,[0-9]+)*)$`)
+var recReadOnlyCall = regexp.MustCompile(`^(--query-gpu=(index,uuid,name --format=csv,noheader,nounits|[a-z_.,]+ --format=csv,noheader,nounits -i [0-9]+(,[0-9]+)*)|--query-compute-apps=pid,process_name,gpu_uuid --format=csv,noheader)$`)
 
 // readOnly checks that nvidia-smi was only ever asked to read.
 func (l *recLeg) readOnly() {

@@ -84,8 +84,12 @@ const MaxOffsetPct = float64(MaxOffsetBasisPoints) / 100
 
 // StaticFields are the fields that name one machine and one driver. They must
 // be constant within a window, across the legs of an arm, and across the two
-// arms of a ratio, also under the cross-boot override.
-var StaticFields = []string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"}
+// arms of a ratio, also under the cross-boot override. vendor (absent for
+// NVIDIA), perf_level (the nearest thing AMD has to an applications clock)
+// and memory_partition (NPS1, NPS4) are an AMD GPU's: an NVIDIA arm has none,
+// so an AMD arm against an NVIDIA arm is a hardware mismatch.
+var StaticFields = []string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
+	"vendor", "perf_level", "memory_partition"}
 
 // throttleBitNames names the throttle bits nvidia-smi documents.
 var throttleBitNames = map[uint64]string{

@@ -195,18 +195,39 @@ func (f *Fold) gpu(index int) *GPUFold {
 	return g
 }
 
-func sampleStatic(s *Sample) [6]string {
-	return [6]string{
+func sampleStatic(s *Sample) [9]string {
+	return [9]string{
 		s.BootID,
 		fmt.Sprintf("%q", s.GPUName),
 		fmt.Sprintf("%q", s.GPUUUID),
 		fmt.Sprintf("%q", s.DriverVersion),
 		fmt.Sprint(s.ClocksMaxSMMHz),
 		intOrNull(s.ClocksApplicationsGraphicsMHz),
+		vendorName(s.Vendor),
+		strOrNull(s.PerfLevel),
+		strOrNull(s.MemoryPartition),
 	}
 }
 
-var driftNames = [6]string{"boot_id", "gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"}
+var driftNames = [9]string{"boot_id", "gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
+	"vendor", "perf_level", "memory_partition"}
+
+// vendorName prints a sample's or record's vendor for messages: "amd", or
+// nvidia for the absent key.
+func vendorName(v string) string {
+	if v == "" {
+		return `"nvidia"`
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// strOrNull prints an optional string field for messages: quoted, or null.
+func strOrNull(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return fmt.Sprintf("%q", s)
+}
 
 // Add folds in one sample read at the given 1-based line.
 func (f *Fold) Add(s *Sample, line int) {
@@ -227,6 +248,7 @@ func (f *Fold) Add(s *Sample, line int) {
 	if s.ClocksMemMHz != nil {
 		r.HasClocksMem, r.ClocksMemMHz = true, *s.ClocksMemMHz
 	}
+	r.Vendor, r.PerfLevel, r.MemoryPartition, r.XCDClocksMHz = []byte(s.Vendor), []byte(s.PerfLevel), []byte(s.MemoryPartition), s.XCDClocksMHz
 	r.HasThrottleField, r.ThrottleField = s.ThrottleField != "", []byte(s.ThrottleField)
 	if t, err := time.Parse(time.RFC3339Nano, s.T); err == nil {
 		r.Sec, r.Nsec = t.Unix(), int64(t.Nanosecond())
@@ -260,12 +282,14 @@ func (f *Fold) AddRow(r *Row, line int) {
 		s.GPUUUID != string(r.GPUUUID) || s.DriverVersion != string(r.DriverVersion) ||
 		s.ClocksMaxSMMHz != r.ClocksMaxSMMHz ||
 		(s.ClocksApplicationsGraphicsMHz == nil) != r.AppsNull ||
-		(!r.AppsNull && *s.ClocksApplicationsGraphicsMHz != r.AppsMHz):
+		(!r.AppsNull && *s.ClocksApplicationsGraphicsMHz != r.AppsMHz) ||
+		s.Vendor != string(r.Vendor) || s.PerfLevel != string(r.PerfLevel) || s.MemoryPartition != string(r.MemoryPartition):
 		g.driftAt(r.Sample(), line)
 	default:
 		g.sameStatic = r.StaticID
 	}
-	if string(r.Persistence) != "Enabled" {
+	// AMD GPUs have no persistence mode: the check does not apply to them.
+	if string(r.Persistence) != "Enabled" && !r.AMD() {
 		if g.persistBad == 0 {
 			g.persistFirst, g.persistFirstVal = line, string(r.Persistence)
 		}
@@ -565,6 +589,9 @@ func (g *GPUFold) record() GPU {
 		ThrottleReasonsActive:         g.throttleList(),
 		PersistenceMode:               g.First.PersistenceMode,
 		IdleSamplesExcluded:           g.Idle,
+		Vendor:                        g.First.Vendor,
+		PerfLevel:                     g.First.PerfLevel,
+		MemoryPartition:               g.First.MemoryPartition,
 	}
 	if h.n > 0 {
 		mn, mx := h.min, h.max

@@ -210,3 +210,32 @@ func TestAMDArmAgainstNVIDIAArm(t *testing.T) {
 		t.Fatalf("two AMD arms: %+v", b.Reasons)
 	}
 }
+
+func TestEnforcedPowerLimitIsAnOptionalNumber(t *testing.T) {
+	s := mi300x(0, boot13, 2080, 97)
+	s.EnforcedPowerLimitW = ptr(750.0)
+	line := string(s.AppendJSON(nil))
+	if !strings.Contains(line, `"enforced_power_limit_w":750`) {
+		t.Fatalf("line %s lacks the limit", line)
+	}
+	got, err := ParseSample([]byte(line))
+	if err != nil || got.EnforcedPowerLimitW == nil || *got.EnforcedPowerLimitW != 750 {
+		t.Fatalf("read back as %+v, %v", got, err)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{`"enforced_power_limit_w":750`, `"enforced_power_limit_w":"N/A"`, `enforced_power_limit_w: want a number, found string "N/A"`},
+		{`"enforced_power_limit_w":750`, `"enforced_power_limit_w":null`, ``},
+	} {
+		bad := strings.Replace(line, tc.from, tc.to, 1)
+		_, err := ParseSample([]byte(bad))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("%s: %v, want %q", bad, err, tc.want)
+		}
+		sameStream(t, []byte(bad+"\n"))
+	}
+	ss := amdWindow(boot13, flat(2080, 5), 0)
+	for _, s := range ss {
+		s.EnforcedPowerLimitW = ptr(750.0)
+	}
+	sameFold(t, streamOf(ss))
+}

@@ -248,6 +248,9 @@ func (f *Fold) Add(s *Sample, line int) {
 	if s.ClocksMemMHz != nil {
 		r.HasClocksMem, r.ClocksMemMHz = true, *s.ClocksMemMHz
 	}
+	if s.EnforcedPowerLimitW != nil {
+		r.HasEnforcedPower, r.EnforcedPowerLimitW = true, *s.EnforcedPowerLimitW
+	}
 	r.Vendor, r.PerfLevel, r.MemoryPartition, r.XCDClocksMHz = []byte(s.Vendor), []byte(s.PerfLevel), []byte(s.MemoryPartition), s.XCDClocksMHz
 	r.HasThrottleField, r.ThrottleField = s.ThrottleField != "", []byte(s.ThrottleField)
 	if t, err := time.Parse(time.RFC3339Nano, s.T); err == nil {

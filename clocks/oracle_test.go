@@ -154,6 +154,7 @@ func sampleFromObject(v *strictjson.Value) (*Sample, error) {
 		}
 		s.XCDClocksMHz = clocks
 	}
+	s.EnforcedPowerLimitW = o.optFloat("enforced_power_limit_w")
 	if o.err != nil {
 		return nil, o.err
 	}
@@ -257,7 +258,7 @@ func TestOracleSeesTheSameKeys(t *testing.T) {
 		if keyOf([]byte(k)) < 0 {
 			t.Errorf("key %s not found", k)
 		}
-		if !strings.Contains(line, `"`+k+`"`) && k != "temperature_gpu_c" && k != "power_draw_w" && k != "clocks_mem_mhz" && k != "throttle_field" {
+		if !strings.Contains(line, `"`+k+`"`) && k != "temperature_gpu_c" && k != "power_draw_w" && k != "clocks_mem_mhz" && k != "throttle_field" && k != "enforced_power_limit_w" {
 			t.Errorf("key %s is not one the sampler writes", k)
 		}
 	}

@@ -435,6 +435,8 @@ func quickKey(b []byte) int {
 		cands = keysM[:]
 	case 'x':
 		cands = keysX[:]
+	case 'e':
+		cands = keysE[:]
 	}
 	for _, k := range cands {
 		n := len(keyNames[k])
@@ -458,6 +460,7 @@ var (
 	keysV = [...]int{kVendor}
 	keysM = [...]int{kMemoryPartition}
 	keysX = [...]int{kXCDClocks}
+	keysE = [...]int{kEnforcedPower}
 )
 
 // otherKey notes a key a sample does not have, refusing it twice.
@@ -495,7 +498,7 @@ func (p *lineParser) member(key int) error {
 		}
 		p.strs[key] = s
 		return nil
-	case kTemperature, kPower:
+	case kTemperature, kPower, kEnforcedPower:
 		if c == 'n' {
 			return p.null(key)
 		}
@@ -559,7 +562,7 @@ func (p *lineParser) wrongType(key int) error {
 	}
 	want := "want a string, found "
 	switch key {
-	case kTemperature, kPower:
+	case kTemperature, kPower, kEnforcedPower:
 		want = "want a number, found "
 	case kGPUIndex, kSMClock, kClocksMaxSM, kUtilization, kApps, kClocksMem:
 		want = "want an integer, found "
@@ -940,6 +943,9 @@ func (p *lineParser) fields() error {
 	}
 	if p.hasFloat&(1<<kPower) != 0 {
 		r.HasPower, r.PowerDrawW = true, p.floats[kPower]
+	}
+	if p.hasFloat&(1<<kEnforcedPower) != 0 {
+		r.HasEnforcedPower, r.EnforcedPowerLimitW = true, p.floats[kEnforcedPower]
 	}
 	ints := &p.ints
 	if p.seen&requiredKeys != requiredKeys || p.hasBad || p.seen&amdKeys != 0 || p.null_&nullModes != 0 ||

@@ -78,6 +78,7 @@ const (
 	kPerfLevel
 	kMemoryPartition
 	kXCDClocks
+	kEnforcedPower
 	numKeys
 )
 
@@ -89,6 +90,7 @@ var keyNames = [numKeys]string{
 	kTemperature: "temperature_gpu_c", kPower: "power_draw_w", kClocksMem: "clocks_mem_mhz",
 	kThrottleField: "throttle_field", kVendor: "vendor", kPerfLevel: "perf_level",
 	kMemoryPartition: "memory_partition", kXCDClocks: "xcd_clocks_mhz",
+	kEnforcedPower: "enforced_power_limit_w",
 }
 
 // keyOf is the index of a sample key, or -1 for a key a sample does not have.
@@ -160,6 +162,10 @@ func keyOf(k []byte) int {
 		if string(k) == "utilization_gpu_pct" {
 			return kUtilization
 		}
+	case 22:
+		if string(k) == "enforced_power_limit_w" {
+			return kEnforcedPower
+		}
 	case 23:
 		if string(k) == "throttle_reasons_active" {
 			return kThrottle
@@ -202,14 +208,17 @@ type Row struct {
 
 	// The optional readings, each with whether the line has it (a null is
 	// the same as an absent key).
-	HasTemperature   bool
-	TemperatureGPUC  float64
-	HasPower         bool
-	PowerDrawW       float64
-	HasClocksMem     bool
-	ClocksMemMHz     int
-	HasThrottleField bool
-	ThrottleField    []byte
+	HasTemperature  bool
+	TemperatureGPUC float64
+	HasPower        bool
+	PowerDrawW      float64
+	HasClocksMem    bool
+	ClocksMemMHz    int
+	// EnforcedPowerLimitW is the enforced power limit in W.
+	HasEnforcedPower    bool
+	EnforcedPowerLimitW float64
+	HasThrottleField    bool
+	ThrottleField       []byte
 
 	// An AMD GPU's keys, empty (nil) for NVIDIA: Vendor is "amd";
 	// XCDClocksMHz is valid until the next Scan, like the byte slices.
@@ -266,6 +275,9 @@ func (r *Row) Sample() *Sample {
 	}
 	if r.HasClocksMem {
 		s.ClocksMemMHz = ptr(r.ClocksMemMHz)
+	}
+	if r.HasEnforcedPower {
+		s.EnforcedPowerLimitW = ptr(r.EnforcedPowerLimitW)
 	}
 	return s
 }

@@ -39,6 +39,8 @@ type Sample struct {
 	TemperatureGPUC *float64
 	PowerDrawW      *float64
 	ClocksMemMHz    *int
+	// EnforcedPowerLimitW is the power limit the GPU enforces, in W.
+	EnforcedPowerLimitW *float64
 	// ThrottleField names the nvidia-smi field the throttle bits came from
 	// (clocks_event_reasons.active or clocks_throttle_reasons.active).
 	ThrottleField string
@@ -109,6 +111,10 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 	if s.ClocksMemMHz != nil {
 		b = append(b, `,"clocks_mem_mhz":`...)
 		b = strconv.AppendInt(b, int64(*s.ClocksMemMHz), 10)
+	}
+	if s.EnforcedPowerLimitW != nil {
+		b = append(b, `,"enforced_power_limit_w":`...)
+		b = strconv.AppendFloat(b, *s.EnforcedPowerLimitW, 'f', -1, 64)
 	}
 	if s.ThrottleField != "" {
 		b = append(b, `,"throttle_field":`...)

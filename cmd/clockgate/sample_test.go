@@ -569,7 +569,7 @@ func TestSampleUsageErrors(t *testing.T) {
 		{[]string{"record", "--out", "x", "--interval", "1ns", "--", "true"}, "clockgate: --interval 1ns: want at least 100ms"},
 		{[]string{"sample", "--out", "x", "--max-duration", "-1s"}, "clockgate: --max-duration -1s: want a positive duration\n"},
 		{[]string{"sample", "--out", "x", "--gpu", "-1"}, "clockgate: --gpu -1: want a GPU index ≥ 0\n"},
-		{[]string{"sample", "--out", "x", "--gpu", ""}, `clockgate: --gpu "": want a GPU index (3), a comma list (0,1,2,3), all, or GPU UUIDs (GPU-5f3c…, or a prefix that names one GPU)` + "\n"},
+		{[]string{"sample", "--out", "x", "--gpu", ""}, `clockgate: --gpu "": want a GPU index (3), a comma list (0,1,2,3), all, or GPU UUIDs (GPU-5f3c… for NVIDIA, abff74a1-… for AMD, or a prefix that names one GPU)` + "\n"},
 		{[]string{"sample", "--out", "x", "--gpu", "all,0"}, `clockgate: --gpu all,0: entry 1 ("all"): all stands alone: it means every GPU the driver lists; pass --gpu all, or a list of indices and UUIDs without it` + "\n"},
 		{[]string{"record", "--out", "x", "--gpu", "0,,1", "--", "true"}, `clockgate: --gpu 0,,1: entry 2 (""): empty: an entry is missing between commas; want a GPU index`},
 		{[]string{"sample", "--out", "x", "--gpu", "MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a"}, "clockgate: --gpu MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a: a MIG instance, and clockgate samples whole GPUs: a MIG instance and a GPU in MIG mode give no utilization.gpu, which tells busy samples from idle ones; record the leg on a GPU with MIG disabled and name it by index or by its GPU-… UUID\n"},

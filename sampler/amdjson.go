@@ -328,6 +328,16 @@ func parseAMDMetric(g *strictjson.Value, xcds []int, obj string) (*amdMetric, er
 	if m.perfLevel == "" {
 		return nil, &amdFieldError{"perf_level", fmt.Errorf("%q names no level", level)}
 	}
+	// The accumulators' object is named for the flag that printed it; a
+	// full metric answer (as ROCm 7 prints without flags) names it
+	// "throttle" whatever the flag.
+	if _, ok := g.Fields[obj]; !ok {
+		for _, other := range []string{"violation", "throttle"} {
+			if _, ok := g.Fields[other]; ok {
+				obj = other
+			}
+		}
+	}
 	for i, c := range amdCauses {
 		if m.acc[i], err = amdCounter(g, obj+"."+c.key); err != nil {
 			return nil, err

@@ -76,11 +76,11 @@ type config struct {
 	GPUs int `json:"gpus"`
 	XCDs int `json:"xcds"`
 	// The static fields, per GPU in GPUStatic (keyed by index) over these.
-	Name      string `json:"market_name"`
-	Driver    string `json:"driver"`
-	CapW      any    `json:"cap_w"`
-	Compute   string `json:"compute_partition"`
-	Memory    string `json:"memory_partition"`
+	Name      string                    `json:"market_name"`
+	Driver    string                    `json:"driver"`
+	CapW      any                       `json:"cap_w"`
+	Compute   string                    `json:"compute_partition"`
+	Memory    string                    `json:"memory_partition"`
 	GPUStatic map[string]map[string]any `json:"gpu_static"`
 	// UUIDs overrides the GPUs' UUIDs by index.
 	UUIDs map[string]string `json:"uuids"`

@@ -239,3 +239,17 @@ func TestEnforcedPowerLimitIsAnOptionalNumber(t *testing.T) {
 	}
 	sameFold(t, streamOf(ss))
 }
+
+func TestAMDThrottleNamesTheViolation(t *testing.T) {
+	ss := amdWindow(bootF6, flat(2080, 61), 3)
+	ss[10].ThrottleReasonsActive = "0x0000000000000040"
+	ss[20].ThrottleReasonsActive = "0x0000000000000008"
+	l := legOf(t, "r1", ss, nil)
+	wantCodes(t, l.Reasons, CodeThrottle)
+	wantReason(t, l.Reasons, CodeThrottle, "violation bits in busy samples: 0x0000000000000008 HwSlowdown (PROCHOT), 0x0000000000000040 HwThermal (thermal: socket, VR or HBM, TVIOL) "+
+		"(seen 0x0000000000000000, 0x0000000000000008, 0x0000000000000040; derived from amd-smi's violation accumulators advancing between readings: "+
+		"0x0000000000000004 SwPowerCap (power: PPT, PVIOL), 0x0000000000000008 HwSlowdown (PROCHOT), 0x0000000000000040 HwThermal (thermal: socket, VR or HBM, TVIOL))")
+	if strings.Contains(l.Reasons[0].Message, "ApplicationsClocksSetting") {
+		t.Errorf("an NVIDIA-only bit named for AMD: %s", l.Reasons[0].Message)
+	}
+}

@@ -106,6 +106,18 @@ var throttleBitNames = map[uint64]string{
 	0x400: "Reliability",
 }
 
+// AMDThrottleBits are the bits clockgate derives for an AMD GPU from
+// amd-smi's violation accumulators (metric --violation, or -T/--throttle on
+// ROCm 6.x), a bit set in a reading when its cause's accumulator advanced
+// since the reading before; amdBitNames says which cause each is.
+const AMDThrottleBits = 0x4 | 0x8 | 0x40
+
+var amdBitNames = map[uint64]string{
+	0x4:  "SwPowerCap (power: PPT, PVIOL)",
+	0x8:  "HwSlowdown (PROCHOT)",
+	0x40: "HwThermal (thermal: socket, VR or HBM, TVIOL)",
+}
+
 // ThrottleBitName names one throttle bit, or says it is unknown.
 func ThrottleBitName(bit uint64) string {
 	if n, ok := throttleBitNames[bit]; ok {

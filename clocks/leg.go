@@ -228,7 +228,12 @@ func (l *Leg) checkGPU(g *GPUFold, pre string) {
 	for b := range g.Throttle {
 		seen |= b
 	}
-	if bad := seen &^ BenignThrottleMask; bad != 0 {
+	if bad := seen &^ BenignThrottleMask; bad != 0 && g.First.AMD() {
+		// AMD has no benign bits: every bit is one clockgate derived from
+		// an amd-smi violation accumulator that advanced.
+		l.add(CodeThrottle, "%sviolation bits in busy samples: %s (seen %s; derived from amd-smi's violation accumulators advancing between readings: %s)",
+			pre, nameAMDBits(bad), strings.Join(g.throttleList(), ", "), nameAMDBits(AMDThrottleBits))
+	} else if bad != 0 {
 		l.add(CodeThrottle, "%snon-benign throttle bits in busy samples: %s (seen %s; benign mask %s: GpuIdle, ApplicationsClocksSetting, DisplayClockSetting)",
 			pre, nameBits(bad), strings.Join(g.throttleList(), ", "), FormatThrottle(BenignThrottleMask))
 	}
@@ -284,6 +289,21 @@ func fmtMedian(median2 int64) string {
 }
 
 // nameBits names every set bit: "0x0000000000000004 SwPowerCap, …".
+// nameAMDBits names the bits of set as clockgate derives them for AMD GPUs.
+func nameAMDBits(set uint64) string {
+	var parts []string
+	for set != 0 {
+		b := set & -set
+		set &^= b
+		name, ok := amdBitNames[b]
+		if !ok {
+			name = "unknown"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", FormatThrottle(b), name))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func nameBits(set uint64) string {
 	var parts []string
 	for set != 0 {

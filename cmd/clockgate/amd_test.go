@@ -112,7 +112,7 @@ func TestRecordThroughAMDSMI(t *testing.T) {
 	hot := tools.amdLeg(t, "hot", map[string]any{"plan": hotPlan})
 	record(hot, "amd-smi")
 	c := check(hot)
-	if c.BindingEligible || len(c.Reasons) != 1 || c.Reasons[0].Code != clocks.CodeThrottle || !strings.Contains(c.Reasons[0].Message, "0x0000000000000040 HwThermal") {
+	if c.BindingEligible || len(c.Reasons) != 1 || c.Reasons[0].Code != clocks.CodeThrottle || !strings.Contains(c.Reasons[0].Message, "violation bits in busy samples: 0x0000000000000040 HwThermal (thermal: socket, VR or HBM, TVIOL)") {
 		t.Fatalf("thermal AMD leg: %+v", c)
 	}
 

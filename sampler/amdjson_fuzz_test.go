@@ -89,4 +89,3 @@ func FuzzAMDMetric(f *testing.F) {
 		}
 	})
 }
-

@@ -226,8 +226,8 @@ type leg struct {
 	persistence  string // persistence_mode of every sample; "" is Enabled
 	throttleRun  int    // busy samples, mid-window, with SwPowerCap set (throttleBit, when set)
 	throttleBit  uint64
-	noClocks     bool   // the tree predates clock recording
-	noMemory     bool   // the memory record is missing
+	noClocks     bool // the tree predates clock recording
+	noMemory     bool // the memory record is missing
 	editRecord   func(*clocks.Record)
 	tearStream   bool        // the last line is cut mid-JSON
 	legacyBench  bool        // benchmarks/benchmark_serving.py format, no failed key

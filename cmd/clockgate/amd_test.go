@@ -116,6 +116,16 @@ func TestRecordThroughAMDSMI(t *testing.T) {
 		t.Fatalf("thermal AMD leg: %+v", c)
 	}
 
+	// A compute-partitioned GPU is a usage error, saying what to do, and
+	// nothing is written.
+	cpx := tools.amdLeg(t, "cpx", map[string]any{"compute_partition": "CPX"})
+	code, _, stderr = cpx.run("", "record", "--out", cpx.prefix, "--backend", "amd-smi", "--", "true")
+	if code != ExitUsage || !strings.Contains(stderr, "GPU 0 (abff74a1-0000-1000-80d1-3c23a9580000) is in compute partition mode CPX: clockgate samples whole GPUs") ||
+		!strings.Contains(stderr, "set the GPU to SPX") {
+		t.Fatalf("CPX: exit %d\n%s", code, stderr)
+	}
+	cpx.noFile(cpx.stream())
+
 	// An AMD arm against an NVIDIA arm: clock.hardware_mismatch.
 	nv := tools.leg(t, nil)
 	code, _, stderr = nv.run("", "record", "--out", nv.prefix, "--interval", "100ms", "--backend", "nvidia-smi", "--", "sh", "-c", "sleep 0.5")

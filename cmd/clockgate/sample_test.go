@@ -573,7 +573,7 @@ func TestSampleUsageErrors(t *testing.T) {
 		{[]string{"sample", "--out", "x", "--gpu", "all,0"}, `clockgate: --gpu all,0: entry 1 ("all"): all stands alone: it means every GPU the driver lists; pass --gpu all, or a list of indices and UUIDs without it` + "\n"},
 		{[]string{"record", "--out", "x", "--gpu", "0,,1", "--", "true"}, `clockgate: --gpu 0,,1: entry 2 (""): empty: an entry is missing between commas; want a GPU index`},
 		{[]string{"sample", "--out", "x", "--gpu", "MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a"}, "clockgate: --gpu MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a: a MIG instance, and clockgate samples whole GPUs: a MIG instance and a GPU in MIG mode give no utilization.gpu, which tells busy samples from idle ones; record the leg on a GPU with MIG disabled and name it by index or by its GPU-… UUID\n"},
-		{[]string{"sample", "--out", "x", "--backend", "cuda"}, "clockgate: --backend \"cuda\": want one of auto, nvml, nvidia-smi\n"},
+		{[]string{"sample", "--out", "x", "--backend", "cuda"}, "clockgate: --backend \"cuda\": want one of auto, nvml, nvidia-smi, amd-smi\n"},
 		{[]string{"sample", "--out", "x", "--pid", "0"}, "clockgate: --pid 0: want a process id > 0\n"},
 		{[]string{"sample", "--out", "x", "sleep"}, "clockgate: sample takes no arguments, found [\"sleep\"] (did you mean 'clockgate record'?)\n"},
 		{[]string{"sample", "--out", "x", "--interval", "fast"}, "clockgate: invalid argument \"fast\" for \"--interval\" flag"},

@@ -253,3 +253,50 @@ func TestAMDThrottleNamesTheViolation(t *testing.T) {
 		t.Errorf("an NVIDIA-only bit named for AMD: %s", l.Reasons[0].Message)
 	}
 }
+
+func TestAMDClockAboveMaxIsRecordedAsRead(t *testing.T) {
+	// amd-smi has printed a current clock of 2107 MHz against a max_clk of
+	// 2102: real, and recorded as read, its share of max over 100%.
+	ss := amdWindow(bootF6, flat(2107, 61), 3)
+	for _, s := range ss {
+		s.ClocksMaxSMMHz = 2102
+	}
+	l := legOf(t, "r1", ss, nil)
+	if len(l.Reasons) != 0 {
+		t.Fatalf("a clock above max_clk refused: %+v", l.Reasons)
+	}
+	if g := l.Record.GPUs[0]; *g.SMClockMHz.Median != 2107 || g.ClocksMaxSMMHz != 2102 {
+		t.Fatalf("record %+v", g)
+	}
+}
+
+func TestAMDSeveralGPUs(t *testing.T) {
+	// TP=2 on two MI300X: one row per GPU per reading; the record's GPU
+	// blocks carry the vendor keys, and the leg is judged per GPU.
+	var ss []*Sample
+	for i, mhz := range append(flat(2080, 59), 2060, 2100) {
+		a, b := mi300x(i, bootF6, mhz, 97), mi300x(i, bootF6, mhz+4, 97)
+		b.GPUIndex, b.GPUUUID = 1, "bcff74a1-0000-1000-80d1-3c23a9580559"
+		ss = append(ss, a, b)
+	}
+	l := legOf(t, "r1", ss, nil)
+	if len(l.Reasons) != 0 {
+		t.Fatalf("two AMD GPUs: %+v", l.Reasons)
+	}
+	rec := recordJSON(t, recordOf(t, ss, StopPIDExit))
+	if n := bytes.Count(rec, []byte(`"vendor":"amd","perf_level":"AUTO","memory_partition":"NPS1"`)); n != 2 {
+		t.Fatalf("record %s: %d GPU blocks with the vendor keys, want 2", rec, n)
+	}
+	if n := bytes.Count(rec, []byte(`"persistence_mode":null`)); n != 2 {
+		t.Fatalf("record %s: %d null persistence modes, want 2", rec, n)
+	}
+	// One GPU's perf level changed mid-window: static drift on that GPU.
+	for _, s := range ss[61:] {
+		if s.GPUIndex == 1 {
+			s.PerfLevel = "MANUAL"
+		}
+	}
+	l = legOf(t, "r1", ss, nil)
+	wantCodes(t, l.Reasons, CodeStaticDrift)
+	wantReason(t, l.Reasons, CodeStaticDrift, `GPU 1: not constant within the window: perf_level changed at line 62: "AUTO", then "MANUAL"`)
+}

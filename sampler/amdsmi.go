@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/clockgate/clockgate/clocks"
-	"github.com/clockgate/clockgate/strictjson"
 )
 
 // AMDSMIOptions configures the amd-smi backend.
@@ -108,10 +107,18 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", amdStaticWhat, err)
 	}
+	// A GPU's static defect stops the leg only if the leg reads that GPU:
+	// a broken GPU elsewhere on the box does not.
+	staticErr := map[int]error{}
 	for _, g := range gs {
+		idx, err := amdIndex(g)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", amdStaticWhat, err)
+		}
 		st, err := parseAMDStatic(g)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s%v", amdStaticWhat, entryGPU(g), err)
+			staticErr[idx] = fmt.Errorf("%s: GPU %d: %v", amdStaticWhat, idx, err)
+			continue
 		}
 		a.static[st.index] = st
 	}
@@ -130,6 +137,11 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 	for _, idx := range a.gpus {
 		st := a.static[idx]
 		switch {
+		case a.sharesUUID(idx) != "":
+			return nil, selectErrf("GPU %d (%s) shares its UUID with %s: one physical GPU shown as several devices, as a compute partition mode (CPX, DPX, QPX, TPX) shows it: %s",
+				idx, a.uuids[idx], a.sharesUUID(idx), partitionAdvice)
+		case staticErr[idx] != nil:
+			return nil, staticErr[idx]
 		case st == nil:
 			return nil, fmt.Errorf("%s: no entry for GPU %d, which amd-smi list lists", amdStaticWhat, idx)
 		case st.compute != "" && st.compute != "SPX":
@@ -164,6 +176,18 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 	return a, nil
 }
 
+// sharesUUID names the other listed devices with GPU idx's UUID ("GPU 1,
+// GPU 3"), or "" when it has its own.
+func (a *AMDSMI) sharesUUID(idx int) string {
+	var others []string
+	for _, g := range a.listed {
+		if g.Index != idx && g.UUID == a.uuids[idx] {
+			others = append(others, fmt.Sprintf("GPU %d", g.Index))
+		}
+	}
+	return strings.Join(others, ", ")
+}
+
 // rejectsFlag reports whether amd-smi's answer says it does not know flag
 // (argparse's "unrecognized arguments: --violation").
 func rejectsFlag(output, flag string) bool {
@@ -175,14 +199,6 @@ const (
 	amdListWhat   = "amd-smi list --json (listing the GPUs)"
 	amdStaticWhat = "amd-smi static --asic --driver --limit --partition --json"
 )
-
-// entryGPU is "GPU 3: " for a GPU object whose index reads, else "".
-func entryGPU(g *strictjson.Value) string {
-	if idx, err := amdIndex(g); err == nil {
-		return fmt.Sprintf("GPU %d: ", idx)
-	}
-	return ""
-}
 
 // metricArgs are a reading's arguments.
 func (a *AMDSMI) metricArgs() []string {

@@ -49,6 +49,7 @@ type amdConfig struct {
 	Compute   string                    `json:"compute_partition,omitempty"`
 	Memory    string                    `json:"memory_partition,omitempty"`
 	GPUStatic map[string]map[string]any `json:"gpu_static,omitempty"`
+	UUIDs     map[string]string         `json:"uuids,omitempty"`
 	List      *amdStep                  `json:"list,omitempty"`
 	Static    *amdStep                  `json:"static,omitempty"`
 	Plan      []*amdStep                `json:"plan,omitempty"`
@@ -227,6 +228,12 @@ func TestAMDSMIRefusesAtStart(t *testing.T) {
 		{"socket power cap N/A, ROCm 6", amdConfig{ROCm: "6", CapW: "N/A"}, "", amdStaticWhat + `: GPU 0: limit.socket_power: "N/A", where every sample needs a number`, false},
 		{"market name N/A", amdConfig{GPUStatic: map[string]map[string]any{"0": {"market_name": "N/A"}}}, "", amdStaticWhat + `: GPU 0: asic.market_name: "N/A"`, false},
 		{"no such GPU", amdConfig{GPUs: 2}, "2", "--gpu 2: there is no GPU 2 on this box", true},
+		{"a partition's second device", amdConfig{GPUs: 2, UUIDs: map[string]string{"1": "abff74a1-0000-1000-80d1-3c23a9580000"},
+			GPUStatic: map[string]map[string]any{"1": {"compute_partition": "N/A", "cap_w": "N/A"}}}, "1",
+			"GPU 1 (abff74a1-0000-1000-80d1-3c23a9580000) shares its UUID with GPU 0: one physical GPU shown as several devices", true},
+		{"a broken GPU the leg does not read", amdConfig{GPUs: 2, GPUStatic: map[string]map[string]any{"1": {"cap_w": "N/A"}}}, "0", "", false},
+		{"a broken GPU the leg reads", amdConfig{GPUs: 2, GPUStatic: map[string]map[string]any{"1": {"cap_w": "N/A"}}}, "1",
+			amdStaticWhat + `: GPU 1: limit.ppt0.socket_power_limit: "N/A"`, false},
 		{"utilization N/A", amdConfig{Plan: []*amdStep{{NA: []string{"usage.gfx_activity"}}}}, "",
 			`amd-smi metric -g 0 --violation: GPU 0: usage.gfx_activity: "N/A", where every sample needs a number; ` + amdDriverAdvice, false},
 		{"accumulators N/A", amdConfig{Plan: []*amdStep{{NA: []string{"violation.ppt_accumulated"}}}}, "",
@@ -247,6 +254,12 @@ func TestAMDSMIRefusesAtStart(t *testing.T) {
 				sel, _ = ParseGPUFlag(tc.gpu)
 			}
 			_, err := NewAMDSMI(context.Background(), AMDSMIOptions{Path: path, GPUs: sel, QueryTimeout: time.Second})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%v, want %q", err, tc.want)
 			}

@@ -290,6 +290,9 @@ func (a *AMDSMI) ViolationFlag() string { return a.flag }
 // when its accumulator advanced since the reading before; an accumulator
 // that went back is a refusal (the driver was reloaded or the GPU reset).
 func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clocks.Sample, error) {
+	if t.IsZero() || bootID == "" {
+		return nil, errors.New("a reading needs its time and the boot id")
+	}
 	out, err := a.call(ctx, a.what(), a.metricArgs()...)
 	if err != nil {
 		return nil, err
@@ -315,7 +318,7 @@ func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clock
 		next[m.index] = m.acc
 		st := a.static[m.index]
 		samples[i] = &clocks.Sample{
-			T:                     t.UTC().Format("2006-01-02T15:04:05.000Z"),
+			T:                     t.UTC().Format(SampleTimeLayout),
 			BootID:                bootID,
 			GPUIndex:              m.index,
 			GPUUUID:               a.uuids[m.index],
@@ -323,7 +326,7 @@ func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clock
 			DriverVersion:         st.driver,
 			SMClockMHz:            m.lowest(),
 			ClocksMaxSMMHz:        m.maxMHz,
-			ThrottleReasonsActive: fmt.Sprintf("0x%016x", bits),
+			ThrottleReasonsActive: clocks.FormatThrottle(bits),
 			UtilizationGPUPct:     m.activityPct,
 			TemperatureGPUC:       ptrTo(m.hotspotC),
 			PowerDrawW:            ptrTo(m.powerW),

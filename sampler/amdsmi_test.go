@@ -467,3 +467,19 @@ func TestAMDShapes(t *testing.T) {
 		}
 	}
 }
+
+func TestAMDSMIReadNeedsTimeAndBoot(t *testing.T) {
+	t.Parallel()
+	a, _, err := newAMD(t, amdConfig{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		t    time.Time
+		boot string
+	}{{time.Time{}, "boot"}, {time.Now(), ""}} {
+		if _, err := a.Read(context.Background(), c.t, c.boot); err == nil || err.Error() != "a reading needs its time and the boot id" {
+			t.Errorf("%v %q: %v", c.t, c.boot, err)
+		}
+	}
+}

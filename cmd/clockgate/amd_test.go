@@ -47,15 +47,19 @@ type amdCheck struct {
 
 func TestRecordThroughAMDSMI(t *testing.T) {
 	tools := newRecTools(t)
-	record := func(l *recLeg, backend string) {
-		t.Helper()
-		// 40 readings at 100 ms: past the 30 busy samples a leg needs.
-		code, _, stderr := l.run("", "record", "--out", l.prefix, "--interval", "100ms", "--backend", backend, "--", "sh", "-c", "sleep 4.2")
-		if code != 0 {
-			t.Fatalf("record: exit %d\n%s", code, stderr)
-		}
-		if !strings.Contains(stderr, "clockgate record: sampling amd-smi (") {
-			t.Errorf("no backend line:\n%s", stderr)
+	// About 36 readings at 250 ms: past the 30 busy samples a leg needs,
+	// at an interval whose coverage bound (750 ms) a loaded machine's
+	// process starts stay well within. The legs are recorded at once.
+	start := func(l *recLeg, backend string) func() {
+		p := l.start("", "record", "--out", l.prefix, "--interval", "250ms", "--backend", backend, "--", "sh", "-c", "sleep 9")
+		return func() {
+			t.Helper()
+			if code := p.wait(t); code != 0 {
+				t.Fatalf("record: exit %d\n%s", code, p.stderr.String())
+			}
+			if !strings.Contains(p.stderr.String(), "clockgate record: sampling amd-smi (") {
+				t.Errorf("no backend line:\n%s", p.stderr.String())
+			}
 		}
 	}
 	check := func(l *recLeg) amdCheck {
@@ -72,8 +76,18 @@ func TestRecordThroughAMDSMI(t *testing.T) {
 	plan := []map[string]any{{"mhz": 2080}, {"mhz": 2090}, {"mhz": 2080}, {"mhz": 2075}}
 
 	clean := tools.amdLeg(t, "sglang", map[string]any{"plan": plan, "cycle": true})
-	record(clean, "amd-smi")
-	rec := clean.readRecord(clocks.StopCommandExit, 0.1)
+	// auto picks amd-smi where no NVIDIA driver answers; a second leg of
+	// another engine on the same GPU compares as established.
+	other := tools.amdLeg(t, "vllm", map[string]any{"plan": plan, "cycle": true})
+	// A thermal violation accrued within the window: 0x40, clock.throttle.
+	hotPlan := append([]map[string]any{}, plan...)
+	hotPlan = append(hotPlan, map[string]any{"mhz": 2080, "advance": map[string]any{"socket_thermal_accumulated": 2}})
+	hot := tools.amdLeg(t, "hot", map[string]any{"plan": hotPlan})
+	waits := []func(){start(clean, "amd-smi"), start(other, "auto"), start(hot, "amd-smi")}
+	for _, wait := range waits {
+		wait()
+	}
+	rec := clean.readRecord(clocks.StopCommandExit, 0.25)
 	if g := rec.GPUs[0]; g.Vendor != "amd" || g.PerfLevel != "AUTO" || g.MemoryPartition != "NPS1" || g.PersistenceMode != "" || g.Name != "AMD Instinct MI300X" {
 		t.Errorf("record GPU %+v", g)
 	}
@@ -93,10 +107,6 @@ func TestRecordThroughAMDSMI(t *testing.T) {
 		}
 	}
 
-	// auto picks amd-smi where no NVIDIA driver answers; a second leg of
-	// another engine on the same GPU compares as established.
-	other := tools.amdLeg(t, "vllm", map[string]any{"plan": plan, "cycle": true})
-	record(other, "auto")
 	code, stdout, stderr := clean.run("", "compare", "--ours", clean.record(), "--baseline", other.record(), "--json")
 	var block struct {
 		Established bool            `json:"established"`
@@ -106,11 +116,6 @@ func TestRecordThroughAMDSMI(t *testing.T) {
 		t.Fatalf("compare two AMD legs: exit %d %v %s\n%s", code, err, stdout, stderr)
 	}
 
-	// A thermal violation accrued within the window: 0x40, clock.throttle.
-	hotPlan := append([]map[string]any{}, plan...)
-	hotPlan = append(hotPlan, map[string]any{"mhz": 2080, "advance": map[string]any{"socket_thermal_accumulated": 2}})
-	hot := tools.amdLeg(t, "hot", map[string]any{"plan": hotPlan})
-	record(hot, "amd-smi")
 	c := check(hot)
 	if c.BindingEligible || len(c.Reasons) != 1 || c.Reasons[0].Code != clocks.CodeThrottle || !strings.Contains(c.Reasons[0].Message, "violation bits in busy samples: 0x0000000000000040 HwThermal (thermal: socket, VR or HBM, TVIOL)") {
 		t.Fatalf("thermal AMD leg: %+v", c)

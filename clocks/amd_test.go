@@ -300,3 +300,15 @@ func TestAMDSeveralGPUs(t *testing.T) {
 	wantCodes(t, l.Reasons, CodeStaticDrift)
 	wantReason(t, l.Reasons, CodeStaticDrift, `GPU 1: not constant within the window: perf_level changed at line 62: "AUTO", then "MANUAL"`)
 }
+
+func TestAMDArraySyntaxAsTheOracle(t *testing.T) {
+	amd := string(mi300x(0, boot13, 2080, 97).AppendJSON(nil))
+	arr := `[2092,2110,2080,2088,2121,2085,2099,2106]`
+	for _, bad := range []string{`[2080,]`, `[2080`, `[2080 2090]`, `[,2080]`, `[[2080]]`, `[2080,-]`, `[2080,01]`, `[2080,1e999]`,
+		`[2080,NaN]`, `[2080, "x`, `[ 2080 , 2090 ]`, `[-2080]`, `[2080.0]`, `[true]`, `[null]`, `[2080,{"a":1,"a":2}]`} {
+		line := strings.Replace(amd, arr, bad, 1)
+		ok := streamOf(amdWindow(boot13, flat(2080, 3), 0))
+		sameStream(t, append(ok, line+"\n"...))
+		sameStream(t, []byte(line+"\n"))
+	}
+}

@@ -518,7 +518,7 @@ func (p *lineParser) member(key int) error {
 		}
 		// Kept as written; fields reads its elements.
 		start := p.i
-		if err := p.skipArray(1); err != nil {
+		if err := p.skipNumbers(); err != nil {
 			return err
 		}
 		p.strs[key] = p.b[start:p.i]
@@ -681,6 +681,41 @@ func (p *lineParser) skipArray(depth int) error {
 	for {
 		p.ws()
 		if _, _, err := p.value(depth + 1); err != nil {
+			return err
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return p.errf("unexpected end of input in an array")
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return nil
+		default:
+			return p.errf("want ',' or ']' in an array, found %s", p.peekDesc())
+		}
+	}
+}
+
+// skipNumbers is skipArray(1) for an array of numbers, which it reads
+// without describing each (a described value costs an allocation); any
+// other element is read as skipArray reads it, with the same errors.
+func (p *lineParser) skipNumbers() error {
+	p.i++ // [
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return nil
+	}
+	for {
+		p.ws()
+		if p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] >= '0' && p.b[p.i] <= '9') {
+			if _, err := p.number(); err != nil {
+				return err
+			}
+		} else if _, _, err := p.value(2); err != nil {
 			return err
 		}
 		p.ws()

@@ -162,6 +162,11 @@ func amdCounter(g *strictjson.Value, path string) (uint64, error) {
 	if err != nil {
 		return 0, &amdFieldError{f, fmt.Errorf("want a counter (a whole number ≥ 0 within 64 bits), found %s", v.Describe())}
 	}
+	if n == math.MaxUint64 {
+		// What amd-smi prints for a violation field the GPU does not
+		// support (ROCm's gpu_violations.md): never a count.
+		return 0, &amdFieldError{f, fmt.Errorf("%d, the largest 64-bit value, which amd-smi prints for a counter the GPU does not support", n)}
+	}
 	return n, nil
 }
 

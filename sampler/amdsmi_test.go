@@ -457,6 +457,21 @@ func TestAMDShapes(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.in, err, tc.want)
 		}
 	}
+	g, _ := amdGPUs([]byte(`[{"gpu": 0, "violation": {"ppt_accumulated": 18446744073709551615, "prochot_accumulated": 18446744073709551616,
+		"vr_thermal_accumulated": -1, "hbm_thermal_accumulated": {"value": 3}, "socket_thermal_accumulated": [1, 2]}}]`))
+	for _, tc := range []struct{ key, want string }{
+		{"ppt_accumulated", "violation.ppt_accumulated: 18446744073709551615, the largest 64-bit value, which amd-smi prints for a counter the GPU does not support"},
+		{"prochot_accumulated", "violation.prochot_accumulated: want a counter (a whole number ≥ 0 within 64 bits), found number 18446744073709551616"},
+		{"vr_thermal_accumulated", "violation.vr_thermal_accumulated: want a counter (a whole number ≥ 0 within 64 bits), found number -1"},
+		{"socket_thermal_accumulated", "violation.socket_thermal_accumulated: want a counter (a whole number ≥ 0), found array"},
+	} {
+		if _, err := amdCounter(g[0], "violation."+tc.key); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.key, err, tc.want)
+		}
+	}
+	if n, err := amdCounter(g[0], "violation.hbm_thermal_accumulated"); err != nil || n != 3 {
+		t.Errorf("a counter as {\"value\": 3}: %d, %v", n, err)
+	}
 	for _, tc := range []struct{ in, want string }{
 		{`[{"gpu": 0, "uuid": "N/A"}]`, `GPU 0: uuid: "N/A"`},
 		{`[{"gpu": -1, "uuid": "x"}]`, `entry 0: gpu: want a GPU index, found number -1`},

@@ -73,6 +73,12 @@ const (
 	kPower
 	kClocksMem
 	kThrottleField
+	// The keys of an AMD GPU's sample (vendor "amd").
+	kVendor
+	kPerfLevel
+	kMemoryPartition
+	kXCDClocks
+	// The power readings of a power-managed GPU (SPEC §10.1).
 	kPowerLimit
 	kModuleLimit
 	kCounters
@@ -88,6 +94,7 @@ var keyNames = [numKeys]string{
 	kTemperature: "temperature_gpu_c", kPower: "power_draw_w", kClocksMem: "clocks_mem_mhz",
 	kThrottleField: "throttle_field",
 	kPowerLimit:    "enforced_power_limit_w", kModuleLimit: "module_enforced_power_limit_w", kCounters: "event_counters_us",
+	kVendor: "vendor", kPerfLevel: "perf_level", kMemoryPartition: "memory_partition", kXCDClocks: "xcd_clocks_mhz",
 	kVbios: "vbios_version",
 }
 
@@ -99,8 +106,11 @@ func keyOf(k []byte) int {
 			return kT
 		}
 	case 6:
-		if string(k) == "pstate" {
+		switch string(k) {
+		case "pstate":
 			return kPState
+		case "vendor":
+			return kVendor
 		}
 	case 7:
 		if string(k) == "boot_id" {
@@ -116,6 +126,10 @@ func keyOf(k []byte) int {
 	case 9:
 		if string(k) == "gpu_index" {
 			return kGPUIndex
+		}
+	case 10:
+		if string(k) == "perf_level" {
+			return kPerfLevel
 		}
 	case 12:
 		switch string(k) {
@@ -136,10 +150,15 @@ func keyOf(k []byte) int {
 			return kClocksMem
 		case "throttle_field":
 			return kThrottleField
+		case "xcd_clocks_mhz":
+			return kXCDClocks
 		}
 	case 16:
-		if string(k) == "persistence_mode" {
+		switch string(k) {
+		case "persistence_mode":
 			return kPersistence
+		case "memory_partition":
+			return kMemoryPartition
 		}
 	case 17:
 		switch string(k) {
@@ -196,8 +215,9 @@ type Row struct {
 	// Throttle is the throttle bit set as written; ThrottleBits its value.
 	Throttle     []byte
 	ThrottleBits uint64
-	Persistence  []byte
-	PState       []byte
+	// Persistence and PState are empty exactly when null (an AMD sample).
+	Persistence []byte
+	PState      []byte
 	// UtilizationGPUPct is 0 for an idle sample.
 	UtilizationGPUPct int
 
@@ -224,6 +244,13 @@ type Row struct {
 	HasVbios bool
 	Vbios    []byte
 
+	// An AMD GPU's keys, empty (nil) for NVIDIA: Vendor is "amd";
+	// XCDClocksMHz is valid until the next Scan, like the byte slices.
+	Vendor          []byte
+	PerfLevel       []byte
+	MemoryPartition []byte
+	XCDClocksMHz    []int
+
 	// StaticID, when not 0, says the row's identity fields (boot id, GPU
 	// name and UUID, driver, clocks.max.sm, applications clock) are, byte
 	// for byte, those of every other row of the same StaticID: the learned
@@ -234,6 +261,9 @@ type Row struct {
 
 // Idle reports whether the row priced no work (utilization 0%).
 func (r *Row) Idle() bool { return r.UtilizationGPUPct == 0 }
+
+// AMD reports whether the row is an AMD GPU's sample.
+func (r *Row) AMD() bool { return string(r.Vendor) == VendorAMD }
 
 // Sample copies the row out as a Sample.
 func (r *Row) Sample() *Sample {
@@ -251,6 +281,12 @@ func (r *Row) Sample() *Sample {
 		PState:                string(r.PState),
 		UtilizationGPUPct:     r.UtilizationGPUPct,
 		ThrottleField:         string(r.ThrottleField),
+		Vendor:                string(r.Vendor),
+		PerfLevel:             string(r.PerfLevel),
+		MemoryPartition:       string(r.MemoryPartition),
+	}
+	if r.XCDClocksMHz != nil {
+		s.XCDClocksMHz = append([]int{}, r.XCDClocksMHz...)
 	}
 	if !r.AppsNull {
 		s.ClocksApplicationsGraphicsMHz = ptr(r.AppsMHz)

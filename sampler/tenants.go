@@ -27,10 +27,8 @@ const computeAppsFields = "pid,process_name,gpu_uuid"
 // gpu_uuid --format=csv,noheader: one line per compute process on any GPU,
 // none when nothing runs.
 func (s *SMI) ComputeProcesses(ctx context.Context) ([]clocks.ComputeProcess, error) {
-	qctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
 	what := "nvidia-smi --query-compute-apps=" + computeAppsFields
-	out, err := s.call(ctx, qctx, []string{"--query-compute-apps=" + computeAppsFields, "--format=csv,noheader"}, what)
+	out, err := runCall(ctx, s.timeout, what, s.path, []string{"--query-compute-apps=" + computeAppsFields, "--format=csv,noheader"})
 	if err != nil {
 		return nil, err
 	}

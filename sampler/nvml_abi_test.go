@@ -8,10 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clockgate/clockgate/clocks"
 )
 
 var fakeNVMLBuild struct {
@@ -118,6 +121,19 @@ func TestSamplerNVMLBindingsABI(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// The compute processes: an array of nvmlProcessInfo_t read at its C
+	// offsets, each named through nvmlSystemGetProcessName.
+	n, err := NewNVML(lib, GPUIndices(0, 1), time.Second, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs, err := n.ComputeProcesses(context.Background())
+	wantProcs := []clocks.ComputeProcess{{PID: 4100, Name: "python3", GPUUUID: "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30"},
+		{PID: 777, Name: "/usr/bin/trainer", GPUUUID: "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30"}}
+	if err != nil || !reflect.DeepEqual(procs, wantProcs) {
+		t.Errorf("compute processes %+v, %v", procs, err)
+	}
+	n.Close()
 	_, err = NewNVML(lib, GPUIndices(2), time.Second, t.Logf)
 	if err == nil || err.Error() != "NVML: nvmlDeviceGetHandleByIndex_v2(2): ERROR_INVALID_ARGUMENT: NVML knows no GPU 2; nvidia-smi -L lists the GPUs" || !errors.Is(err, ErrSelect) {
 		t.Errorf("GPU 2: %v", err)

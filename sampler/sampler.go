@@ -426,7 +426,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	var killed *reading // the reading a stop killed, if one did
 	// firstProcs receives the compute processes listed after the first
 	// reading (SPEC §10.1, another tenant), listed beside the readings.
-	var firstProcs chan tenantListing
+	var firstProcs <-chan tenantListing
 	for stopped() == "" {
 		if s.proc != nil && !s.proc.alive() {
 			halt(clocks.StopPIDExit)
@@ -490,12 +490,11 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		}
 		res.Ticks++
 		if res.Ticks == 1 {
-			firstProcs = make(chan tenantListing, 1)
 			uuids := map[string]bool{}
 			for _, smp := range rows {
 				uuids[smp.GPUUUID] = true
 			}
-			go func() { firstProcs <- s.listTenants(readParent, uuids, nil) }()
+			firstProcs = s.listTenantsBounded(readParent, uuids, nil)
 		}
 		mu.Lock()
 		lastT = t

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/clockgate/clockgate/clocks"
 )
@@ -76,6 +77,20 @@ func (n *NVML) ComputeProcesses(ctx context.Context) ([]clocks.ComputeProcess, e
 	if !n.lib.Has(symComputeProcs) {
 		return nil, fmt.Errorf("NVML: the driver has no %s", symComputeProcs)
 	}
+	// A listing inside the driver keeps Close from shutting NVML down
+	// under it, as a reading does.
+	n.mu.Lock()
+	if n.closed || n.hung {
+		n.mu.Unlock()
+		return nil, fmt.Errorf("NVML: closed, or an earlier reading never returned")
+	}
+	n.busy++
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		n.busy--
+		n.mu.Unlock()
+	}()
 	var ps []clocks.ComputeProcess
 	for i, dev := range n.devs {
 		uuid, ret := n.lib.DeviceGetUUID(dev)
@@ -222,6 +237,26 @@ func (s *Sampler) listTenants(ctx context.Context, uuids map[string]bool, ownBef
 	return tenantListing{procs: classifyProcs(onGPUs(ps, uuids), s.procRoot, []int{os.Getpid(), s.cfg.PID}, ownBefore), uuids: uuids}
 }
 
+// tenantWait bounds the wait for one listing of the compute processes:
+// a driver call that never returns leaves the record without them.
+const tenantWait = DefaultQueryTimeout
+
+// listTenantsBounded is listTenants, given up after tenantWait.
+func (s *Sampler) listTenantsBounded(ctx context.Context, uuids map[string]bool, ownBefore map[int]bool) <-chan tenantListing {
+	c := make(chan tenantListing, 1)
+	go func() {
+		inner := make(chan tenantListing, 1)
+		go func() { inner <- s.listTenants(ctx, uuids, ownBefore) }()
+		select {
+		case l := <-inner:
+			c <- l
+		case <-time.After(tenantWait):
+			c <- tenantListing{err: fmt.Errorf("the listing did not answer within %v", tenantWait)}
+		}
+	}()
+	return c
+}
+
 // tenants lists the compute processes again at the end of the window and
 // returns both listings for the record, or nil, with a status line, where
 // either could not be taken: a leg without them is judged as before.
@@ -236,7 +271,7 @@ func (s *Sampler) tenants(ctx context.Context, first tenantListing) *clocks.Comp
 			own[p.PID] = true
 		}
 	}
-	last := s.listTenants(ctx, first.uuids, own)
+	last := <-s.listTenantsBounded(ctx, first.uuids, own)
 	if last.err != nil {
 		s.cfg.Logf("compute processes not recorded: at the last reading: %v", last.err)
 		return nil

@@ -2,10 +2,13 @@ package sampler
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/clockgate/clockgate/clocks"
@@ -99,5 +102,89 @@ func TestSamplerNVMLComputeProcesses(t *testing.T) {
 	g.symbols[symComputeProcs] = false
 	if _, err := n.ComputeProcesses(context.Background()); err == nil || err.Error() != "NVML: the driver has no nvmlDeviceGetComputeRunningProcesses_v3" {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// listingBackend is a fake backend whose compute processes are given per
+// listing (an error where lists ends).
+type listingBackend struct {
+	fakeBackend
+	lmu   sync.Mutex
+	lists [][]clocks.ComputeProcess
+	calls int
+}
+
+func (b *listingBackend) ComputeProcesses(context.Context) ([]clocks.ComputeProcess, error) {
+	b.lmu.Lock()
+	defer b.lmu.Unlock()
+	b.calls++
+	if b.calls > len(b.lists) {
+		return nil, fmt.Errorf("listing %d refused", b.calls)
+	}
+	return b.lists[b.calls-1], nil
+}
+
+// The sampler lists the compute processes after its first reading and at
+// its stop, keeps those on its GPUs, classifies them from /proc (its own
+// pid is its own, pid 1 is not), and writes both listings and the own
+// pids into the record; a listing that fails leaves the record without
+// them, saying why.
+func TestSamplerRecordsComputeProcesses(t *testing.T) {
+	uuid := "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37"
+	self := clocks.ComputeProcess{PID: os.Getpid(), Name: "self", GPUUUID: uuid}
+	initp := clocks.ComputeProcess{PID: 1, Name: "init", GPUUUID: uuid}
+	elsewhere := clocks.ComputeProcess{PID: 1, Name: "init", GPUUUID: "GPU-other"}
+	for _, c := range []struct {
+		name  string
+		lists [][]clocks.ComputeProcess
+		log   string
+	}{
+		{"both", [][]clocks.ComputeProcess{{self, initp, elsewhere}, {initp}}, ""},
+		{"last refused", [][]clocks.ComputeProcess{{self}}, "compute processes not recorded: at the last reading: listing 2 refused"},
+		{"first refused", nil, "compute processes not recorded: listing 1 refused"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &listingBackend{lists: c.lists}
+			b.util = []int{100}
+			cfg := testConfig(t)
+			var logs []string
+			var lmu sync.Mutex
+			cfg.Logf = func(f string, a ...any) { lmu.Lock(); logs = append(logs, fmt.Sprintf(f, a...)); lmu.Unlock() }
+			s, err := New(context.Background(), cfg, opener(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := make(chan string, 1)
+			b.after = func(n int) {
+				if n == 3 {
+					stop <- clocks.StopSignal
+				}
+			}
+			res, err := runWithTimeout(t, s, context.Background(), stop)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp := res.Record.ComputeProcesses
+			if c.log != "" {
+				lmu.Lock()
+				defer lmu.Unlock()
+				if cp != nil || !contains(logs, c.log) {
+					t.Errorf("compute processes %+v, logs %q", cp, logs)
+				}
+				return
+			}
+			want := &clocks.ComputeProcesses{
+				First: []clocks.ComputeProcess{{PID: 1, Name: "init", GPUUUID: uuid, Proc: clocks.ProcForeign}, {PID: os.Getpid(), Name: "self", GPUUUID: uuid, Proc: clocks.ProcOwn}},
+				Last:  []clocks.ComputeProcess{{PID: 1, Name: "init", GPUUUID: uuid, Proc: clocks.ProcForeign}},
+				Own:   []int{os.Getpid()},
+			}
+			if !reflect.DeepEqual(cp, want) {
+				t.Errorf("compute processes %+v\nwant %+v", cp, want)
+			}
+			data, _ := os.ReadFile(RecordPath(cfg.Prefix))
+			if _, err := clocks.ParseRecord(data); err != nil || !strings.Contains(string(data), `"compute_processes"`) {
+				t.Errorf("record: %v\n%s", err, data)
+			}
+		})
 	}
 }

@@ -16,6 +16,9 @@ func FuzzParseSample(f *testing.F) {
 	s.ThrottleReasonsActive = "0x0000000000000001"
 	f.Add(s.AppendJSON(nil))
 	f.Add(mi300x(0, boot13, 2080, 97).AppendJSON(nil))
+	v := h100(1, boot2F, 1980, 95)
+	v.VbiosVersion = ptr("96.00.A5.00.01")
+	f.Add(v.AppendJSON(nil))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		s, err := ParseSample(line)
 		if err != nil {

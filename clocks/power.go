@@ -34,8 +34,8 @@ type Managed struct {
 	PMHist []Count
 	// PMPowerN counts the power-managed samples that carry power_draw_w,
 	// and PMMaxPowerW is the most they drew, in W, as read.
-	PMPowerN     int
-	PMMaxPowerW  float64
+	PMPowerN    int
+	PMMaxPowerW float64
 	// Temp counts busy samples that carry temperature_gpu_c per value in
 	// hundredths of a degree C, in increasing order; FirstBusyTempC is the
 	// first busy sample's, or nil.
@@ -319,7 +319,6 @@ func (l *Leg) checkHiddenLimit(g *GPUFold, pre string, pm int) {
 			pre, strconv.FormatFloat(m.PMMaxPowerW, 'f', -1, 64), HiddenLimitPct, m.limits())
 	}
 }
-
 
 // driftMessages are the GPU's static drift messages: each static field
 // that changed, then a counter that went backwards or went missing.

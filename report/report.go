@@ -303,17 +303,20 @@ func PowerManaged(b *clocks.Block) string {
 		}
 		return fmt.Sprintf("%.1f%%", *x)
 	}
-	limit := func(x *float64) string {
-		if x == nil {
+	limit := func(side clocks.Side) string {
+		switch {
+		case side.PowerManagedPct == nil:
+			return "no recorded limit"
+		case side.EnforcedPowerLimitW == nil:
 			// The arm records limits, but its legs do not share one
 			// (clock.static_mismatch says which).
 			return "differing limits"
 		}
-		return num(*x) + " W"
+		return num(*side.EnforcedPowerLimitW) + " W"
 	}
-	at := "at " + limit(o.EnforcedPowerLimitW)
-	if l := limit(s.EnforcedPowerLimitW); l != limit(o.EnforcedPowerLimitW) {
-		at = fmt.Sprintf("at %s and %s", limit(o.EnforcedPowerLimitW), l)
+	at := "at " + limit(o)
+	if l := limit(s); l != limit(o) {
+		at = fmt.Sprintf("at %s and %s", limit(o), l)
 	}
 	out := fmt.Sprintf("free clock (no power cap) %s %s MHz, %s %s MHz; power-managed %s and %s of busy samples %s (median %s and %s MHz while power-managed): the engines' own draw under one limit, never a gate term",
 		o.Engine, mhz(o.MedianMHz), s.Engine, mhz(s.MedianMHz), pct(o.PowerManagedPct), pct(s.PowerManagedPct), at,

@@ -286,20 +286,18 @@ func (l *Leg) settlePoints(cs []candidate, f *Fold) {
 			}
 		}
 		if len(fit) != 1 {
-			names := make([]string, len(cs))
-			for i, c := range cs {
-				names[i] = c.name
-			}
-			what := "under neither"
-			if len(fit) > 1 {
-				what = "under both"
-			}
-			if len(cs) == 1 {
-				what = "not"
+			var how string
+			switch {
+			case len(cs) == 1:
+				how = fmt.Sprintf("under no zone: not under %s, which is UTC's too", cs[0].name)
+			case len(fit) == 0:
+				how = fmt.Sprintf("under neither %s nor %s", cs[0].name, cs[1].name)
+			default:
+				how = fmt.Sprintf("under both %s and %s, so which one the bench client stamped them in is unknown", cs[0].name, cs[1].name)
 			}
 			l.PointWarnings = append(l.PointWarnings, fmt.Sprintf(
-				"vLLM dates lie inside the clock window (%s to %s) %s %s, so no point of the leg has a window: record the points with clockgate mark",
-				f.FirstT, f.LastT, what, strings.Join(names, " nor ")))
+				"vLLM dates lie inside the clock window (%s to %s) %s; no point of the leg has a window: record the points with clockgate mark",
+				f.FirstT, f.LastT, how))
 			for _, p := range cs[0].points {
 				l.PointNotes[p] = "its vLLM date fits no one zone"
 			}

@@ -44,6 +44,7 @@ type Leg struct {
 	PointNotes    map[string]string
 	PointWarnings []string
 	pointsPath    string
+	noSource      string
 	evidence      *PointEvidence
 }
 

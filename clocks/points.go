@@ -170,9 +170,12 @@ func (l *Leg) pointCandidates(ev *PointEvidence, rec *Record) []candidate {
 			c.points, c.spans = append(c.points, m.Point), append(c.spans, m.Span)
 		}
 		return []candidate{c}
-	case len(ev.Dates) == 0 || rec.Window.UTCOffsetS == nil:
+	case len(ev.Dates) == 0:
+		return nil
+	case rec.Window.UTCOffsetS == nil:
 		// A record written before the sampler recorded its zone cannot
 		// place a wall-clock date in time: the dates are not consulted.
+		l.noSource = "its clock record names no window.utc_offset_s (written before the sampler recorded its zone), so its vLLM dates cannot be placed in time"
 		return nil
 	}
 	l.PointSource = WindowVLLMDate
@@ -411,8 +414,10 @@ func ComparePoint(label string, ours, baseline *Arm) (*PointClock, *Reason, []Po
 				case why != "":
 				case l.PointSource == WindowMarks:
 					why = "no begin line for it in " + l.pointsPath
+				case l.noSource != "":
+					why = l.noSource
 				case l.PointSource == "":
-					why = "no clockgate mark lines and no usable vLLM date"
+					why = "no points file (clockgate mark) beside its stream and no vLLM result with a date (SGLang's results carry no time)"
 				default:
 					why = "no vLLM date for it"
 				}

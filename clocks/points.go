@@ -187,10 +187,8 @@ func (l *Leg) pointCandidates(ev *PointEvidence, rec *Record) []candidate {
 			l.PointNotes[d.Point] = d.NoWindow
 			continue
 		}
-		durNS := int64(math.Round(d.DurationS * 1e9))
-		if durNS <= MinPointDurationNS {
-			l.PointNotes[d.Point] = fmt.Sprintf("vLLM duration %g s ≤ %d s: the window [date + 1 s − duration, date − 1 s] is empty",
-				d.DurationS, MinPointDurationNS/int64(time.Second))
+		if _, why := DateSpan(d.Wall, time.UTC, d.DurationS); why != "" {
+			l.PointNotes[d.Point] = why
 			continue
 		}
 		for _, c := range []*candidate{&hc, &uc} {
@@ -198,9 +196,9 @@ func (l *Leg) pointCandidates(ev *PointEvidence, rec *Record) []candidate {
 			if c == &hc {
 				loc = host
 			}
-			at := time.Date(d.Wall.Year(), d.Wall.Month(), d.Wall.Day(), d.Wall.Hour(), d.Wall.Minute(), d.Wall.Second(), 0, loc).UnixNano()
+			sp, _ := DateSpan(d.Wall, loc, d.DurationS)
 			c.points = append(c.points, d.Point)
-			c.spans = append(c.spans, Span{From: at + dateSlackNS - durNS, To: at - dateSlackNS})
+			c.spans = append(c.spans, sp)
 		}
 	}
 	if len(hc.spans) == 0 {
@@ -550,4 +548,17 @@ func parseZone(w *obj) (*int, string) {
 		zone = f.Str
 	}
 	return off, zone
+}
+
+// DateSpan is the window a vLLM result's date and duration give, the date
+// read as a wall clock in loc: [date + 1 s − duration, date − 1 s]. A
+// duration of MinPointDurationNS or less gives none, and says why.
+func DateSpan(wall time.Time, loc *time.Location, durationS float64) (Span, string) {
+	durNS := int64(math.Round(durationS * 1e9))
+	if durNS <= MinPointDurationNS {
+		return Span{}, fmt.Sprintf("vLLM duration %g s ≤ %d s: the window [date + 1 s − duration, date − 1 s] is empty",
+			durationS, MinPointDurationNS/int64(time.Second))
+	}
+	at := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, loc).UnixNano()
+	return Span{From: at + dateSlackNS - durNS, To: at - dateSlackNS}, ""
 }

@@ -171,6 +171,9 @@ type goldenSide struct {
 		MedianMHz *float64 `json:"median_mhz"`
 		MeanMHz   *float64 `json:"mean_mhz"`
 		PowerW    *float64 `json:"power_w"`
+		// The power management, where the legs record a limit.
+		PowerManagedPct       *float64 `json:"power_managed_pct"`
+		PowerManagedMedianMHz *float64 `json:"power_managed_median_mhz"`
 	}
 }
 
@@ -511,6 +514,15 @@ func checkGPUTable(t *testing.T, where string, tb [][]string, ours, base string,
 	t.Helper()
 	wantHeader := []string{"position", ours + " GPU", base + " GPU", ours + " median MHz", base + " median MHz",
 		ours + " mean MHz", base + " mean MHz", "offset %", "mean offset %", ours + " power W", base + " power W"}
+	managed := false
+	for _, s := range []goldenSide{c.Ours, c.Baseline} {
+		for _, g := range s.GPUs {
+			managed = managed || g.PowerManagedPct != nil
+		}
+	}
+	if managed {
+		wantHeader = append(wantHeader, ours+" power-managed %", base+" power-managed %", ours+" power-managed median MHz", base+" power-managed median MHz")
+	}
 	if strings.Join(tb[0], ",") != strings.Join(wantHeader, ",") {
 		t.Errorf("%s: clock-per-GPU table header %q", where, tb[0])
 	}
@@ -526,6 +538,9 @@ func checkGPUTable(t *testing.T, where string, tb [][]string, ours, base string,
 	}
 	for r, row := range tb[1:] {
 		want := []string{strconv.Itoa(r), "—", "—", "—", "—", "—", "—", "—", "—", "—", "—"}
+		if managed {
+			want = append(want, "—", "—", "—", "—")
+		}
 		for k, s := range []goldenSide{c.Ours, c.Baseline} {
 			if r >= len(s.GPUs) {
 				continue
@@ -539,6 +554,9 @@ func checkGPUTable(t *testing.T, where string, tb [][]string, ours, base string,
 			want[3+k] = opt(g.MedianMHz, "%g")
 			want[5+k] = opt(g.MeanMHz, "%.2f")
 			want[9+k] = opt(g.PowerW, "%.1f")
+			if managed {
+				want[11+k], want[13+k] = opt(g.PowerManagedPct, "%.2f"), opt(g.PowerManagedMedianMHz, "%g")
+			}
 		}
 		for _, o := range c.GPUOffsets {
 			if o.Position == r {

@@ -440,6 +440,21 @@ var newScenarioWants = map[string]wantScenario{
 			codes: []string{clocks.CodeStaircase, clocks.CodeOffset, clocks.CodeLegIneligible, clocks.CodeLegIneligible}}},
 		fragments: []string{"spread over free samples", "record clocks_event_reasons_counters"},
 	},
+	"tp2-power-managed": {
+		comparisons: []wantRatio{{model: llama70, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+		extra: func(t *testing.T, s *summarize.Summary) {
+			wantGPUs(2, -1)(t, s)
+			b := s.Comparisons[0].Throughput.Clock
+			for _, side := range []clocks.Side{b.Ours, b.Baseline} {
+				for _, g := range side.GPUs {
+					if g.PowerManagedPct == nil || *g.PowerManagedPct < 30 || *g.MedianMHz != 1980 {
+						t.Errorf("%s GPU position %d: %+v", side.Engine, g.Position, g.ClockStats)
+					}
+				}
+			}
+		},
+	},
 	"power-thermal-start": {
 		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: []string{clocks.CodeThermalStart}}},
 		fragments:   []string{"fastengine 58 °C, vllm 64 °C (median over 2 and 2 legs): 6 °C apart > 3 °C"},

@@ -62,7 +62,7 @@ var mutations = []mutation{
 	{"R15", "the override waives leg state too", "clocks/compare.go",
 		"if HasClock(l.Reasons) {", "if HasClock(l.Reasons) && !allowCrossBoot {", clocksPkg},
 	{"R15b", "the override waives the staircase", "clocks/arm.go",
-		"if g.legs >= 2 && !spreadWithin(", "if g.legs >= 2 && !allowCrossBoot && !spreadWithin(", clocksPkg},
+		"if g.legs >= 2 && h.n > 0 && !spreadWithin(", "if g.legs >= 2 && h.n > 0 && !allowCrossBoot && !spreadWithin(", clocksPkg},
 	{"R16", "the cross-arm STATIC_FIELDS assertion removed", "clocks/compare.go",
 		"if len(diff) > 0 {", "if false {", clocksPkg},
 	{"R17", "a non-integer idle count accepted", "clocks/record.go",
@@ -75,11 +75,11 @@ var mutations = []mutation{
 	{"R20", "the override waives hardware identity", "clocks/compare.go",
 		"if len(diff) > 0 {", "if len(diff) > 0 && !allowCrossBoot {", clocksPkg},
 	{"R21", "the merged spread spans the first leg only", "clocks/arm.go",
-		"	for _, c := range f.Hist {\n", "	for _, c := range f.Hist {\n		if g.legs > 0 {\n			break\n		}\n", clocksPkg},
+		"	for _, c := range free {\n", "	for _, c := range free {\n		if g.legs > 0 {\n			break\n		}\n", clocksPkg},
 	{"R22", "busy samples not surfaced", "clocks/arm.go",
-		"out := ClockStats{BusySamples: st.n, IdleSamplesExcluded: g.idle}", "out := ClockStats{BusySamples: st.n * 0, IdleSamplesExcluded: g.idle}", clocksPkg},
+		"out := ClockStats{BusySamples: busy.n, IdleSamplesExcluded: g.idle}", "out := ClockStats{BusySamples: busy.n * 0, IdleSamplesExcluded: g.idle}", clocksPkg},
 	{"R23", "idle samples not surfaced", "clocks/arm.go",
-		"out := ClockStats{BusySamples: st.n, IdleSamplesExcluded: g.idle}", "out := ClockStats{BusySamples: st.n, IdleSamplesExcluded: 0}", clocksPkg},
+		"out := ClockStats{BusySamples: busy.n, IdleSamplesExcluded: g.idle}", "out := ClockStats{BusySamples: busy.n, IdleSamplesExcluded: 0}", clocksPkg},
 	{"X1", "spread evaluated below the busy floor", "clocks/leg.go",
 		"if h.n >= MinBusySamples && !spreadWithin(", "if !spreadWithin(", clocksPkg},
 	{"X2", "spread boundary made exclusive", "clocks/contract.go",
@@ -91,7 +91,7 @@ var mutations = []mutation{
 	{"X5", "persistence checked on nothing", "clocks/fold.go",
 		`if string(r.Persistence) != "Enabled" {`, "if false {", clocksPkg},
 	{"X6", "within-window drift ignored", "clocks/leg.go",
-		"if len(g.driftOrder) > 0 {", "if false {", clocksPkg},
+		"if msgs := g.driftMessages(); len(msgs) > 0 {", "if msgs := g.driftMessages(); false {", clocksPkg},
 	{"X7", "the partial window accepted", "clocks/leg.go",
 		"	case StopMaxDuration:\n", "	case \"never\":\n", clocksPkg},
 	{"X18", "the coverage check removed", "clocks/leg.go",
@@ -157,11 +157,11 @@ var mutations = []mutation{
 	{"G5", "arms of different GPU counts compared", "clocks/compare.go",
 		"if len(ours.gpus) != len(baseline.gpus) {", "if false && len(ours.gpus) != len(baseline.gpus) {", clocksPkg},
 	{"G6", "the offset of the first GPU position only", "clocks/compare.go",
-		"for k := range min(len(ours.gpus), len(baseline.gpus)) {", "for k := range min(len(ours.gpus), len(baseline.gpus), 1) {", clocksPkg},
+		"for k := range min(len(ours.gpus), len(baseline.gpus)) {\n		x, ok := compareGPU(", "for k := range min(len(ours.gpus), len(baseline.gpus), 1) {\n		x, ok := compareGPU(", clocksPkg},
 	{"G7", "leg checks on the first GPU only", "clocks/leg.go",
 		"	for _, g := range f.GPUs {\n		pre := \"\"", "	for _, g := range f.GPUs[:1] {\n		pre := \"\"", clocksPkg},
 	{"G8", "the staircase on GPU position 0 only", "clocks/arm.go",
-		"		for k, g := range a.gpus {\n			h := summarizeMap(g.hist)", "		for k, g := range a.gpus[:1] {\n			h := summarizeMap(g.hist)", clocksPkg},
+		"		for k, g := range a.gpus {\n			// The box's state across legs", "		for k, g := range a.gpus[:1] {\n			// The box's state across legs", clocksPkg},
 	{"G10", "coverage of the stream's rows, not of each GPU's", "clocks/fold.go",
 		"		take(g.gap, g.gapLine, g.gapFrom, g.gapTo)\n", "", clocksPkg},
 	{"G11", "a GPU unread at the window's end not counted", "clocks/fold.go",
@@ -171,7 +171,52 @@ var mutations = []mutation{
 	{"G13", "interval_s allowed ten times the spacing", "clocks/contract.go",
 		"MaxIntervalOfMeanGapPct = 110", "MaxIntervalOfMeanGapPct = 1000", clocksPkg},
 	{"G9", "the mean offset of a leg's samples read as its median", "clocks/arm.go",
-		"meanOffsetWithin(o.sumMHz, int64(oh.n), b.sumMHz, int64(bh.n))", "offsetWithin(oh.median2, bh.median2)", clocksPkg},
+		"meanOffsetWithin(o.freeSum, int64(oh.n), b.freeSum, int64(bh.n))", "offsetWithin(oh.median2, bh.median2)", clocksPkg},
+	// Power-managed clocks (SPEC §10.1): each check, and each threshold
+	// widened, with the bad input on either side.
+	{"P1", "SwPowerCap is power management even with no recorded limit", "clocks/leg.go",
+		"	if g.Managed != nil {\n		benign, benignNames = benign|SwPowerCapBit", "	if true {\n		benign, benignNames = benign|SwPowerCapBit", clocksPkg},
+	{"P2", "SwPowerCap at a recorded limit stays a throttle", "clocks/leg.go",
+		"benign, benignNames = benign|SwPowerCapBit,", "benign, benignNames = benign,", clocksPkg},
+	{"P3", "the free-sample floor removed", "clocks/leg.go",
+		"	case fh.n < MinFreeSamples:", "	case false:", clocksPkg},
+	{"P4", "the free-sample floor lowered to 29", "clocks/contract.go",
+		"MinFreeSamples = MinBusySamples", "MinFreeSamples = MinBusySamples - 1", clocksPkg},
+	{"P5", "the free spread removed", "clocks/leg.go",
+		"	case !spreadWithin(int64(fh.min), int64(fh.max), fh.median2):", "	case false:", clocksPkg},
+	{"P6", "the spread of a power-managed window over every busy sample", "clocks/leg.go",
+		"	case pm == 0:", "	case true:", clocksPkg},
+	{"P7", "a capped sample classified by its bits alone", "clocks/power.go",
+		"	if p.bitPM || p.advancedPrev || advancedNext && p.sm < p.max {", "	if p.bitPM {", clocksPkg},
+	{"P8", "a reading at the ceiling before a cap counted power-managed", "clocks/power.go",
+		"advancedNext && p.sm < p.max {", "advancedNext && p.sm <= p.max {", clocksPkg},
+	{"P9", "the free offset taken over every busy sample", "clocks/arm.go",
+		"	oh, bh := summarizeMap(o.free), summarizeMap(b.free)", "	oh, bh := summarizeMap(o.hist), summarizeMap(b.hist)", clocksPkg},
+	{"P10", "the staircase over every busy sample", "clocks/arm.go",
+		"			h := summarizeMap(g.free)", "			h := summarizeMap(g.hist)", clocksPkg},
+	{"P11", "the counters' non-benign time ignored", "clocks/power.go",
+		"	if len(parts) > 0 {\n		l.add(CodeThrottle", "	if false {\n		l.add(CodeThrottle", clocksPkg},
+	{"P12", "a counter going backwards ignored", "clocks/power.go",
+		"		if e.BackLine != 0 {", "		if false {", clocksPkg},
+	{"P13", "the hidden-limit check removed", "clocks/leg.go",
+		"	if pm > 0 {\n		l.checkHiddenLimit(g, pre, pm)", "	if false {\n		l.checkHiddenLimit(g, pre, pm)", clocksPkg},
+	{"P14", "the hidden-limit bound widened to 90%", "clocks/contract.go",
+		"HiddenLimitPct = 95", "HiddenLimitPct = 90", clocksPkg},
+	{"P15", "the thermal-start bound widened to 4 °C", "clocks/contract.go",
+		"MaxThermalStartDeltaC = 3", "MaxThermalStartDeltaC = 4", clocksPkg},
+	{"P16", "the thermal-start check removed", "clocks/compare.go",
+		"		if math.Abs(to-tb) <= MaxThermalStartDeltaC {", "		if true {", clocksPkg},
+	{"P17", "the power limits not compared across arms", "clocks/compare.go",
+		"				for _, name := range staticNames {", "				for _, name := range StaticFields {", clocksPkg},
+	{"P18", "the power limits not compared across an arm's legs", "clocks/arm.go",
+		"			for _, name := range staticNames {", "			for _, name := range StaticFields {", clocksPkg},
+	{"P19", "a limit changing within the window ignored", "clocks/fold.go",
+		"	if (r.HasPowerLimit || r.HasModuleLimit || g.Managed != nil || g.First.ModuleEnforcedPowerLimitW != nil) && !sameLimits(g.First, r) {",
+		"	if false {", clocksPkg},
+	{"P20", "the record's free clock not reconciled", "clocks/record.go",
+		"		bad = append(bad, reconcilePower(pre, rg, g)...)", "", clocksPkg},
+	{"P21", "the module limit left out of the lowest limit", "clocks/power.go",
+		"	if m.ModuleLimitW != nil && *m.ModuleLimitW < w {", "	if false {", clocksPkg},
 	{"B1", "a bench file's syntax error ends its reading", "summarize/benchread.go",
 		"		case more:\n			continue\n", "		case false:\n			continue\n", []string{"./summarize/"}},
 	{"B2", "the syntax errors read past raised by one", "summarize/benchread.go",
@@ -230,7 +275,7 @@ func main() {
 	// The unmutated suite must pass, or no kill means anything.
 	if *applies {
 		// Snippets only.
-	} else if out, ok := goTest(work, allPkgs(), *timeout); !ok {
+	} else if out, ok := goTest(work, allPkgs(*run), *timeout); !ok {
 		fatal(fmt.Errorf("the unmutated tests fail:\n%s", out))
 	}
 	fmt.Printf("| id | mutation | file | result | first failing test |\n|---|---|---|---|---|\n")
@@ -290,10 +335,15 @@ func firstFailure(out string) string {
 	return ""
 }
 
-func allPkgs() []string {
+// allPkgs are the packages the mutations whose id contains run are
+// judged by ("" for every mutation).
+func allPkgs(run string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, m := range mutations {
+		if !strings.Contains(m.id, run) {
+			continue
+		}
 		for _, p := range m.pkgs {
 			if !seen[p] {
 				seen[p] = true

@@ -57,7 +57,9 @@ func (p *pmProfile) apply(s *clocks.Sample, st *pmState, busy bool, k int, power
 		temp = st.temp
 	}
 	if busy {
-		power = p.freeW * (0.95 + 0.1*rng.Float64())
+		if p.freeW != 0 {
+			power = p.freeW * (0.95 + 0.1*rng.Float64())
+		}
 		if k%p.capEvery < p.capRun {
 			s.SMClockMHz = p.cappedLo + rng.IntN(p.cappedHi-p.cappedLo+1)
 			power = p.limitW - 2*rng.Float64()
@@ -162,6 +164,15 @@ var powerScenarios = []Scenario{
 			bits.counters = false
 			t.arm(llama, fastengine, 2, h100pm, bootH1, pmLeg(bits, free))
 			t.arm(llama, vllm, 2, h100pm, bootH1, pmLeg(bits, profile{min: 1605, med: 1980, max: 1980}))
+		}},
+	{Name: "tp2-power-managed",
+		About: "llama-3.1-70b-instruct tensor parallel on GPUs 0-1 of the 8 × H100 box (TP=2), every row with the 700 W limit, bits and counters: " +
+			"both GPUs of a step capped together, fastengine in 4 of every 10 busy seconds, vllm in 3; each GPU judged on its free samples, both " +
+			"ratios ESTABLISHED, the per-GPU table giving each position's power-managed share",
+		build: func(t *tree) {
+			// Twice the grid's prompts, so that each GPU keeps 30 free samples.
+			t.tpArm(llama70, fastengine, 2, []int{0, 1}, func(l *leg) { l.pm = serving(4); l.pm.freeW = 0; l.busy = derivedBusy(l, 2) })
+			t.tpArm(llama70, vllm, 2, []int{0, 1}, func(l *leg) { l.pm = serving(3); l.pm.freeW = 0; l.busy = derivedBusy(l, 2) })
 		}},
 	{Name: "power-thermal-start",
 		About: "both arms power-managed at 700 W in one pattern; fastengine's legs start at 58 °C, vllm's at 64 °C (a GPU still warm from " +

@@ -111,6 +111,7 @@ func (l *leg) tpSamples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 	var out []clocks.Sample
 	t := l.start.Add(time.Duration(100+rng.IntN(800)) * time.Millisecond)
 	n := 0
+	pms := make([]pmState, len(gpus))
 	add := func(busy bool) {
 		for k, g := range gpus {
 			s := clocks.Sample{
@@ -137,6 +138,10 @@ func (l *leg) tpSamples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 				power = l.gpu.idlePowerW * (0.95 + 0.1*rng.Float64())
 			}
 			tc := math.Round(temp[k])
+			if l.pm != nil {
+				// The GPUs of a tensor-parallel step hit the cap together.
+				power, tc = l.pm.apply(&s, &pms[k], busy, n, power, tc, rng)
+			}
 			pw := math.Round(power*100) / 100
 			s.TemperatureGPUC, s.PowerDrawW = &tc, &pw
 			out = append(out, s)

@@ -242,3 +242,14 @@ func TestPointOffset(t *testing.T) {
 		t.Errorf("judged %v, reason %v, missing %+v", pc.Judged, r, missing)
 	}
 }
+
+// Where a leg has marks, its vLLM dates are not consulted: a date that
+// would give 8/inf a window gives none, and the zone rule is not run.
+func TestMarksWinOverDates(t *testing.T) {
+	ev := &PointEvidence{MarksPath: "p.points.jsonl", Marks: []Mark{{Point: "1/inf", Span: Span{at(10), at(40)}}},
+		Dates: []DatePoint{{Point: "1/inf", Wall: wall(at(80), 0), DurationS: 30}, {Point: "8/inf", Wall: wall(at(80), 0), DurationS: 30}}}
+	l := pointLeg(t, "r1", window(boot13, flat(2470, 100), 0), ev, ptr(0), "")
+	if l.PointSource != WindowMarks || len(l.Points) != 1 || busyN(l.Points["1/inf"]) != 31 || l.Points["1/inf"].Source != WindowMarks {
+		t.Fatalf("source %q, windows %v", l.PointSource, l.SortedPointLabels())
+	}
+}

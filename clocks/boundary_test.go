@@ -320,7 +320,7 @@ func TestIntegerBoundsEveryKey(t *testing.T) {
 			sameStream(t, append(line, '\n'))
 		}
 		// At the ceiling, with a defect in a key checked after it.
-		later, defect := "pstate: empty string", func(s *Sample) { s.PState = "" }
+		later, defect := "throttle_reasons_active: empty string", func(s *Sample) { s.ThrottleReasonsActive = "" }
 		switch c.key {
 		case "utilization_gpu_pct":
 			later, defect = "clocks_applications_graphics_mhz: want a positive integer, found 0", func(s *Sample) { s.ClocksApplicationsGraphicsMHz = ptr(0) }

@@ -222,7 +222,37 @@ func staticEdits() map[string]func(s *Sample) {
 		"driver_version":                   func(s *Sample) { s.DriverVersion = "580.160.01" },
 		"clocks_max_sm_mhz":                func(s *Sample) { s.ClocksMaxSMMHz = 3100 },
 		"clocks_applications_graphics_mhz": func(s *Sample) { s.ClocksApplicationsGraphicsMHz = ptr(2500) },
+		"vendor":                           amdify,
+		"perf_level":                       func(s *Sample) { amdify(s); s.PerfLevel = "DETERMINISM" },
+		"memory_partition":                 func(s *Sample) { amdify(s); s.MemoryPartition = "NPS4" },
 	}
+}
+
+// amdify makes s an AMD GPU's sample: its vendor keys, its XCD clocks (the
+// lowest its SM clock), no persistence mode or pstate, no applications
+// clock.
+func amdify(s *Sample) {
+	s.Vendor, s.PerfLevel, s.MemoryPartition = VendorAMD, "AUTO", "NPS1"
+	s.XCDClocksMHz = []int{s.SMClockMHz + 20, s.SMClockMHz, s.SMClockMHz + 40}
+	s.PersistenceMode, s.PState, s.ClocksApplicationsGraphicsMHz = "", "", nil
+}
+
+// staticFragment is where a reason names the field: first for every
+// field but vendor, whose edit (an AMD sample) changes fields before it.
+func staticFragment(prefix, field string) string {
+	if field == "vendor" {
+		return `; vendor: `
+	}
+	return prefix + field + ": "
+}
+
+// staticBase is the window a static field's edit is made against: an AMD
+// one for the fields only AMD samples have.
+func staticBase(field string, ss []*Sample) []*Sample {
+	if field == "perf_level" || field == "memory_partition" {
+		return edited(ss, amdify)
+	}
+	return ss
 }
 
 func edited(ss []*Sample, edit func(*Sample)) []*Sample {
@@ -236,9 +266,9 @@ func TestStaticMismatchAcrossLegs(t *testing.T) {
 	for _, field := range StaticFields {
 		t.Run(field, func(t *testing.T) {
 			for _, allow := range []bool{false, true} {
-				a := arm(t, "ours", allow, flatWindow(boot13, 2190), edited(flatWindow(boot13, 2190), staticEdits()[field]))
+				a := arm(t, "ours", allow, staticBase(field, flatWindow(boot13, 2190)), edited(flatWindow(boot13, 2190), staticEdits()[field]))
 				wantCodes(t, a.Reasons, CodeStaticMismatch)
-				wantReason(t, a.Reasons, CodeStaticMismatch, "arm ours legs differ in STATIC_FIELDS: "+field+": ", "(r1)", "(r2)")
+				wantReason(t, a.Reasons, CodeStaticMismatch, "arm ours legs differ in STATIC_FIELDS: ", staticFragment("STATIC_FIELDS: ", field), "(r1)", "(r2)")
 			}
 		})
 	}
@@ -252,10 +282,10 @@ func TestHardwareMismatchEachField(t *testing.T) {
 				if allow {
 					boot = boot2F // under the override the boots differ too
 				}
-				b := Compare(arm(t, "ours", allow, flatWindow(boot13, 2190)),
+				b := Compare(arm(t, "ours", allow, staticBase(field, flatWindow(boot13, 2190))),
 					arm(t, "vllm", allow, edited(flatWindow(boot, 2190), staticEdits()[field])), allow)
 				wantCodes(t, b.Reasons, CodeHardwareMismatch)
-				wantReason(t, b.Reasons, CodeHardwareMismatch, "arms are not on one machine: "+field+": ours ")
+				wantReason(t, b.Reasons, CodeHardwareMismatch, "arms are not on one machine: ", staticFragment("machine: ", field)+"ours ")
 				if b.Established {
 					t.Fatal("established across machines")
 				}

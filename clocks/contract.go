@@ -110,8 +110,12 @@ const MaxOffsetPct = float64(MaxOffsetBasisPoints) / 100
 
 // StaticFields are the fields that name one machine and one driver. They must
 // be constant within a window, across the legs of an arm, and across the two
-// arms of a ratio, also under the cross-boot override.
-var StaticFields = []string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz"}
+// arms of a ratio, also under the cross-boot override. vendor (absent for
+// NVIDIA), perf_level (the nearest thing AMD has to an applications clock)
+// and memory_partition (NPS1, NPS4) are an AMD GPU's: an NVIDIA arm has none,
+// so an AMD arm against an NVIDIA arm is a hardware mismatch.
+var StaticFields = []string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
+	"vendor", "perf_level", "memory_partition"}
 
 // PowerStaticFields join StaticFields wherever a stream records them
 // (SPEC §10.1): a window, an arm's legs and the two arms of a ratio must
@@ -132,6 +136,18 @@ var throttleBitNames = map[uint64]string{
 	0x100: "DisplayClockSetting",
 	0x200: "BoardLimit",
 	0x400: "Reliability",
+}
+
+// AMDThrottleBits are the bits clockgate derives for an AMD GPU from
+// amd-smi's violation accumulators (metric --violation, or -T/--throttle on
+// ROCm 6.x), a bit set in a reading when its cause's accumulator advanced
+// since the reading before; amdBitNames says which cause each is.
+const AMDThrottleBits = 0x4 | 0x8 | 0x40
+
+var amdBitNames = map[uint64]string{
+	0x4:  "SwPowerCap (power: PPT, PVIOL)",
+	0x8:  "HwSlowdown (PROCHOT)",
+	0x40: "HwThermal (thermal: socket, VR or HBM, TVIOL)",
 }
 
 // ThrottleBitName names one throttle bit, or says it is unknown.

@@ -223,13 +223,33 @@ func sampleStatic(s *Sample) [1 + len(staticNames)]string {
 		fmt.Sprintf("%q", s.DriverVersion),
 		fmt.Sprint(s.ClocksMaxSMMHz),
 		intOrNull(s.ClocksApplicationsGraphicsMHz),
+		vendorName(s.Vendor),
+		strOrNull(s.PerfLevel),
+		strOrNull(s.MemoryPartition),
 		wattsOrAbsent(s.EnforcedPowerLimitW),
 		wattsOrAbsent(s.ModuleEnforcedPowerLimitW),
 	}
 }
 
 var driftNames = [...]string{"boot_id", "gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
-	"enforced_power_limit_w", "module_enforced_power_limit_w"}
+	"vendor", "perf_level", "memory_partition", "enforced_power_limit_w", "module_enforced_power_limit_w"}
+
+// vendorName prints a sample's or record's vendor for messages: "amd", or
+// nvidia for the absent key.
+func vendorName(v string) string {
+	if v == "" {
+		return `"nvidia"`
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// strOrNull prints an optional string field for messages: quoted, or null.
+func strOrNull(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return fmt.Sprintf("%q", s)
+}
 
 // sameLimits reports whether the row's power limits are the GPU's first
 // sample's: both absent, or both the same number of W.
@@ -264,6 +284,7 @@ func (f *Fold) Add(s *Sample, line int) {
 	if s.ClocksMemMHz != nil {
 		r.HasClocksMem, r.ClocksMemMHz = true, *s.ClocksMemMHz
 	}
+	r.Vendor, r.PerfLevel, r.MemoryPartition, r.XCDClocksMHz = []byte(s.Vendor), []byte(s.PerfLevel), []byte(s.MemoryPartition), s.XCDClocksMHz
 	r.HasThrottleField, r.ThrottleField = s.ThrottleField != "", []byte(s.ThrottleField)
 	if s.EnforcedPowerLimitW != nil {
 		r.HasPowerLimit, r.PowerLimitW = true, *s.EnforcedPowerLimitW
@@ -307,7 +328,8 @@ func (f *Fold) AddRow(r *Row, line int) {
 		s.GPUUUID != string(r.GPUUUID) || s.DriverVersion != string(r.DriverVersion) ||
 		s.ClocksMaxSMMHz != r.ClocksMaxSMMHz ||
 		(s.ClocksApplicationsGraphicsMHz == nil) != r.AppsNull ||
-		(!r.AppsNull && *s.ClocksApplicationsGraphicsMHz != r.AppsMHz):
+		(!r.AppsNull && *s.ClocksApplicationsGraphicsMHz != r.AppsMHz) ||
+		s.Vendor != string(r.Vendor) || s.PerfLevel != string(r.PerfLevel) || s.MemoryPartition != string(r.MemoryPartition):
 		g.driftAt(r.Sample(), line)
 	default:
 		g.sameStatic = r.StaticID
@@ -315,7 +337,8 @@ func (f *Fold) AddRow(r *Row, line int) {
 	if (r.HasPowerLimit || r.HasModuleLimit || g.Managed != nil || g.First.ModuleEnforcedPowerLimitW != nil) && !sameLimits(g.First, r) {
 		g.driftAt(r.Sample(), line)
 	}
-	if string(r.Persistence) != "Enabled" {
+	// AMD GPUs have no persistence mode: the check does not apply to them.
+	if string(r.Persistence) != "Enabled" && !r.AMD() {
 		if g.persistBad == 0 {
 			g.persistFirst, g.persistFirstVal = line, string(r.Persistence)
 		}
@@ -628,6 +651,9 @@ func (g *GPUFold) record() GPU {
 		ThrottleReasonsActive:         g.throttleList(),
 		PersistenceMode:               g.First.PersistenceMode,
 		IdleSamplesExcluded:           g.Idle,
+		Vendor:                        g.First.Vendor,
+		PerfLevel:                     g.First.PerfLevel,
+		MemoryPartition:               g.First.MemoryPartition,
 	}
 	if h.n > 0 {
 		mn, mx := h.min, h.max

@@ -3,6 +3,7 @@ package clocks
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -14,6 +15,7 @@ func FuzzParseSample(f *testing.F) {
 	s := h100(0, boot2F, 345, 0)
 	s.ThrottleReasonsActive = "0x0000000000000001"
 	f.Add(s.AppendJSON(nil))
+	f.Add(mi300x(0, boot13, 2080, 97).AppendJSON(nil))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		s, err := ParseSample(line)
 		if err != nil {
@@ -24,6 +26,12 @@ func FuzzParseSample(f *testing.F) {
 		}
 		if _, err := ParseThrottle(s.ThrottleReasonsActive); err != nil {
 			t.Fatalf("accepted bad throttle: %v", err)
+		}
+		if s.AMD() != (s.PersistenceMode == "") || s.AMD() != (s.XCDClocksMHz != nil) || s.Vendor != "" && !s.AMD() {
+			t.Fatalf("accepted a sample whose vendor keys disagree: %+v", s)
+		}
+		if s.AMD() && slices.Min(s.XCDClocksMHz) != s.SMClockMHz {
+			t.Fatalf("accepted an AMD sample whose lowest XCD is not its SM clock: %+v", s)
 		}
 		again, err := ParseSample(s.AppendJSON(nil))
 		if err != nil || !bytes.Equal(again.AppendJSON(nil), s.AppendJSON(nil)) {
@@ -62,6 +70,7 @@ func FuzzFoldStream(f *testing.F) {
 	f.Add(streamOf(cleanWindow(bootF6)[:8]))
 	f.Add(streamOf(window(boot13, []int{2190, 2200}, 2)))
 	f.Add([]byte(specSample + "\n" + specSample))
+	f.Add(streamOf(amdWindow(boot13, []int{2080, 2090, 2080}, 1)))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		sameFold(t, stream)
 		fold, err := FoldStream(bytes.NewReader(stream))

@@ -256,7 +256,8 @@ func (l *Leg) checkGPU(g *GPUFold, pre string) {
 	case !spreadWithin(int64(fh.min), int64(fh.max), fh.median2):
 		msg := fmt.Sprintf("%sspread over free samples %.2f%% > %.1f%%: min %d, median %s, max %d MHz, n=%d free of %d busy (%d power-managed, at %s, excluded)",
 			pre, spreadPct(int64(fh.min), int64(fh.max), fh.median2), MaxSpreadPct, fh.min, fmtMedian(fh.median2), fh.max, fh.n, h.n, pm, g.Managed.limits())
-		if g.Events == nil {
+		if g.Events == nil && !g.First.AMD() {
+			// (AMD's bits come from accumulators read between readings.)
 			msg += "; the stream has no event counters, so a power-managed dip between two readings looks free: record clocks_event_reasons_counters (nvidia-smi from driver 590, or NVML) to tell them apart"
 		}
 		l.add(CodeSpread, "%s", msg)
@@ -269,7 +270,13 @@ func (l *Leg) checkGPU(g *GPUFold, pre string) {
 	if g.Managed != nil {
 		benign, benignNames = benign|SwPowerCapBit, benignNames+"; SwPowerCap is power management at the recorded limit"
 	}
-	if bad := seen &^ benign; bad != 0 {
+	if bad := seen &^ benign; bad != 0 && g.First.AMD() {
+		// AMD has no benign bits: every bit is one clockgate derived from
+		// an amd-smi violation accumulator that advanced (power-cap time
+		// at a recorded limit is power management).
+		l.add(CodeThrottle, "%sviolation bits in busy samples: %s (seen %s; derived from amd-smi's violation accumulators advancing between readings: %s)",
+			pre, nameAMDBits(bad), strings.Join(g.throttleList(), ", "), nameAMDBits(AMDThrottleBits))
+	} else if bad != 0 {
 		l.add(CodeThrottle, "%snon-benign throttle bits in busy samples: %s (seen %s; benign mask %s: %s)",
 			pre, nameBits(bad), strings.Join(g.throttleList(), ", "), FormatThrottle(benign), benignNames)
 	}
@@ -328,6 +335,21 @@ func fmtMedian(median2 int64) string {
 }
 
 // nameBits names every set bit: "0x0000000000000004 SwPowerCap, …".
+// nameAMDBits names the bits of set as clockgate derives them for AMD GPUs.
+func nameAMDBits(set uint64) string {
+	var parts []string
+	for set != 0 {
+		b := set & -set
+		set &^= b
+		name, ok := amdBitNames[b]
+		if !ok {
+			name = "unknown"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", FormatThrottle(b), name))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func nameBits(set uint64) string {
 	var parts []string
 	for set != 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,23 @@ func oracleSample(line []byte) (s *Sample, col int, err error) {
 
 func sampleFromObject(v *strictjson.Value) (*Sample, error) {
 	o := obj{v: v}
+	vf, hasVendor := v.Fields["vendor"]
+	amd := hasVendor && vf.Kind == strictjson.String && vf.Str == VendorAMD
+	// AMD GPUs have no persistence mode or pstate: null for them, a
+	// string for every other GPU.
+	mode := func(key string) string {
+		f := o.get(key)
+		switch {
+		case f == nil:
+			return ""
+		case amd && f.Kind != strictjson.Null:
+			o.fail(key, `want null for vendor "amd" (AMD GPUs have none), found %s`, f.Describe())
+			return ""
+		case amd:
+			return ""
+		}
+		return o.str(key)
+	}
 	s := &Sample{
 		T:                     o.str("t"),
 		BootID:                o.str("boot_id"),
@@ -47,8 +65,8 @@ func sampleFromObject(v *strictjson.Value) (*Sample, error) {
 		SMClockMHz:            o.intMin("sm_clock_mhz", 1),
 		ClocksMaxSMMHz:        o.intMin("clocks_max_sm_mhz", 1),
 		ThrottleReasonsActive: o.str("throttle_reasons_active"),
-		PersistenceMode:       o.str("persistence_mode"),
-		PState:                o.str("pstate"),
+		PersistenceMode:       mode("persistence_mode"),
+		PState:                mode("pstate"),
 		UtilizationGPUPct:     o.intMin("utilization_gpu_pct", 0),
 	}
 	s.ClocksApplicationsGraphicsMHz = o.intOrNull("clocks_applications_graphics_mhz", 1)
@@ -74,6 +92,67 @@ func sampleFromObject(v *strictjson.Value) (*Sample, error) {
 		} else {
 			s.ThrottleField = f.Str
 		}
+	}
+	if hasVendor && !amd && o.err == nil {
+		if vf.Kind != strictjson.String {
+			o.fail("vendor", "want a string, found %s", vf.Describe())
+		} else {
+			o.fail("vendor", `want "amd" (NVIDIA samples have no vendor key), found %s`, vf.Describe())
+		}
+	}
+	amdString := func(key string, required bool) string {
+		f, ok := v.Fields[key]
+		switch {
+		case !ok && amd && required:
+			o.fail(key, `missing: every AMD GPU's sample (vendor "amd") has it`)
+		case !ok:
+		case f.Kind != strictjson.String:
+			o.fail(key, "want a string, found %s", f.Describe())
+		case !amd:
+			o.fail(key, `only an AMD GPU's sample (vendor "amd") has it`)
+		case f.Str == "":
+			o.fail(key, "empty string")
+		default:
+			return f.Str
+		}
+		return ""
+	}
+	s.Vendor = map[bool]string{true: VendorAMD}[amd]
+	s.PerfLevel = amdString("perf_level", true)
+	s.MemoryPartition = amdString("memory_partition", false)
+	switch f, ok := v.Fields["xcd_clocks_mhz"]; {
+	case !ok && amd:
+		o.fail("xcd_clocks_mhz", `missing: every AMD GPU's sample (vendor "amd") has it`)
+	case !ok:
+	case f.Kind != strictjson.Array:
+		o.fail("xcd_clocks_mhz", "want an array of integers, found %s", f.Describe())
+	case !amd:
+		o.fail("xcd_clocks_mhz", `only an AMD GPU's sample (vendor "amd") has it`)
+	case len(f.Elems) == 0:
+		o.fail("xcd_clocks_mhz", "empty array: want the GFX clock of every XCD")
+	default:
+		clocks := []int{}
+		for i, e := range f.Elems {
+			n, isInt := e.Int()
+			switch {
+			case e.Kind != strictjson.Number:
+				o.fail("xcd_clocks_mhz", "element %d: want a positive integer, found %s", i, e.Describe())
+			case !isInt:
+				o.fail("xcd_clocks_mhz", "element %d: want a positive integer, found %s", i, e.Describe())
+			case n < 1 || n > maxSampleInt:
+				o.fail("xcd_clocks_mhz", "element %d: want a positive integer, found %d", i, n)
+			}
+			if o.err != nil {
+				break
+			}
+			clocks = append(clocks, int(n))
+		}
+		if o.err == nil {
+			if lowest := slices.Min(clocks); lowest != s.SMClockMHz {
+				o.fail("xcd_clocks_mhz", "lowest XCD clock %d MHz, but sm_clock_mhz is %d: it must be the lowest of them", lowest, s.SMClockMHz)
+			}
+		}
+		s.XCDClocksMHz = clocks
 	}
 	for _, k := range []string{"enforced_power_limit_w", "module_enforced_power_limit_w"} {
 		w := o.optFloat(k)
@@ -227,7 +306,9 @@ func TestOracleSeesTheSameKeys(t *testing.T) {
 	for _, k := range keyNames {
 		keys = append(keys, k)
 	}
-	line := string(gb10(0, boot13, 2470, 97).AppendJSON(nil))
+	amd := gb10(0, boot13, 2470, 97)
+	amdify(amd)
+	line := string(gb10(0, boot13, 2470, 97).AppendJSON(nil)) + string(amd.AppendJSON(nil))
 	for _, k := range keys {
 		if keyOf([]byte(k)) < 0 {
 			t.Errorf("key %s not found", k)

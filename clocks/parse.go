@@ -25,6 +25,8 @@ type lineParser struct {
 	// lastThrottle is the last throttle bit set read, and lastBits its value.
 	lastThrottle []byte
 	lastBits     uint64
+	// xcd holds an AMD sample's XCD clocks, read from the array's text.
+	xcd []int
 }
 
 // lineState is what the parser knows of the line being read.
@@ -434,6 +436,10 @@ func quickKey(b []byte) int {
 		cands = keysE[:]
 	case 'm':
 		cands = keysM[:]
+	case 'v':
+		cands = keysV[:]
+	case 'x':
+		cands = keysX[:]
 	}
 	for _, k := range cands {
 		n := len(keyNames[k])
@@ -452,10 +458,12 @@ var (
 	keysD = [...]int{kDriverVersion}
 	keysS = [...]int{kSMClock}
 	keysC = [...]int{kClocksMaxSM, kApps, kClocksMem}
-	keysP = [...]int{kPersistence, kPState, kPower}
+	keysP = [...]int{kPersistence, kPState, kPower, kPerfLevel}
 	keysU = [...]int{kUtilization}
 	keysE = [...]int{kPowerLimit, kCounters}
-	keysM = [...]int{kModuleLimit}
+	keysM = [...]int{kModuleLimit, kMemoryPartition}
+	keysV = [...]int{kVendor}
+	keysX = [...]int{kXCDClocks}
 )
 
 // otherKey notes a key a sample does not have, refusing it twice.
@@ -477,7 +485,13 @@ func (p *lineParser) member(key int) error {
 		c = p.b[p.i]
 	}
 	switch key {
-	case kT, kBootID, kGPUUUID, kGPUName, kDriverVersion, kThrottle, kPersistence, kPState, kThrottleField:
+	case kT, kBootID, kGPUUUID, kGPUName, kDriverVersion, kThrottle, kPersistence, kPState, kThrottleField,
+		kVendor, kPerfLevel, kMemoryPartition:
+		if c == 'n' && (key == kPersistence || key == kPState) {
+			// Null is what an AMD sample has; fields says whether this
+			// one may.
+			return p.null(key)
+		}
 		if c != '"' {
 			return p.wrongType(key)
 		}
@@ -514,6 +528,17 @@ func (p *lineParser) member(key int) error {
 			return p.counters()
 		}
 		return p.wrongType(key)
+	case kXCDClocks:
+		if c != '[' {
+			return p.wrongType(key)
+		}
+		// Kept as written; fields reads its elements.
+		start := p.i
+		if err := p.skipNumbers(); err != nil {
+			return err
+		}
+		p.strs[key] = p.b[start:p.i]
+		return nil
 	}
 	// The integer keys.
 	if c == 'n' && (key == kApps || key == kClocksMem) {
@@ -559,6 +584,8 @@ func (p *lineParser) wrongType(key int) error {
 		want = "want a number, found "
 	case kGPUIndex, kSMClock, kClocksMaxSM, kUtilization, kApps, kClocksMem:
 		want = "want an integer, found "
+	case kXCDClocks:
+		want = "want an array of integers, found "
 	}
 	p.bad[key], p.hasBad = want+desc, true
 	return nil
@@ -749,6 +776,41 @@ func (p *lineParser) skipArray(depth int) error {
 	for {
 		p.ws()
 		if _, _, err := p.value(depth + 1); err != nil {
+			return err
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return p.errf("unexpected end of input in an array")
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return nil
+		default:
+			return p.errf("want ',' or ']' in an array, found %s", p.peekDesc())
+		}
+	}
+}
+
+// skipNumbers is skipArray(1) for an array of numbers, which it reads
+// without describing each (a described value costs an allocation); any
+// other element is read as skipArray reads it, with the same errors.
+func (p *lineParser) skipNumbers() error {
+	p.i++ // [
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return nil
+	}
+	for {
+		p.ws()
+		if p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] >= '0' && p.b[p.i] <= '9') {
+			if _, err := p.number(); err != nil {
+				return err
+			}
+		} else if _, _, err := p.value(2); err != nil {
 			return err
 		}
 		p.ws()
@@ -983,6 +1045,13 @@ func (p *lineParser) number() (num, error) {
 // requiredKeys are the keys every sample has.
 const requiredKeys = 1<<kTemperature - 1
 
+// amdKeys are the keys only an AMD GPU's sample has; a line with any of
+// them, or with a null persistence_mode or pstate, is checked key by key.
+const (
+	amdKeys   = 1<<kVendor | 1<<kPerfLevel | 1<<kMemoryPartition | 1<<kXCDClocks
+	nullModes = 1<<kPersistence | 1<<kPState
+)
+
 // fields checks the sample's keys in key order and fills the row's typed
 // values; the first defect is the error, naming its key.
 func (p *lineParser) fields() error {
@@ -991,6 +1060,12 @@ func (p *lineParser) fields() error {
 	r.DriverVersion, r.Throttle, r.Persistence, r.PState = p.strs[kDriverVersion], p.strs[kThrottle], p.strs[kPersistence], p.strs[kPState]
 	if p.seen&(1<<kThrottleField) != 0 {
 		r.HasThrottleField, r.ThrottleField = true, p.strs[kThrottleField]
+	}
+	if p.null_&(1<<kPersistence) != 0 {
+		r.Persistence = nil
+	}
+	if p.null_&(1<<kPState) != 0 {
+		r.PState = nil
 	}
 	r.AppsNull = p.null_&(1<<kApps) != 0
 	if p.hasFloat&(1<<kTemperature) != 0 {
@@ -1009,7 +1084,7 @@ func (p *lineParser) fields() error {
 		r.HasCounters, r.Counters = true, p.counterVals
 	}
 	ints := &p.ints
-	if p.seen&requiredKeys != requiredKeys || p.hasBad ||
+	if p.seen&requiredKeys != requiredKeys || p.hasBad || p.seen&amdKeys != 0 || p.null_&nullModes != 0 ||
 		len(r.T) == 0 || len(r.BootID) == 0 || len(r.GPUUUID) == 0 || len(r.GPUName) == 0 ||
 		len(r.DriverVersion) == 0 || len(r.Throttle) == 0 || len(r.Persistence) == 0 || len(r.PState) == 0 ||
 		uint64(ints[kGPUIndex]) > maxSampleInt || uint64(ints[kUtilization]) > maxSampleInt ||
@@ -1034,6 +1109,80 @@ func (p *lineParser) fields() error {
 	if p.intBits&(1<<kClocksMem) != 0 {
 		r.HasClocksMem, r.ClocksMemMHz = true, int(ints[kClocksMem])
 	}
+	if p.seen&amdKeys != 0 {
+		// Only an AMD sample gets here (firstDefect refused any other).
+		r.Vendor, r.PerfLevel = p.strs[kVendor], p.strs[kPerfLevel]
+		if p.seen&(1<<kMemoryPartition) != 0 {
+			r.MemoryPartition = p.strs[kMemoryPartition]
+		}
+		r.XCDClocksMHz = p.xcd
+	}
+	return nil
+}
+
+// amd reports whether the line is an AMD GPU's sample: its vendor key a
+// string "amd".
+func (p *lineParser) amd() bool {
+	return p.seen&(1<<kVendor) != 0 && p.bad[kVendor] == "" && string(p.strs[kVendor]) == VendorAMD
+}
+
+// onlyAMD is the defect of an AMD key in another vendor's sample.
+const onlyAMD = `only an AMD GPU's sample (vendor "amd") has it`
+
+// missingAMD is the defect of an AMD sample without one of its keys.
+const missingAMD = `missing: every AMD GPU's sample (vendor "amd") has it`
+
+// describeString describes a string value as strictjson.Value.Describe
+// does, for messages.
+func describeString(b []byte) string {
+	s := string(b)
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return "string " + strconv.Quote(s)
+}
+
+// xcdClocks reads the elements of the line's xcd_clocks_mhz array, whose
+// text is valid JSON already, into p.xcd: each a clock in MHz, the lowest
+// of them sm_clock_mhz.
+func (p *lineParser) xcdClocks() error {
+	b, i := p.b, p.i
+	defer func() { p.b, p.i = b, i }()
+	p.b, p.i = p.strs[kXCDClocks], 1
+	p.xcd = p.xcd[:0]
+	p.ws()
+	if p.b[p.i] == ']' {
+		return fieldError(kXCDClocks, "empty array: want the GFX clock of every XCD")
+	}
+	lowest := 0
+	for n := 0; ; n++ {
+		p.ws()
+		at := p.i
+		if c := p.b[p.i]; c == '-' || c >= '0' && c <= '9' {
+			v, _ := p.number() // valid: the array was read whole
+			switch {
+			case !v.isInt:
+				return fieldError(kXCDClocks, fmt.Sprintf("element %d: want a positive integer, found number %s", n, p.b[at:p.i]))
+			case v.int < 1 || v.int > maxSampleInt:
+				return fieldError(kXCDClocks, fmt.Sprintf("element %d: want a positive integer, found %d", n, v.int))
+			}
+			p.xcd = append(p.xcd, int(v.int))
+			if n == 0 || int(v.int) < lowest {
+				lowest = int(v.int)
+			}
+		} else {
+			_, desc, _ := p.value(2)
+			return fieldError(kXCDClocks, fmt.Sprintf("element %d: want a positive integer, found %s", n, desc))
+		}
+		p.ws()
+		if p.b[p.i] == ']' {
+			break
+		}
+		p.i++ // ','
+	}
+	if sm := int(p.ints[kSMClock]); lowest != sm {
+		return fieldError(kXCDClocks, fmt.Sprintf("lowest XCD clock %d MHz, but sm_clock_mhz is %d: it must be the lowest of them", lowest, sm))
+	}
 	return nil
 }
 
@@ -1041,6 +1190,7 @@ func (p *lineParser) fields() error {
 // to the checks of values against each other; nil when there is none
 // before them (a defect of an optional key comes after those).
 func (p *lineParser) firstDefect() error {
+	amd := p.amd()
 	for k := 0; k < numKeys; k++ {
 		present := p.seen&(1<<k) != 0
 		switch {
@@ -1048,11 +1198,38 @@ func (p *lineParser) firstDefect() error {
 			return fieldError(k, "missing")
 		case p.bad[k] != "":
 			return fieldError(k, p.bad[k])
+		case !present && amd && (k == kPerfLevel || k == kXCDClocks):
+			return fieldError(k, missingAMD)
 		case !present:
 			continue
 		}
 		switch k {
-		case kT, kBootID, kGPUUUID, kGPUName, kDriverVersion, kThrottle, kPersistence, kPState:
+		case kPersistence, kPState:
+			null := p.null_&(1<<k) != 0
+			switch {
+			case null && !amd:
+				return fieldError(k, "want a string, found null")
+			case !null && amd:
+				return fieldError(k, `want null for vendor "amd" (AMD GPUs have none), found `+describeString(p.strs[k]))
+			case !null && len(p.strs[k]) == 0:
+				return fieldError(k, "empty string")
+			}
+		case kVendor:
+			if !amd {
+				return fieldError(k, `want "amd" (NVIDIA samples have no vendor key), found `+describeString(p.strs[k]))
+			}
+		case kPerfLevel, kMemoryPartition, kXCDClocks:
+			switch {
+			case !amd:
+				return fieldError(k, onlyAMD)
+			case k == kXCDClocks:
+				if err := p.xcdClocks(); err != nil {
+					return err
+				}
+			case len(p.strs[k]) == 0:
+				return fieldError(k, "empty string")
+			}
+		case kT, kBootID, kGPUUUID, kGPUName, kDriverVersion, kThrottle:
 			if len(p.strs[k]) == 0 {
 				return fieldError(k, "empty string")
 			}

@@ -73,6 +73,12 @@ const (
 	kPower
 	kClocksMem
 	kThrottleField
+	// The keys of an AMD GPU's sample (vendor "amd").
+	kVendor
+	kPerfLevel
+	kMemoryPartition
+	kXCDClocks
+	// The power readings of a power-managed GPU (SPEC §10.1).
 	kPowerLimit
 	kModuleLimit
 	kCounters
@@ -87,6 +93,7 @@ var keyNames = [numKeys]string{
 	kTemperature: "temperature_gpu_c", kPower: "power_draw_w", kClocksMem: "clocks_mem_mhz",
 	kThrottleField: "throttle_field",
 	kPowerLimit:    "enforced_power_limit_w", kModuleLimit: "module_enforced_power_limit_w", kCounters: "event_counters_us",
+	kVendor: "vendor", kPerfLevel: "perf_level", kMemoryPartition: "memory_partition", kXCDClocks: "xcd_clocks_mhz",
 }
 
 // keyOf is the index of a sample key, or -1 for a key a sample does not have.
@@ -97,8 +104,11 @@ func keyOf(k []byte) int {
 			return kT
 		}
 	case 6:
-		if string(k) == "pstate" {
+		switch string(k) {
+		case "pstate":
 			return kPState
+		case "vendor":
+			return kVendor
 		}
 	case 7:
 		if string(k) == "boot_id" {
@@ -115,6 +125,10 @@ func keyOf(k []byte) int {
 		if string(k) == "gpu_index" {
 			return kGPUIndex
 		}
+	case 10:
+		if string(k) == "perf_level" {
+			return kPerfLevel
+		}
 	case 12:
 		switch string(k) {
 		case "sm_clock_mhz":
@@ -130,10 +144,15 @@ func keyOf(k []byte) int {
 			return kClocksMem
 		case "throttle_field":
 			return kThrottleField
+		case "xcd_clocks_mhz":
+			return kXCDClocks
 		}
 	case 16:
-		if string(k) == "persistence_mode" {
+		switch string(k) {
+		case "persistence_mode":
 			return kPersistence
+		case "memory_partition":
+			return kMemoryPartition
 		}
 	case 17:
 		switch string(k) {
@@ -190,8 +209,9 @@ type Row struct {
 	// Throttle is the throttle bit set as written; ThrottleBits its value.
 	Throttle     []byte
 	ThrottleBits uint64
-	Persistence  []byte
-	PState       []byte
+	// Persistence and PState are empty exactly when null (an AMD sample).
+	Persistence []byte
+	PState      []byte
 	// UtilizationGPUPct is 0 for an idle sample.
 	UtilizationGPUPct int
 
@@ -215,6 +235,13 @@ type Row struct {
 	HasCounters    bool
 	Counters       Counters
 
+	// An AMD GPU's keys, empty (nil) for NVIDIA: Vendor is "amd";
+	// XCDClocksMHz is valid until the next Scan, like the byte slices.
+	Vendor          []byte
+	PerfLevel       []byte
+	MemoryPartition []byte
+	XCDClocksMHz    []int
+
 	// StaticID, when not 0, says the row's identity fields (boot id, GPU
 	// name and UUID, driver, clocks.max.sm, applications clock) are, byte
 	// for byte, those of every other row of the same StaticID: the learned
@@ -225,6 +252,9 @@ type Row struct {
 
 // Idle reports whether the row priced no work (utilization 0%).
 func (r *Row) Idle() bool { return r.UtilizationGPUPct == 0 }
+
+// AMD reports whether the row is an AMD GPU's sample.
+func (r *Row) AMD() bool { return string(r.Vendor) == VendorAMD }
 
 // Sample copies the row out as a Sample.
 func (r *Row) Sample() *Sample {
@@ -242,6 +272,12 @@ func (r *Row) Sample() *Sample {
 		PState:                string(r.PState),
 		UtilizationGPUPct:     r.UtilizationGPUPct,
 		ThrottleField:         string(r.ThrottleField),
+		Vendor:                string(r.Vendor),
+		PerfLevel:             string(r.PerfLevel),
+		MemoryPartition:       string(r.MemoryPartition),
+	}
+	if r.XCDClocksMHz != nil {
+		s.XCDClocksMHz = append([]int{}, r.XCDClocksMHz...)
 	}
 	if !r.AppsNull {
 		s.ClocksApplicationsGraphicsMHz = ptr(r.AppsMHz)

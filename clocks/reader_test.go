@@ -474,3 +474,17 @@ func TestStaticIDVouchesForIdentity(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReaderAMD reads a stream of AMD samples (eight XCD clocks per
+// line, null persistence mode and pstate), which the reader checks key by
+// key: `go test -bench ReaderAMD ./clocks`.
+func BenchmarkReaderAMD(b *testing.B) {
+	stream := streamOf(amdWindow(boot13, repeat([]int{2080, 2090, 2100, 2085}, 900), 100))
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := FoldStream(bytes.NewReader(stream)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

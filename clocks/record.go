@@ -78,8 +78,15 @@ type GPU struct {
 	ClocksMaxSMMHz                int
 	ClocksApplicationsGraphicsMHz *int
 	ThrottleReasonsActive         []string
-	PersistenceMode               string
-	IdleSamplesExcluded           int
+	// PersistenceMode is as the driver prints it; "" (null in the record)
+	// for an AMD GPU, which has none.
+	PersistenceMode     string
+	IdleSamplesExcluded int
+	// Vendor, PerfLevel and MemoryPartition are an AMD GPU's, as its
+	// samples give them; "" for NVIDIA (absent from the record).
+	Vendor          string
+	PerfLevel       string
+	MemoryPartition string
 	// EnforcedPowerLimitW and ModuleEnforcedPowerLimitW are the window's
 	// power limits, in W; nil where its stream records none.
 	EnforcedPowerLimitW       *float64
@@ -124,11 +131,14 @@ type singleRecord struct {
 	ClocksMaxSMMHz                int      `json:"clocks_max_sm_mhz"`
 	ClocksApplicationsGraphicsMHz *int     `json:"clocks_applications_graphics_mhz"`
 	ThrottleReasonsActive         []string `json:"throttle_reasons_active"`
-	PersistenceMode               string   `json:"persistence_mode"`
+	PersistenceMode               *string  `json:"persistence_mode"`
 	DriverVersion                 string   `json:"driver_version"`
 	GPUName                       string   `json:"gpu_name"`
 	GPUUUID                       string   `json:"gpu_uuid"`
 	IdleSamplesExcluded           int      `json:"idle_samples_excluded"`
+	Vendor                        string   `json:"vendor,omitempty"`
+	PerfLevel                     string   `json:"perf_level,omitempty"`
+	MemoryPartition               string   `json:"memory_partition,omitempty"`
 	powerFields
 	Window  Window `json:"window"`
 	Refusal string `json:"refusal,omitempty"`
@@ -162,9 +172,28 @@ type gpuBlock struct {
 	ClocksApplicationsGraphicsMHz *int     `json:"clocks_applications_graphics_mhz"`
 	SMClockMHz                    Stats    `json:"sm_clock_mhz"`
 	ThrottleReasonsActive         []string `json:"throttle_reasons_active"`
-	PersistenceMode               string   `json:"persistence_mode"`
+	PersistenceMode               *string  `json:"persistence_mode"`
 	IdleSamplesExcluded           int      `json:"idle_samples_excluded"`
+	Vendor                        string   `json:"vendor,omitempty"`
+	PerfLevel                     string   `json:"perf_level,omitempty"`
+	MemoryPartition               string   `json:"memory_partition,omitempty"`
 	powerFields
+}
+
+// nullable is s for a JSON field, nil (null) for "".
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// unnull is a JSON field's string, "" for null.
+func unnull(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 type multiRecord struct {
@@ -181,8 +210,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		g := r.GPUs[0]
 		return json.Marshal(singleRecord{BootID: r.BootID, SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: g.ThrottleReasonsActive,
-			PersistenceMode: g.PersistenceMode, DriverVersion: g.DriverVersion, GPUName: g.Name, GPUUUID: g.UUID,
-			IdleSamplesExcluded: g.IdleSamplesExcluded, powerFields: g.powerFields(), Window: r.Window, Refusal: r.Refusal})
+			PersistenceMode: nullable(g.PersistenceMode), DriverVersion: g.DriverVersion, GPUName: g.Name, GPUUUID: g.UUID,
+			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
+			powerFields: g.powerFields(), Window: r.Window, Refusal: r.Refusal})
 	}
 	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal}
 	for i, g := range r.GPUs {
@@ -192,8 +222,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		}
 		m.GPUs[i] = gpuBlock{GPUIndex: idx, GPUUUID: g.UUID, GPUName: g.Name, DriverVersion: g.DriverVersion,
 			ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
-			SMClockMHz: g.SMClockMHz, ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: g.PersistenceMode,
-			IdleSamplesExcluded: g.IdleSamplesExcluded, powerFields: g.powerFields()}
+			SMClockMHz: g.SMClockMHz, ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: nullable(g.PersistenceMode),
+			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
+			powerFields: g.powerFields()}
 	}
 	return json.Marshal(m)
 }
@@ -215,7 +246,8 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName,
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
-			PersistenceMode: s.PersistenceMode, IdleSamplesExcluded: s.IdleSamplesExcluded}}}
+			PersistenceMode: unnull(s.PersistenceMode), IdleSamplesExcluded: s.IdleSamplesExcluded,
+			Vendor: s.Vendor, PerfLevel: s.PerfLevel, MemoryPartition: s.MemoryPartition}}}
 		r.GPUs[0].setPowerFields(s.powerFields)
 		return nil
 	}
@@ -227,7 +259,8 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 	for _, g := range m.GPUs {
 		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
-			ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: g.PersistenceMode, IdleSamplesExcluded: g.IdleSamplesExcluded})
+			ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: unnull(g.PersistenceMode), IdleSamplesExcluded: g.IdleSamplesExcluded,
+			Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition})
 		r.GPUs[len(r.GPUs)-1].setPowerFields(g.powerFields)
 	}
 	return nil
@@ -237,13 +270,14 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 func (g *GPU) static() [len(staticNames)]string {
 	return [len(staticNames)]string{fmt.Sprintf("%q", g.Name), fmt.Sprintf("%q", g.UUID), fmt.Sprintf("%q", g.DriverVersion),
 		fmt.Sprint(g.ClocksMaxSMMHz), intOrNull(g.ClocksApplicationsGraphicsMHz),
+		vendorName(g.Vendor), strOrNull(g.PerfLevel), strOrNull(g.MemoryPartition),
 		wattsOrAbsent(g.EnforcedPowerLimitW), wattsOrAbsent(g.ModuleEnforcedPowerLimitW)}
 }
 
 // staticNames are StaticFields and then PowerStaticFields, in the order
 // static returns them.
 var staticNames = [...]string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
-	"enforced_power_limit_w", "module_enforced_power_limit_w"}
+	"vendor", "perf_level", "memory_partition", "enforced_power_limit_w", "module_enforced_power_limit_w"}
 
 // wattsOrAbsent prints a power limit as a static field: its W, or
 // "absent" where the stream records none.
@@ -406,7 +440,12 @@ func parseGPU(o *obj, indexed bool) (GPU, error) {
 	}
 	g.ClocksMaxSMMHz = o.intMin("clocks_max_sm_mhz", 1)
 	g.ClocksApplicationsGraphicsMHz = o.intOrNull("clocks_applications_graphics_mhz", 1)
-	g.PersistenceMode = o.str("persistence_mode")
+	amd := parseVendor(o, &g)
+	if !amd {
+		g.PersistenceMode = o.str("persistence_mode")
+	} else if f := o.get("persistence_mode"); f != nil && f.Kind != strictjson.Null {
+		o.fail("persistence_mode", `want null for vendor "amd" (AMD GPUs have none), found %s`, f.Describe())
+	}
 	g.DriverVersion = o.str("driver_version")
 	g.Name = o.str("gpu_name")
 	g.UUID = o.str("gpu_uuid")
@@ -518,6 +557,32 @@ func parsePower(o *obj, g *GPU) {
 		return
 	}
 	g.FreeClockMHz, g.PowerManagedSamples = fs, &pm
+}
+
+// parseVendor reads a GPU block's vendor keys into g and reports whether
+// it is an AMD GPU's: vendor absent (NVIDIA) or "amd", and then
+// perf_level and, where the GPU has one, memory_partition; neither in an
+// NVIDIA block.
+func parseVendor(o *obj, g *GPU) bool {
+	f, ok := o.v.Fields["vendor"]
+	if !ok {
+		for _, k := range []string{"perf_level", "memory_partition"} {
+			if _, ok := o.v.Fields[k]; ok {
+				o.fail(k, onlyAMD)
+			}
+		}
+		return false
+	}
+	if f.Kind != strictjson.String || f.Str != VendorAMD {
+		o.fail("vendor", `want "amd" (NVIDIA records have no vendor key), found %s`, f.Describe())
+		return false
+	}
+	g.Vendor = VendorAMD
+	g.PerfLevel = o.str("perf_level")
+	if _, ok := o.v.Fields["memory_partition"]; ok {
+		g.MemoryPartition = o.str("memory_partition")
+	}
+	return true
 }
 
 func checkStats(o *obj, mn int, md float64, mx int, sp float64) {

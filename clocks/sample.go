@@ -28,8 +28,10 @@ type Sample struct {
 	// ThrottleReasonsActive is the active throttle (clock event) bit set, as
 	// nvidia-smi prints it.
 	ThrottleReasonsActive string
-	PersistenceMode       string
-	PState                string
+	// PersistenceMode and PState are as the driver prints them; "" is
+	// null, which only an AMD sample has (AMD has neither).
+	PersistenceMode string
+	PState          string
 	// UtilizationGPUPct is utilization.gpu in percent; 0 makes the sample idle.
 	UtilizationGPUPct int
 
@@ -41,6 +43,18 @@ type Sample struct {
 	// (clocks_event_reasons.active or clocks_throttle_reasons.active).
 	ThrottleField string
 
+	// Vendor is VendorAMD for a sample of an AMD GPU, "" for NVIDIA (the
+	// stream's key is then absent).
+	Vendor string
+	// PerfLevel is an AMD GPU's performance level (AUTO, DETERMINISM,
+	// MANUAL, …); "" for NVIDIA.
+	PerfLevel string
+	// MemoryPartition is an AMD GPU's memory partition mode (NPS1, NPS4);
+	// "" where the GPU has none, and for NVIDIA.
+	MemoryPartition string
+	// XCDClocksMHz are an AMD GPU's current GFX clocks, one per XCD, in
+	// MHz; SMClockMHz is the lowest of them. nil for NVIDIA.
+	XCDClocksMHz []int
 	// EnforcedPowerLimitW is the power limit the driver enforces
 	// (enforced.power.limit), in W; nil when not sampled. A window that
 	// records it judges SwPowerCap as power management (SPEC §10.1).
@@ -115,6 +129,12 @@ func counterIndex(k string) int {
 	return -1
 }
 
+// VendorAMD is the vendor key's value in a sample of an AMD GPU.
+const VendorAMD = "amd"
+
+// AMD reports whether the sample is of an AMD GPU.
+func (s *Sample) AMD() bool { return s.Vendor == VendorAMD }
+
 // Idle reports whether the sample priced no work (utilization 0%).
 func (s *Sample) Idle() bool { return s.UtilizationGPUPct == 0 }
 
@@ -145,9 +165,9 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 	b = append(b, `,"throttle_reasons_active":`...)
 	b = appendString(b, s.ThrottleReasonsActive)
 	b = append(b, `,"persistence_mode":`...)
-	b = appendString(b, s.PersistenceMode)
+	b = appendStringOrNull(b, s.PersistenceMode)
 	b = append(b, `,"pstate":`...)
-	b = appendString(b, s.PState)
+	b = appendStringOrNull(b, s.PState)
 	b = append(b, `,"utilization_gpu_pct":`...)
 	b = strconv.AppendInt(b, int64(s.UtilizationGPUPct), 10)
 	if s.TemperatureGPUC != nil {
@@ -187,7 +207,37 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 		}
 		b = append(b, '}')
 	}
+	if s.Vendor != "" {
+		b = append(b, `,"vendor":`...)
+		b = appendString(b, s.Vendor)
+	}
+	if s.PerfLevel != "" {
+		b = append(b, `,"perf_level":`...)
+		b = appendString(b, s.PerfLevel)
+	}
+	if s.MemoryPartition != "" {
+		b = append(b, `,"memory_partition":`...)
+		b = appendString(b, s.MemoryPartition)
+	}
+	if s.XCDClocksMHz != nil {
+		b = append(b, `,"xcd_clocks_mhz":[`...)
+		for i, c := range s.XCDClocksMHz {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(c), 10)
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
+}
+
+// appendStringOrNull appends s as a JSON string, or null for "".
+func appendStringOrNull(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return appendString(b, s)
 }
 
 // appendString appends s as a JSON string: '"' and '\\' escaped, control

@@ -48,8 +48,13 @@ type template struct {
 	staticID uint64
 }
 
-// identityKeys are the keys whose values a Row.StaticID vouches for.
-const identityKeys = 1<<kBootID | 1<<kGPUName | 1<<kGPUUUID | 1<<kDriverVersion | 1<<kClocksMaxSM | 1<<kApps
+// identityKeys are the keys whose values a Row.StaticID vouches for:
+// baseIdentityKeys, which every sample has, and an AMD sample's static
+// keys, which must then be literals too.
+const (
+	baseIdentityKeys = 1<<kBootID | 1<<kGPUName | 1<<kGPUUUID | 1<<kDriverVersion | 1<<kClocksMaxSM | 1<<kApps
+	identityKeys     = baseIdentityKeys | 1<<kVendor | 1<<kPerfLevel | 1<<kMemoryPartition
+)
 
 // templateIDs numbers the templates learned in the process.
 var templateIDs atomic.Uint64
@@ -246,7 +251,7 @@ func (t *template) build(p *lineParser) {
 	t.segs = append(t.segs, segment{lit: keep(p.b[segStart:p.end]), vkey: endOfLine})
 	t.ok, t.misses, t.skip = true, 0, 0
 	t.staticID = 0
-	if holes&identityKeys == 0 && t.seen&identityKeys == identityKeys {
+	if holes&identityKeys == 0 && t.seen&baseIdentityKeys == baseIdentityKeys {
 		t.staticID = templateIDs.Add(1)
 	}
 }

@@ -93,7 +93,7 @@ func DefaultSelection() Selection {
 }
 
 // gpuWant says what --gpu takes.
-const gpuWant = "want a GPU index (3), a comma list (0,1,2,3), all, or GPU UUIDs (GPU-5f3c…, or a prefix that names one GPU)"
+const gpuWant = "want a GPU index (3), a comma list (0,1,2,3), all, or GPU UUIDs (GPU-5f3c… for NVIDIA, abff74a1-… for AMD, or a prefix that names one GPU)"
 
 // ParseGPUFlag reads --gpu: "all", or a comma list of GPU indices and GPU
 // UUIDs (a UUID may be cut to any prefix that names one GPU, as CUDA
@@ -113,7 +113,7 @@ func ParseGPUFlag(text string) (Selection, error) {
 		if len(entries) > 1 {
 			where = fmt.Sprintf("--gpu %s: entry %d (%q)", text, i+1, e)
 		}
-		switch kind, why := classify(e); kind {
+		switch kind, why := classifyFlag(e); kind {
 		case idIndex, idUUID:
 		case idAll:
 			return sel, fmt.Errorf("%s: all stands alone: it means every GPU the driver lists; pass --gpu all, or a list of indices and UUIDs without it", where)
@@ -242,11 +242,53 @@ func (s Selection) NeedsList() bool {
 		return true
 	}
 	for _, e := range s.IDs {
-		if strings.HasPrefix(e, "GPU-") {
+		if kind, _ := s.classify(e); kind == idUUID {
 			return true
 		}
 	}
 	return false
+}
+
+// classify is classify for the selection's source: --gpu also takes AMD
+// UUIDs, which CUDA_VISIBLE_DEVICES does not.
+func (s Selection) classify(e string) (idKind, string) {
+	if s.Source == SourceFlag {
+		return classifyFlag(e)
+	}
+	return classify(e)
+}
+
+// classifyFlag is classify for an entry of --gpu, which also takes a GPU
+// UUID as amd-smi prints it (abff74a1-0000-1000-80d1-3c23a9580558) or a
+// prefix of one: hex digits and dashes, not all digits (those are an
+// index), at least amdUUIDMin of them.
+func classifyFlag(e string) (idKind, string) {
+	kind, why := classify(e)
+	if kind == idInvalid && isAMDUUID(e) {
+		return idUUID, ""
+	}
+	return kind, why
+}
+
+// amdUUIDMin is the shortest AMD UUID prefix --gpu takes: one shorter is
+// more likely a typing error than a prefix that names one GPU.
+const amdUUIDMin = 4
+
+func isAMDUUID(e string) bool {
+	if len(e) < amdUUIDMin || e[0] == '-' {
+		return false
+	}
+	digits := true
+	for _, c := range e {
+		switch {
+		case c >= '0' && c <= '9':
+		case c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-':
+			digits = false
+		default:
+			return false
+		}
+	}
+	return !digits
 }
 
 // Resolved is a selection resolved against the box: the GPU indices to
@@ -289,7 +331,7 @@ func (s Selection) Resolve(listed []GPU) (*Resolved, error) {
 	usesIndex := false
 	for i, e := range s.IDs {
 		var idx int
-		switch kind, why := classify(e); kind {
+		switch kind, why := s.classify(e); kind {
 		case idIndex:
 			usesIndex = true
 			idx, _ = indexOf(e)

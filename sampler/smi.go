@@ -380,15 +380,24 @@ func (s *SMI) query(ctx context.Context, fields []string) ([]byte, error) {
 // out or ctx ends, the whole group is killed (a wrapper script's children
 // with it); after any call, whatever is left in the group is killed too.
 func (s *SMI) run(ctx context.Context, fields []string, withI bool) ([]byte, error) {
-	qctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
 	args := []string{"--query-gpu=" + strings.Join(fields, ","), "--format=csv,noheader,nounits"}
 	what := listWhat
 	if withI {
 		args = append(args, "-i", s.ids)
 		what = s.what()
 	}
-	cmd := exec.CommandContext(qctx, s.path, args...)
+	return runCall(ctx, s.timeout, what, s.path, args)
+}
+
+// runCall runs path with args in a process group of its own, bounded by
+// timeout; what names the call in errors. When the call times out or ctx
+// ends, the whole group is killed (a wrapper script's children with it);
+// after any call, whatever is left in the group is killed too. A non-zero
+// exit is a *queryError holding what the call printed.
+func runCall(ctx context.Context, timeout time.Duration, what, path string, args []string) ([]byte, error) {
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(qctx, path, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -408,7 +417,7 @@ func (s *SMI) run(ctx context.Context, fields []string, withI bool) ([]byte, err
 		// The call's limit is the query timeout, or what was left of a
 		// shorter budget (the startup probe's) when it started; a budget
 		// the call started within a moment of is the timeout itself.
-		limit := s.timeout
+		limit := timeout
 		if dl, ok := ctx.Deadline(); ok && dl.Sub(start) < limit-budgetSlack {
 			limit = dl.Sub(start).Round(time.Millisecond)
 		}

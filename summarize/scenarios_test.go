@@ -378,6 +378,26 @@ var newScenarioWants = map[string]wantScenario{
 			}
 		},
 	},
+	"amd-clean": {
+		comparisons: []wantRatio{{model: llama, ours: "sglang", throughput: true, memory: true}},
+		gatePass:    true,
+		extra: func(t *testing.T, s *summarize.Summary) {
+			b := s.Comparisons[0].Throughput.Clock
+			if *b.Ours.MedianMHz != 2090 || *b.Baseline.MedianMHz != 2090 {
+				t.Errorf("medians %v and %v; want the lowest XCD's 2090 MHz", *b.Ours.MedianMHz, *b.Baseline.MedianMHz)
+			}
+		},
+	},
+	"amd-thermal": {
+		legs:        map[string][]string{llama + "/sglang/r1": {clocks.CodeThrottle}},
+		comparisons: []wantRatio{{model: llama, ours: "sglang", codes: []string{clocks.CodeLegIneligible}}},
+		fragments:   []string{"violation bits in busy samples: 0x0000000000000040 HwThermal (thermal: socket, VR or HBM, TVIOL)"},
+	},
+	"amd-vs-nvidia": {
+		comparisons: []wantRatio{{model: llama, ours: "sglang",
+			codes: []string{clocks.CodeCrossBoot, clocks.CodeHardwareMismatch, clocks.CodeOffset}}},
+		fragments: []string{`vendor: sglang "amd", vllm "nvidia"`, `perf_level: sglang "AUTO", vllm null`, `memory_partition: sglang "NPS1", vllm null`},
+	},
 	"power": {
 		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
 		gatePass:    true,

@@ -28,7 +28,7 @@ func init() { register(NewCmdRecord) }
 func NewCmdRecord(s *IO) *cobra.Command {
 	opts := &recordOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "record --out PREFIX [--max-duration 7200s] [--interval 1s] [--gpu 0|0,1,2,3|all|GPU-UUID,...] [--backend auto|nvml|nvidia-smi] -- COMMAND [ARG...]",
+		Use:   "record --out PREFIX [--max-duration 7200s] [--interval 1s] [--gpu 0|0,1,2,3|all|GPU-UUID,...] [--backend auto|nvml|nvidia-smi|amd-smi] -- COMMAND [ARG...]",
 		Short: "Run COMMAND and record GPU clock state while it runs",
 		Long: `record runs COMMAND as its child, with stdin, stdout and stderr passed
 through, samples the leg's GPUs as 'clockgate sample' does while it runs, and

@@ -37,8 +37,8 @@ func (f *recordingFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "output `PREFIX`: writes PREFIX.samples.jsonl and PREFIX.summary.json (required)")
 	fs.DurationVar(&f.maxDuration, "max-duration", clocks.DefaultMaxDuration, "stop after this long, recording stop_reason max-duration (a bound on an orphan, not a budget on a leg)")
 	fs.DurationVar(&f.interval, "interval", time.Second, fmt.Sprintf("time between samples, at least %v", sampler.MinInterval))
-	fs.StringVar(&f.gpu, "gpu", "", "GPUs to sample: an index (3), a comma list (0,1,2,3), all, or GPU UUIDs (GPU-5f3c…, or a prefix naming one GPU); without it, the GPUs $CUDA_VISIBLE_DEVICES names when it is set, else GPU 0")
-	fs.StringVar(&f.backend, "backend", sampler.KindAuto, "how to read the GPU: "+strings.Join(sampler.Kinds, ", ")+" (auto prefers NVML and falls back to nvidia-smi when NVML is not installed)")
+	fs.StringVar(&f.gpu, "gpu", "", "GPUs to sample: an index (3), a comma list (0,1,2,3), all, or GPU UUIDs (GPU-5f3c…, or as amd-smi prints them, or a prefix naming one GPU); without it, the GPUs $CUDA_VISIBLE_DEVICES names when it is set, else GPU 0")
+	fs.StringVar(&f.backend, "backend", sampler.KindAuto, "how to read the GPU: "+strings.Join(sampler.Kinds, ", ")+" (auto prefers NVML, falls back to nvidia-smi when NVML is not installed, and to amd-smi where no NVIDIA driver answers)")
 }
 
 // validate checks the flags and reads the GPU selection: --gpu when
@@ -134,7 +134,7 @@ func init() { register(NewCmdSample) }
 func NewCmdSample(s *IO) *cobra.Command {
 	opts := &sampleOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "sample --out PREFIX [--pid PID] [--max-duration 7200s] [--interval 1s] [--gpu 0|0,1,2,3|all|GPU-UUID,...] [--backend auto|nvml|nvidia-smi]",
+		Use:   "sample --out PREFIX [--pid PID] [--max-duration 7200s] [--interval 1s] [--gpu 0|0,1,2,3|all|GPU-UUID,...] [--backend auto|nvml|nvidia-smi|amd-smi]",
 		Short: "Record GPU clock state into PREFIX.samples.jsonl until told to stop",
 		Long: `sample reads the clock state of the leg's GPUs every --interval and appends
 the samples to PREFIX.samples.jsonl as whole lines the moment they are taken.

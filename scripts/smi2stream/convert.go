@@ -565,7 +565,8 @@ func (c *converter) setup(header []string) ([]column, error) {
 				missing = append(missing, k)
 			}
 		}
-		c.res.Notes = append(c.res.Notes, "event_counters_us: the capture records only "+strings.Join(c.countersRead, ", ")+"; absent from the object: "+strings.Join(missing, ", "))
+		c.res.Notes = append(c.res.Notes, "event_counters_us: the capture records only "+strings.Join(c.countersRead, ", ")+"; without "+strings.Join(missing, ", ")+
+			" no sample carries the object (a sample has all five counters or none)")
 	}
 	_, ts := c.has[colTimestamp]
 	switch {
@@ -1079,7 +1080,9 @@ func appendSample(b []byte, out *sampleOut) []byte {
 		b = append(b, `,"module_enforced_power_limit_w":`...)
 		b = strconv.AppendFloat(b, *out.module, 'f', -1, 64)
 	}
-	if out.counters != nil {
+	if len(out.counters) == len(counterKeys) {
+		// A sample carries all five counters or none, as the sampler
+		// writes them and the stream reader requires.
 		b = append(b, `,"event_counters_us":{`...)
 		first := true
 		for _, k := range counterKeys {

@@ -137,10 +137,10 @@ func TestConvertPartialCounters(t *testing.T) {
 	csv := "timestamp, clocks.sm [MHz], utilization.gpu [%], clocks_event_reasons_counters.sw_power_cap [us], clocks_event_reasons_counters.hw_power_brake [us]\n" +
 		"2026/08/12 10:15:03.000, 2470 MHz, 90 %, 5 us, 7 us\n"
 	res := convert(t, csv, o)
-	if got := lines(res)[0]; !strings.HasSuffix(got, `"event_counters_us":{"sw_power_cap":5,"hw_power_brake_slowdown":7}}`) {
-		t.Fatalf("line = %s", got)
+	if got := lines(res)[0]; strings.Contains(got, `"event_counters_us"`) {
+		t.Fatalf("line = %s: two counters of five written", got)
 	}
-	if n := strings.Join(res.Notes, "\n"); !strings.Contains(n, "absent from the object: sync_boost, sw_thermal_slowdown, hw_thermal_slowdown") {
+	if n := strings.Join(res.Notes, "\n"); !strings.Contains(n, "without sync_boost, sw_thermal_slowdown, hw_thermal_slowdown no sample carries the object") {
 		t.Fatalf("notes = %q", n)
 	}
 }
@@ -323,7 +323,7 @@ func TestConvertNotAvailable(t *testing.T) {
 	if strings.Contains(got[0], "temperature_gpu_c") || !strings.Contains(got[1], `"temperature_gpu_c":60`) {
 		t.Errorf("temperature: got %q", got)
 	}
-	if !strings.HasSuffix(got[0], `"enforced_power_limit_w":700,"event_counters_us":{"sw_power_cap":12}}`) {
+	if !strings.HasSuffix(got[0], `"enforced_power_limit_w":700}`) {
 		t.Errorf("row 1: got %q", got[0])
 	}
 	if strings.Contains(got[1], "enforced_power_limit_w") || strings.Contains(got[1], "sw_power_cap") {

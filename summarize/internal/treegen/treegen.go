@@ -116,6 +116,14 @@ type gpu struct {
 	idleMHz            int
 	busyPowerW         float64
 	idlePowerW         float64
+	// amd marks an AMD Instinct GPU read through amd-smi: vendor "amd",
+	// its perf level and memory partition, XCD clocks around the lowest,
+	// the socket power cap, no persistence mode, pstate or applications
+	// clock.
+	amd          bool
+	perfLevel    string
+	memPartition string
+	capW         float64
 }
 
 func intp(v int) *int { return &v }
@@ -127,7 +135,16 @@ var (
 	h100 = gpu{name: "NVIDIA H100 80GB HBM3", uuid: "GPU-8e1b4c7d-2a9f-4e63-b5d8-71c0f3a2e916", driver: "590.44.01",
 		maxSM: 1980, apps: nil, throttleField: "clocks_event_reasons.active",
 		idleMHz: 345, busyPowerW: 612.0, idlePowerW: 71.8}
+	// mi300x is an AMD Instinct MI300X as amd-smi reports it (max_clk
+	// 2100 MHz, socket power cap 750 W, SPX/NPS1).
+	mi300x = gpu{name: "AMD Instinct MI300X", uuid: "abff74a1-0000-1000-80d1-3c23a9580558", driver: "6.10.5",
+		maxSM: 2100, throttleField: "amd-smi metric --violation", idleMHz: 132, busyPowerW: 598.0, idlePowerW: 141.0,
+		amd: true, perfLevel: "AUTO", memPartition: "NPS1", capW: 750}
 )
+
+// xcdSpread are an MI300X's eight XCDs' clocks above the lowest in one
+// reading, rotated from one reading to the next.
+var xcdSpread = [8]int{0, 12, 30, 8, 41, 5, 19, 26}
 
 // Boot ids: the two boots of the two-boot capture, and the third one the live sample was taken on.
 const (
@@ -207,9 +224,10 @@ type leg struct {
 
 	// Defects.
 	persistence  string // persistence_mode of every sample; "" is Enabled
-	throttleRun  int    // busy samples, mid-window, with SwPowerCap set
-	noClocks     bool   // the tree predates clock recording
-	noMemory     bool   // the memory record is missing
+	throttleRun  int    // busy samples, mid-window, with SwPowerCap set (throttleBit, when set)
+	throttleBit  uint64
+	noClocks     bool // the tree predates clock recording
+	noMemory     bool // the memory record is missing
 	editRecord   func(*clocks.Record)
 	tearStream   bool        // the last line is cut mid-JSON
 	legacyBench  bool        // benchmarks/benchmark_serving.py format, no failed key
@@ -559,7 +577,7 @@ var scenarios = append([]Scenario{
 			t.real("bench/"+m+"/sglang-offline/r1/llama_3_3_70b_offline_output.jsonl", "sglang/outputs/llama_3_3_70b_offline_output.jsonl")
 			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
 		}},
-}, append(significanceScenarios, append(tpScenarios, append(powerScenarios, pointScenarios...)...)...)...)
+}, append(append(significanceScenarios, tpScenarios...), append(amdScenarios, append(powerScenarios, pointScenarios...)...)...)...)
 
 // extremeRates are the extreme-numbers scenario's request rates, by point:
 // float64's smallest and a huge one, the others unbounded.
@@ -801,6 +819,11 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 			ClocksMaxSMMHz: l.gpu.maxSM, ClocksApplicationsGraphicsMHz: l.gpu.apps,
 			PersistenceMode: persist, PState: "P0", ThrottleField: l.gpu.throttleField,
 		}
+		if l.gpu.amd {
+			s.PersistenceMode, s.PState = "", ""
+			s.Vendor, s.PerfLevel, s.MemoryPartition = clocks.VendorAMD, l.gpu.perfLevel, l.gpu.memPartition
+			s.EnforcedPowerLimitW = &l.gpu.capW
+		}
 		var power float64
 		if busy {
 			s.SMClockMHz = mhz[k]
@@ -808,7 +831,11 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 			s.ThrottleReasonsActive = clocks.FormatThrottle(0)
 			if k >= throttleFrom && k < throttleFrom+l.throttleRun {
 				// SwPowerCap holds the clock down near the window's floor.
-				s.ThrottleReasonsActive = clocks.FormatThrottle(0x4)
+				bit := uint64(0x4)
+				if l.throttleBit != 0 {
+					bit = l.throttleBit
+				}
+				s.ThrottleReasonsActive = clocks.FormatThrottle(bit)
 				if l.clock.flat == 0 {
 					s.SMClockMHz = l.clock.min + 6 + rng.IntN(24)
 				}
@@ -819,6 +846,10 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 		} else {
 			s.SMClockMHz = l.gpu.idleMHz
 			s.ThrottleReasonsActive = clocks.FormatThrottle(0x1)
+			if l.gpu.amd {
+				// AMD gives no idle bit: no violation accrues while idle.
+				s.ThrottleReasonsActive = clocks.FormatThrottle(0)
+			}
 			temp = math.Max(temp-0.8, 46)
 			power = l.gpu.idlePowerW * (0.95 + 0.1*rng.Float64())
 		}
@@ -828,6 +859,14 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 		}
 		pw := math.Round(power*100) / 100
 		s.TemperatureGPUC, s.PowerDrawW = &tc, &pw
+		if l.gpu.amd {
+			// Eight XCDs, the lowest the sample's clock.
+			s.XCDClocksMHz = make([]int, len(xcdSpread))
+			for x := range xcdSpread {
+				s.XCDClocksMHz[x] = s.SMClockMHz + xcdSpread[(x+len(out))%len(xcdSpread)]
+			}
+			pw = math.Round(pw)
+		}
 		out = append(out, s)
 		t = t.Add(time.Second + time.Duration(rng.IntN(7)-3)*time.Millisecond)
 	}

@@ -253,3 +253,36 @@ func TestMarksWinOverDates(t *testing.T) {
 		t.Fatalf("source %q, windows %v", l.PointSource, l.SortedPointLabels())
 	}
 }
+
+// BenchmarkFoldWindows folds a 300 000-row stream with no windows and with
+// twenty: the windows cost a scan of their spans per busy sample, and a
+// histogram each.
+func BenchmarkFoldWindows(b *testing.B) {
+	const n = 300000
+	ss := window(boot13, repeat([]int{2460, 2470, 2475}, n/3), 0)
+	stream := streamOf(ss)
+	var spans []Span
+	for k := 0; k < 20; k++ {
+		spans = append(spans, Span{at(k * n / 20), at((k+1)*n/20 - 1)})
+	}
+	for _, c := range []struct {
+		name  string
+		spans []Span
+	}{{"none", nil}, {"20", spans}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(stream)))
+			for range b.N {
+				f := NewFold()
+				if c.spans != nil {
+					f.Windows = NewWindows(c.spans)
+				}
+				if err := f.FoldStream(bytes.NewReader(stream), "s"); err != nil {
+					b.Fatal(err)
+				}
+				if c.spans != nil && f.Windows.Counts[19].Busy != n/20 {
+					b.Fatalf("last window %d busy", f.Windows.Counts[19].Busy)
+				}
+			}
+		})
+	}
+}

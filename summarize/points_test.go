@@ -126,6 +126,22 @@ var pointScenarioWants = map[string]wantScenario{
 			"no points file (clockgate mark) beside its stream and no vLLM result with a date (SGLang's results carry no time)"),
 		extra: checkPoints([]wantPoint{{"1/inf", false, "", -1}, {"2/inf", false, "", -1}, {"4/inf", false, "", -1}, {"8/inf", false, "", -1}}),
 	},
+	"points-power-managed": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+		extra: func(t *testing.T, s *summarize.Summary) {
+			checkPoints([]wantPoint{{"1/inf", true, "marks", 0}, {"2/inf", true, "marks", 0}, {"4/inf", true, "marks", 0}, {"8/inf", true, "marks", 0}})(t, s)
+			// The shares are the fold's own classification, counted per
+			// window: fastengine capped about half its busy seconds, vllm
+			// about a third.
+			for i, want := range [][2]float64{{52.86, 37.5}, {56.76, 33.75}, {53.66, 30.68}, {53.06, 35.58}} {
+				pc := s.Comparisons[0].Throughput.Points[i].Clock
+				if *pc.Ours.PowerManagedPct != want[0] || *pc.Baseline.PowerManagedPct != want[1] || *pc.Ours.MedianMHz != 1980 {
+					t.Errorf("point %d: power-managed %v%% and %v%%, free median %v; want %v", i, *pc.Ours.PowerManagedPct, *pc.Baseline.PowerManagedPct, *pc.Ours.MedianMHz, want)
+				}
+			}
+		},
+	},
 	"points-thin": {
 		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
 		gatePass:    true,

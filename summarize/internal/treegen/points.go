@@ -165,6 +165,14 @@ var pointScenarios = []Scenario{
 			t.arm(llama, sglang, 2, gb10, boot13, pwLeg(pointWin{zone: "Etc/UTC", dates: true}, func(l *leg) { l.style = styleSGLang }))
 			t.arm(llama, vllm, 2, gb10, boot13, pwLeg(pointWin{zone: "Etc/UTC", dates: true}, func(l *leg) { l.style = styleVLLM }))
 		}},
+	{Name: "points-power-managed",
+		About: "power-managed's H100s at 700 W (fastengine capped in 5 of every 10 busy seconds, vllm in 3), every point marked: each point is judged " +
+			"on its free samples, the free clocks agree, and each arm's power-managed share at each point is reported beside its offset, never gated; " +
+			"both ratios ESTABLISHED",
+		build: func(t *tree) {
+			t.arm(llama, fastengine, 2, h100pm, bootH1, pwLeg(pointWin{zone: "Etc/UTC", marks: true}, pmLeg(serving(5), free)))
+			t.arm(llama, vllm, 2, h100pm, bootH1, pwLeg(pointWin{zone: "Etc/UTC", marks: true}, pmLeg(serving(3), free)))
+		}},
 	{Name: "points-thin",
 		About: "marked points of 40, 12, 12 and 12 busy seconds per leg: pooled over two legs, only 1/inf has 30 free busy samples in each arm; " +
 			"2/inf, 4/inf and 8/inf are reported as too thinly sampled and not judged; both ratios ESTABLISHED",

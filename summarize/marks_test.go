@@ -1,6 +1,7 @@
 package summarize
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,4 +100,31 @@ func TestParseMarks(t *testing.T) {
 			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
 		}
 	}
+}
+
+// FuzzParseMarks: any points file is read or refused with an error that
+// names its line, never a panic; what is read keeps its invariants (one
+// entry per point, an end never before its begin).
+func FuzzParseMarks(f *testing.F) {
+	f.Add([]byte(`{"point":"8/inf","event":"begin","t":"2026-08-12T09:00:00.000Z"}` + "\n" +
+		`{"point":"8/inf","event":"end","t":"2026-08-12T09:01:00.000Z","exit":0}` + "\n"))
+	f.Add([]byte(`{"point":"none/4","event":"begin","t":"2026-08-12T09:00:00Z"}`))
+	f.Add([]byte(`{"point":"16/2.5","event":"end","t":"x","exit":1.5}` + "\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ms, err := ParseMarks("p", bytes.NewReader(data))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "p:") {
+				t.Fatalf("error without its place: %v", err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, m := range ms {
+			if seen[m.Point] || m.Ended && m.End.Before(m.Begin) {
+				t.Fatalf("marks %+v", ms)
+			}
+			seen[m.Point] = true
+		}
+		markWindows(ms)
+	})
 }

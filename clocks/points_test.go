@@ -2,6 +2,7 @@ package clocks
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -284,5 +285,24 @@ func BenchmarkFoldWindows(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A leg of several GPUs pools its GPUs' busy samples in a window: two GPUs
+// read each second give twice the samples of one.
+func TestWindowPoolsTheLegsGPUs(t *testing.T) {
+	var ss []*Sample
+	for i := 0; i < 60; i++ {
+		for k := 0; k < 2; k++ {
+			s := h100(i, boot13, 1980-15*k, 97)
+			s.GPUIndex, s.GPUUUID = k, fmt.Sprintf("GPU-9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d%d", k)
+			ss = append(ss, s)
+		}
+	}
+	ev := &PointEvidence{MarksPath: "p", Marks: []Mark{{Point: "8/inf", Span: Span{at(10), at(19)}}}}
+	l := pointLeg(t, "r1", ss, ev, nil, "")
+	lp := l.Points["8/inf"]
+	if lp == nil || lp.Busy != 20 || lp.Free[1980] != 10 || lp.Free[1965] != 10 {
+		t.Fatalf("window %+v", lp)
 	}
 }

@@ -2,11 +2,11 @@ package summarize_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/clockgate/clockgate/clocks"
-	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/summarize"
 )
 
@@ -197,5 +197,30 @@ func TestNoWindowsNoClockKey(t *testing.T) {
 			}
 		}
 	}
-	_ = ratio.PointID{}
+}
+
+// TestMalformedPointsFile: a points file that cannot be read is a warning
+// naming its line, and its leg's points have no window (its vLLM dates
+// are not consulted in its place); the leg's own verdict stands.
+func TestMalformedPointsFile(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(treesDir+"/points-drift")); err != nil {
+		t.Fatal(err)
+	}
+	rel := "clocks/" + llama + "/fastengine/r1.points.jsonl"
+	if err := os.WriteFile(root+"/"+rel, []byte(`{"point":"1/inf","event":"begin","t":"2026-08-12T09:00:00.000Z"}`+"\n"+`{"point":"1/inf","event":"stop"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llama + "/fastengine/r1: " + rel + `:2: t: want an RFC 3339 time, found nothing (key missing); its points have no window`
+	if len(s.Warnings) == 0 || s.Warnings[0] != want {
+		t.Fatalf("warnings %q, want first %q", s.Warnings, want)
+	}
+	c := s.Comparisons[0]
+	if !c.Memory.BindingEligible || c.Throughput.Points[3].Clock.Judged || len(clocks.Codes(c.Throughput.Reasons)) != 0 {
+		t.Errorf("memory %v, 8/inf judged %v, codes %v", c.Memory.BindingEligible, c.Throughput.Points[3].Clock.Judged, clocks.Codes(c.Throughput.Reasons))
+	}
 }

@@ -447,7 +447,11 @@ func (w *walker) pointEvidence(l *Leg, lf *legFiles) *clocks.PointEvidence {
 			return ev
 		}
 		defer f.Close()
-		ms, err := ParseMarks(lf.points, io.LimitReader(f, MaxMarksBytes*4))
+		if st, err := f.Stat(); err != nil || st.Size() > MaxMarksBytes {
+			ev.MarksInvalid = fmt.Sprintf("%s: larger than %d KiB (two short lines a point), or unreadable; refused unread, its points have no window", lf.points, MaxMarksBytes>>10)
+			return ev
+		}
+		ms, err := ParseMarks(lf.points, io.LimitReader(f, MaxMarksBytes+1))
 		if err != nil {
 			ev.MarksInvalid = err.Error() + "; its points have no window"
 			return ev

@@ -125,7 +125,7 @@ type armGPU struct {
 	managed    bool
 	limits     map[float64]bool
 	temp       map[int64]int
-	firstTemps []float64
+	firstTemps []int64
 }
 
 func newArmGPU() *armGPU {
@@ -157,7 +157,7 @@ func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
 			g.temp[t.MW] += t.N
 		}
 		if m.FirstBusyTempC != nil {
-			g.firstTemps = append(g.firstTemps, *m.FirstBusyTempC)
+			g.firstTemps = append(g.firstTemps, centi(*m.FirstBusyTempC))
 		}
 	}
 	g.maxSM[rec.ClocksMaxSMMHz] = true

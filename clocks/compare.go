@@ -2,7 +2,6 @@ package clocks
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -201,26 +200,34 @@ func (b *Block) thermalStart(ours, baseline *Arm) {
 		if !o.powerManaged() && !bs.powerManaged() || len(o.firstTemps) == 0 || len(bs.firstTemps) == 0 {
 			continue
 		}
-		to, tb := medianFloat(o.firstTemps), medianFloat(bs.firstTemps)
-		if math.Abs(to-tb) <= MaxThermalStartDeltaC {
+		// Twice the medians, in hundredths of a degree: exact.
+		to, tb := median2(o.firstTemps), median2(bs.firstTemps)
+		d := to - tb
+		if d < 0 {
+			d = -d
+		}
+		if d <= 2*100*MaxThermalStartDeltaC {
 			continue
 		}
 		b.Reasons = append(b.Reasons, ratioReason(CodeThermalStart,
 			"%stemperature at the legs' first busy sample %s %s °C, %s %s °C (median over %d and %d legs): %s °C apart > %d °C, and at one power limit a hotter chip caps lower; let the GPU cool to one temperature before every leg, in both arms",
-			ours.position(k), ours.Engine, fmtFloat(to), baseline.Engine, fmtFloat(tb), len(o.firstTemps), len(bs.firstTemps),
-			fmtFloat(math.Abs(to-tb)), MaxThermalStartDeltaC))
+			ours.position(k), ours.Engine, fmtCenti2(to), baseline.Engine, fmtCenti2(tb), len(o.firstTemps), len(bs.firstTemps),
+			fmtCenti2(d), MaxThermalStartDeltaC))
 		return
 	}
 }
 
-// medianFloat is the median of xs; the mean of the middle two of an even count.
-func medianFloat(xs []float64) float64 {
+// median2 is twice the median of xs: the sum of the middle two (one
+// twice for an odd count).
+func median2(xs []int64) int64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+	return s[(len(s)-1)/2] + s[len(s)/2]
 }
 
-func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+// fmtCenti2 prints twice a value in hundredths as the value: 12130 as
+// 60.65.
+func fmtCenti2(x2 int64) string { return strconv.FormatFloat(float64(x2)/200, 'f', -1, 64) }
 
 func bootList(a *Arm) string {
 	ids := sortedKeys(a.boots)

@@ -345,7 +345,7 @@ func (f *Fold) AddRow(r *Row, line int) {
 		g.persistBad++
 	}
 	pmNow := false
-	if g.Managed != nil || g.Events != nil {
+	if g.Managed != nil || g.Events != nil || r.HasCounters {
 		pmNow = g.foldPower(r, line)
 	}
 	if g.trace != nil {

@@ -166,6 +166,9 @@ func sampleFromObject(v *strictjson.Value) (*Sample, error) {
 			s.ModuleEnforcedPowerLimitW = w
 		}
 	}
+	if s.ModuleEnforcedPowerLimitW != nil && s.EnforcedPowerLimitW == nil {
+		o.fail("module_enforced_power_limit_w", "%s", moduleWithoutLimit)
+	}
 	if f, ok := v.Fields["event_counters_us"]; ok && f.Kind != strictjson.Null {
 		s.EventCountersUS = oracleCounters(&o, f)
 	}
@@ -273,10 +276,11 @@ func foldState(f *Fold) string {
 		out += fmt.Sprintf("\nGPU %d: %d %d %v %v %v %s %v persist %d %d %q drift %v %v", g.Index, g.Total, g.Idle, g.Hist,
 			g.SumMHz, power, first, g.Throttle, g.persistBad, g.persistFirst, g.persistFirstVal, g.drift, g.driftOrder)
 		if m := g.Managed; m != nil {
-			out += fmt.Sprintf(" managed %v %s %v %v %v %d %d %v", m.LimitW, wattsOrAbsent(m.ModuleLimitW), m.FreeHist, m.FreeSum, m.PMHist, m.PMPowerN, m.PMMaxPowerMW, m.Temp)
+			out += fmt.Sprintf(" managed %v %s %v %v %v %d %v %v", m.LimitW, wattsOrAbsent(m.ModuleLimitW), m.FreeHist, m.FreeSum, m.PMHist, m.PMPowerN, m.PMMaxPowerW, m.Temp)
 		}
 		if e := g.Events; e != nil {
 			out += fmt.Sprintf(" events %v %v %v %v %s %d %d %d %d %d", e.AccruedUS, e.FirstLine, e.PrevLine, e.LastLine, e.Backwards, e.BackLine, e.BackPrev, e.BackFrom, e.BackTo, e.Missing)
+			out += fmt.Sprintf(" late %d", e.Late)
 		}
 	}
 	return out

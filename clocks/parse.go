@@ -1042,6 +1042,11 @@ func (p *lineParser) number() (num, error) {
 	return num{float: f}, nil
 }
 
+// moduleWithoutLimit refuses a module's power limit in a sample that
+// records no enforced limit of its own: it would judge nothing, and a
+// record could not say it.
+const moduleWithoutLimit = "present without enforced_power_limit_w: a module's limit is recorded beside the GPU's own"
+
 // requiredKeys are the keys every sample has.
 const requiredKeys = 1<<kTemperature - 1
 
@@ -1073,6 +1078,9 @@ func (p *lineParser) fields() error {
 	}
 	if p.hasFloat&(1<<kPower) != 0 {
 		r.HasPower, r.PowerDrawW = true, p.floats[kPower]
+	}
+	if p.hasFloat&(1<<kModuleLimit) != 0 && p.hasFloat&(1<<kPowerLimit) == 0 {
+		p.bad[kModuleLimit], p.hasBad = moduleWithoutLimit, true
 	}
 	if p.hasFloat&(1<<kPowerLimit) != 0 {
 		r.HasPowerLimit, r.PowerLimitW = true, p.floats[kPowerLimit]

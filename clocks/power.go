@@ -3,6 +3,7 @@ package clocks
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,9 +33,9 @@ type Managed struct {
 	// PMHist counts the power-managed busy samples per SM clock value.
 	PMHist []Count
 	// PMPowerN counts the power-managed samples that carry power_draw_w,
-	// and PMMaxPowerMW is the most they drew, in mW.
-	PMPowerN     int
-	PMMaxPowerMW int64
+	// and PMMaxPowerW is the most they drew, in W, as read.
+	PMPowerN    int
+	PMMaxPowerW float64
 	// Temp counts busy samples that carry temperature_gpu_c per value in
 	// hundredths of a degree C, in increasing order; FirstBusyTempC is the
 	// first busy sample's, or nil.
@@ -43,7 +44,6 @@ type Managed struct {
 
 	free, pm map[int]int
 	temp     map[int64]int
-	sawFirst bool
 }
 
 // Events is what the driver's clock event counters say of a GPU's
@@ -63,8 +63,9 @@ type Events struct {
 	BackLine, BackPrev int
 	BackFrom, BackTo   int64
 	// Missing is the first line after the first that carries no counters,
-	// 0 when every line does.
-	Missing int
+	// 0 when every line does; Late the first line that carries them when
+	// the GPU's first row does not, else 0.
+	Missing, Late int
 
 	prev     Counters
 	prevLine int
@@ -78,7 +79,7 @@ type pendingRow struct {
 	advancedPrev bool
 	hasCounters  bool
 	hasPower     bool
-	powerMW      int64
+	powerW       float64
 	// sec and nsec are the row's time, for the point windows it lies in.
 	sec, nsec int64
 }
@@ -101,6 +102,11 @@ func (g *GPUFold) startPower() {
 // row), for a picture; the fold's classification also looks at the next.
 func (g *GPUFold) foldPower(r *Row, line int) bool {
 	advanced := false
+	if g.Events == nil && r.HasCounters {
+		// Counters that begin after the GPU's first row: judged from here,
+		// and the change itself is drift.
+		g.Events = &Events{Late: line}
+	}
 	if e := g.Events; e != nil {
 		switch {
 		case !r.HasCounters:
@@ -140,17 +146,15 @@ func (g *GPUFold) foldPower(r *Row, line int) bool {
 	p := pendingRow{sm: r.SMClockMHz, max: r.ClocksMaxSMMHz, busy: !r.Idle(), bitPM: r.ThrottleBits&SwPowerCapBit != 0,
 		hasCounters: r.HasCounters, hasPower: r.HasPower, advancedPrev: advanced, sec: r.Sec, nsec: r.Nsec}
 	if r.HasPower {
-		p.powerMW = int64(math.Round(r.PowerDrawW * 1000))
+		p.powerW = r.PowerDrawW
 	}
 	g.pending, g.hasPending = p, true
 	if p.busy && r.HasTemperature {
-		m.temp[int64(math.Round(r.TemperatureGPUC*100))]++
-		if !m.sawFirst {
+		m.temp[centi(r.TemperatureGPUC)]++
+		if m.FirstBusyTempC == nil {
+			// The first busy sample that carries a temperature.
 			m.FirstBusyTempC = ptr(r.TemperatureGPUC)
 		}
-	}
-	if p.busy {
-		m.sawFirst = true
 	}
 	return p.busy && (p.bitPM || p.advancedPrev)
 }
@@ -167,8 +171,8 @@ func (g *GPUFold) classify(advancedNext bool) {
 		g.windows.count(p.sec, p.nsec, p.sm, true)
 		m.pm[p.sm]++
 		if p.hasPower {
-			if m.PMPowerN == 0 || p.powerMW > m.PMMaxPowerMW {
-				m.PMMaxPowerMW = p.powerMW
+			if m.PMPowerN == 0 || p.powerW > m.PMMaxPowerW {
+				m.PMMaxPowerW = p.powerW
 			}
 			m.PMPowerN++
 		}
@@ -231,6 +235,10 @@ func (g *GPUFold) PowerManaged() int {
 	return n
 }
 
+// centi is a temperature in hundredths of a degree, the resolution
+// temperatures are compared at (nvidia-smi prints whole degrees).
+func centi(c float64) int64 { return int64(math.Round(c * 100)) }
+
 // freeHist is the free busy counts; nil for a nil Managed.
 func (m *Managed) freeHist() []Count {
 	if m == nil {
@@ -248,13 +256,27 @@ func (m *Managed) limits() string {
 	return s
 }
 
-// lowestLimitMW is the lowest recorded limit, in mW.
-func (m *Managed) lowestLimitMW() int64 {
+// lowestLimitW is the lowest recorded limit, in W.
+func (m *Managed) lowestLimitW() float64 {
 	w := m.LimitW
 	if m.ModuleLimitW != nil && *m.ModuleLimitW < w {
 		w = *m.ModuleLimitW
 	}
-	return int64(math.Round(w * 1000))
+	return w
+}
+
+// decimal is x as the decimal it was read from (the shortest that reads
+// back as x), exactly.
+func decimal(x float64) *big.Rat {
+	r, _ := new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
+	return r
+}
+
+// underHiddenLimit reports whether w × 100 < HiddenLimitPct × limit,
+// exactly, on the decimals as read.
+func underHiddenLimit(w, limit float64) bool {
+	l := new(big.Rat).Mul(decimal(limit), big.NewRat(HiddenLimitPct, 1))
+	return new(big.Rat).Mul(decimal(w), big.NewRat(100, 1)).Cmp(l) < 0
 }
 
 // counterBits are the throttle bits of each counter, in CounterNames'
@@ -292,20 +314,14 @@ func (l *Leg) checkEvents(g *GPUFold, pre string, seen uint64) {
 // not see.
 func (l *Leg) checkHiddenLimit(g *GPUFold, pre string, pm int) {
 	m := g.Managed
-	lim := m.lowestLimitMW()
 	switch {
 	case m.PMPowerN == 0:
 		l.add(CodeThrottle, "%s%d power-managed samples carry no power_draw_w, so a cap under every recorded limit (%s) cannot be ruled out; sample power.draw",
 			pre, pm, m.limits())
-	case m.PMMaxPowerMW*100 < HiddenLimitPct*lim:
+	case underHiddenLimit(m.PMMaxPowerW, m.lowestLimitW()):
 		l.add(CodeThrottle, "%spower-managed at most %s W, under %d%% of every recorded limit (%s): a limit clockgate does not see is in force (a module budget shared with the CPU, a power profile)",
-			pre, milliwatts(m.PMMaxPowerMW), HiddenLimitPct, m.limits())
+			pre, strconv.FormatFloat(m.PMMaxPowerW, 'f', -1, 64), HiddenLimitPct, m.limits())
 	}
-}
-
-// milliwatts prints mW as W, to the milliwatt.
-func milliwatts(mw int64) string {
-	return strconv.FormatFloat(float64(mw)/1000, 'f', -1, 64)
 }
 
 // driftMessages are the GPU's static drift messages: each static field
@@ -322,6 +338,9 @@ func (g *GPUFold) driftMessages() []string {
 		}
 		if e.Missing != 0 {
 			msgs = append(msgs, fmt.Sprintf("event_counters_us absent at line %d, though the window's first sample carries them", e.Missing))
+		}
+		if e.Late != 0 {
+			msgs = append(msgs, fmt.Sprintf("event_counters_us first at line %d, though the window's first sample has none", e.Late))
 		}
 	}
 	return msgs

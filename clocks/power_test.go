@@ -430,3 +430,48 @@ func TestGPUSkewOnFreeMedians(t *testing.T) {
 	}
 	wantReason(t, legOf(t, "r1", ss, nil).Reasons, CodeGPUSkew, "GPU 1 at 1955 MHz (the slowest)")
 }
+
+// The thermal bound is exact on the temperatures as read: 64.4 against
+// 61.4 °C is 3 °C and passes, 64.41 is over it.
+func TestThermalStartExactAtItsBound(t *testing.T) {
+	for _, tc := range []struct {
+		c    float64
+		pass bool
+	}{{64.4, true}, {64.41, false}} {
+		p, q := serving(), serving()
+		p.tempC, q.tempC = 61.4, tc.c
+		b := Compare(arm(t, "fastserve", false, q.window(boot13)), arm(t, "vllm", false, p.window(boot13)), false)
+		if got := !HasCode(b.Reasons, CodeThermalStart); got != tc.pass {
+			t.Fatalf("%v against 61.4 °C: pass %v, want %v (%+v)", tc.c, got, tc.pass, b.Reasons)
+		}
+		if !tc.pass {
+			wantReason(t, b.Reasons, CodeThermalStart, "fastserve 64.41 °C, vllm 61.4 °C (median over 1 and 1 legs): 3.01 °C apart > 3 °C")
+		}
+	}
+}
+
+// Counters that begin after a GPU's first row are judged from there, and
+// the change is drift.
+func TestCountersThatBeginLate(t *testing.T) {
+	ss := serving().window(boot13)
+	ss[0].EventCountersUS = nil
+	for _, s := range ss[10:] {
+		s.EventCountersUS.HwThermal = 350000
+	}
+	ss[10].EventCountersUS.HwThermal = 0
+	l := legOf(t, "r1", ss, nil)
+	wantReason(t, l.Reasons, CodeThrottle, "hw_thermal_slowdown (HwThermal) accrued 350000 µs")
+	wantReason(t, l.Reasons, CodeStaticDrift, "event_counters_us first at line 2, though the window's first sample has none")
+}
+
+// The hidden-limit bound is exact on the decimals read: 664.9996 W is
+// under 95% of 700 W.
+func TestHiddenLimitExactOnDecimals(t *testing.T) {
+	p := serving()
+	p.cappedW = 664.9996
+	l := legOf(t, "r1", p.window(boot13), nil)
+	wantReason(t, l.Reasons, CodeThrottle, "power-managed at most 664.9996 W, under 95% of every recorded limit (700 W)")
+	// 95% of 700.1 W is 665.095 W, which passes.
+	p.limitW, p.cappedW = 700.1, 665.095
+	wantCodes(t, legOf(t, "r1", p.window(boot13), nil).Reasons)
+}

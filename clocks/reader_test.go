@@ -75,7 +75,7 @@ func richWindow() []*Sample {
 			s.EnforcedPowerLimitW = ptr(700.0)
 			s.EventCountersUS = &Counters{SwPowerCap: int64(1000 * (i / 4)), SyncBoost: 0, SwThermal: 3, HwThermal: int64(i / 7), HwPowerBrake: 1 << 40}
 		}
-		if i%5 == 0 {
+		if i%5 == 0 && i%3 != 1 {
 			s.ModuleEnforcedPowerLimitW = ptr(900.5)
 		}
 	}

@@ -476,11 +476,11 @@ func (p *panel) caption() string {
 	}
 	out += fmt.Sprintf("; %d busy samples, %d idle excluded", s.BusySamples, s.IdleSamplesExcluded)
 	if s.PowerManagedPct != nil {
-		limit := "no one recorded limit"
+		limit := "at the legs' differing enforced power limits"
 		if s.EnforcedPowerLimitW != nil {
-			limit = num(*s.EnforcedPowerLimitW) + " W"
+			limit = "at the enforced power limit " + num(*s.EnforcedPowerLimitW) + " W"
 		}
-		out += fmt.Sprintf("; power-managed %.2f%% of busy samples at the enforced power limit %s", *s.PowerManagedPct, esc(limit))
+		out += fmt.Sprintf("; power-managed %.2f%% of busy samples %s", *s.PowerManagedPct, esc(limit))
 		if s.PowerManagedMedianMHz != nil {
 			out += fmt.Sprintf(" (median %s MHz while power-managed), marked by amber ticks along each plot's foot", num(*s.PowerManagedMedianMHz))
 		}

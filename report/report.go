@@ -337,7 +337,9 @@ func PowerManaged(b *clocks.Block) string {
 	}
 	limit := func(x *float64) string {
 		if x == nil {
-			return "no recorded limit"
+			// The arm records limits, but its legs do not share one
+			// (clock.static_mismatch says which).
+			return "differing limits"
 		}
 		return num(*x) + " W"
 	}

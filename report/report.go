@@ -11,8 +11,10 @@ package report
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
@@ -124,6 +126,35 @@ type Leg struct {
 	// contract judged its GPUs on: their free samples, and the share the
 	// power controller held; "" otherwise.
 	Power string
+	// Bands are the leg's point windows (SPEC §10.2), in time order, for
+	// the clock picture; nil for a leg without any.
+	Bands []PointBand
+}
+
+// PointBand is one point's window in a leg, in seconds from the leg's
+// first sample, as its clock picture draws it.
+type PointBand struct {
+	Label    string
+	From, To float64
+}
+
+// pointBands are a trusted leg's point windows as its picture draws them.
+func pointBands(l *summarize.Leg) []PointBand {
+	cl := l.Clock
+	if len(cl.Points) == 0 || cl.Record == nil {
+		return nil
+	}
+	t0, err := time.Parse(time.RFC3339Nano, cl.Record.Window.FirstT)
+	if err != nil {
+		return nil
+	}
+	var out []PointBand
+	for _, label := range cl.SortedPointLabels() {
+		sp := cl.Points[label].Span
+		out = append(out, PointBand{Label: label, From: float64(sp.From-t0.UnixNano()) / 1e9, To: float64(sp.To-t0.UnixNano()) / 1e9})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].From < out[j].From })
+	return out
 }
 
 // LegGPU is one GPU of a trusted leg: its block of the record, and its
@@ -194,6 +225,7 @@ func legRow(l *summarize.Leg) Leg {
 		Trusted: l.Clock.Trusted()}
 	if r.Trusted {
 		r.Trace = l.Clock.Fold.GPUs[0].Trace
+		r.Bands = pointBands(l)
 	}
 	if rec := l.Clock.Record; rec != nil && r.Trusted {
 		g := rec.GPUs[0]

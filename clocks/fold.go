@@ -31,6 +31,9 @@ type Fold struct {
 	GapGPU         int
 	GapLine        int
 	GapFrom, GapTo string
+	// Windows, when set before the first row, counts every GPU's busy
+	// samples inside each point window as the fold classifies them.
+	Windows *Windows
 
 	firstSec, firstNsec int64
 	lastSec, lastNsec   int64
@@ -85,6 +88,10 @@ type GPUFold struct {
 	// Events are what the driver's clock event counters say of the
 	// window; nil unless its first row carries event_counters_us.
 	Events *Events
+
+	// windows are the fold's point windows, counted as the GPU's busy
+	// samples are classified; nil without any.
+	windows *Windows
 
 	// The GPU's gaps so far: the largest between two of its rows, and its
 	// first and previous rows.
@@ -194,7 +201,7 @@ func (f *Fold) gpu(index int) *GPUFold {
 			}
 		}
 	}
-	g := &GPUFold{Index: index, Throttle: map[uint64]string{}}
+	g := &GPUFold{Index: index, Throttle: map[uint64]string{}, windows: f.Windows}
 	if f.tracing {
 		g.trace = &traceBuilder{}
 	}
@@ -366,6 +373,11 @@ func (f *Fold) AddRow(r *Row, line int) {
 	}
 	g.countBusy(r.SMClockMHz, f.direct)
 	g.SumMHz.Add(uint64(r.SMClockMHz))
+	if g.Managed == nil {
+		// Without a recorded limit every busy sample is free; with one,
+		// classify counts it once its class is known.
+		g.windows.count(r.Sec, r.Nsec, r.SMClockMHz, false)
+	}
 	if r.HasPower {
 		mw := int64(math.Round(r.PowerDrawW * 1000))
 		switch {

@@ -33,6 +33,19 @@ type Leg struct {
 	// all (not a regular file, no permission); the leg then carries
 	// clock.invalid or clock.stream_missing as well.
 	Unreadable error
+
+	// Points are the leg's point windows (SPEC §10.2) by point label
+	// ("8/inf") and what each saw; nil for an untrusted leg or one
+	// without windows. PointSource is WindowMarks or WindowVLLMDate when
+	// the leg has a source of windows, "" otherwise; PointNotes say why a
+	// point has no window; PointWarnings are the leg's window warnings.
+	Points        map[string]*LegPoint
+	PointSource   string
+	PointNotes    map[string]string
+	PointWarnings []string
+	pointsPath    string
+	noSource      string
+	evidence      *PointEvidence
 }
 
 // Trusted reports whether the leg's clock numbers can be used: its record
@@ -65,6 +78,9 @@ type LegFiles struct {
 	// Trace asks for the window reduced to a picture's Trace, in the same
 	// pass as the fold.
 	Trace bool
+	// Points, when not nil, is what the tree holds of the leg's point
+	// windows; the fold counts each window's samples in the same pass.
+	Points *PointEvidence
 }
 
 func (lf LegFiles) open(path string) string {
@@ -76,7 +92,11 @@ func (lf LegFiles) open(path string) string {
 
 // NewLeg returns a leg with no evidence read yet, labelled as lf says.
 func NewLeg(lf LegFiles) *Leg {
-	return &Leg{Name: lf.Name, Engine: lf.Engine, Run: lf.Run, RecordPath: lf.RecordPath, StreamPath: lf.StreamPath}
+	l := &Leg{Name: lf.Name, Engine: lf.Engine, Run: lf.Run, RecordPath: lf.RecordPath, StreamPath: lf.StreamPath, evidence: lf.Points}
+	if lf.Points != nil {
+		l.pointsPath = lf.Points.MarksPath
+	}
+	return l
 }
 
 // LoadLeg reads a leg's record and the stream beside it and judges them.
@@ -157,6 +177,8 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	if trace {
 		fold = NewTracingFold()
 	}
+	cands := l.pointCandidates(l.evidence, rec)
+	fold.Windows = foldWindows(cands)
 	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
 		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))
 		return
@@ -170,6 +192,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 		return
 	}
 	l.Fold = fold
+	l.settlePoints(cands, fold)
 	l.check()
 }
 

@@ -80,6 +80,8 @@ type pendingRow struct {
 	hasCounters  bool
 	hasPower     bool
 	powerW       float64
+	// sec and nsec are the row's time, for the point windows it lies in.
+	sec, nsec int64
 }
 
 // startPower readies the GPU's power bookkeeping from its first row.
@@ -142,7 +144,7 @@ func (g *GPUFold) foldPower(r *Row, line int) bool {
 		g.classify(advanced)
 	}
 	p := pendingRow{sm: r.SMClockMHz, max: r.ClocksMaxSMMHz, busy: !r.Idle(), bitPM: r.ThrottleBits&SwPowerCapBit != 0,
-		hasCounters: r.HasCounters, hasPower: r.HasPower, advancedPrev: advanced}
+		hasCounters: r.HasCounters, hasPower: r.HasPower, advancedPrev: advanced, sec: r.Sec, nsec: r.Nsec}
 	if r.HasPower {
 		p.powerW = r.PowerDrawW
 	}
@@ -166,6 +168,7 @@ func (g *GPUFold) classify(advancedNext bool) {
 		return
 	}
 	if p.bitPM || p.advancedPrev || advancedNext && p.sm < p.max {
+		g.windows.count(p.sec, p.nsec, p.sm, true)
 		m.pm[p.sm]++
 		if p.hasPower {
 			if m.PMPowerN == 0 || p.powerW > m.PMMaxPowerW {
@@ -175,6 +178,7 @@ func (g *GPUFold) classify(advancedNext bool) {
 		}
 		return
 	}
+	g.windows.count(p.sec, p.nsec, p.sm, false)
 	m.free[p.sm]++
 	m.FreeSum.Add(uint64(p.sm))
 }

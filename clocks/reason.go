@@ -41,6 +41,7 @@ const (
 	CodeHardwareMismatch = "clock.hardware_mismatch"
 	CodeOffset           = "clock.offset"
 	CodeThermalStart     = "clock.thermal_start"
+	CodePointOffset      = "clock.point_offset"
 	CodeLegIneligible    = "leg.ineligible"
 	CodePointMismatch    = "bench.point_mismatch"
 	CodeWorkloadMismatch = "bench.workload_mismatch"
@@ -152,6 +153,7 @@ var Registry = []CodeInfo{
 	{CodeHardwareMismatch, ScopeRatio, false, true, BothFamilies, "the arms differ in a STATIC_FIELDS value"},
 	{CodeOffset, ScopeRatio, false, true, BothFamilies, "the arms' SM clocks differ by more than the offset bound"},
 	{CodeThermalStart, ScopeRatio, false, true, BothFamilies, "power-managed arms started their legs at temperatures further apart than the thermal bound"},
+	{CodePointOffset, ScopeRatio, false, true, Throughput, "at one point, the arms' free clocks inside the point's windows differ by more than the offset bound"},
 	{CodeLegIneligible, ScopeRatio, false, false, BothFamilies, "a leg of either arm carries a reason"},
 	{CodePointMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one set of points"},
 	{CodeWorkloadMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one workload"},

@@ -56,6 +56,12 @@ type Window struct {
 	// seconds to the millisecond; nil in records written before it existed
 	// (the stream still gives it, and the coverage check reads the stream).
 	MaxGapS *float64 `json:"max_gap_s,omitempty"`
+	// UTCOffsetS is the sampler host's UTC offset at the first sample, in
+	// seconds east of UTC, and TimeZone its IANA zone name where known:
+	// what places a bench client's wall-clock date in time (SPEC §10.2).
+	// nil and "" in records written before the sampler recorded them.
+	UTCOffsetS *int   `json:"utc_offset_s,omitempty"`
+	TimeZone   string `json:"time_zone,omitempty"`
 }
 
 // GPU is one GPU's part of a leg's clock record: its SM clock over busy
@@ -402,6 +408,9 @@ func ParseRecord(data []byte) (*Record, error) {
 					r.Window.MaxGapS = &g
 				}
 			}
+		}
+		if w.err == nil {
+			r.Window.UTCOffsetS, r.Window.TimeZone = parseZone(w)
 		}
 		if o.err == nil {
 			o.err = w.err

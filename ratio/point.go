@@ -2,9 +2,11 @@ package ratio
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // PointID is a bench point's identity: the client's concurrency bound and
@@ -93,4 +95,37 @@ func (p PointID) identityJSON() (mc, rr any) {
 		rr = json.Number(p.rate())
 	}
 	return mc, rr
+}
+
+// ParsePointID reads a point as Label prints it: max_concurrency a
+// positive integer or "none", request_rate "inf" or a positive number,
+// each exactly as Label writes it ("8/inf", "none/4", "16/2.5"), so that
+// one point has one spelling.
+func ParsePointID(s string) (PointID, error) {
+	c, r, ok := strings.Cut(s, "/")
+	bad := func(why string) (PointID, error) {
+		return PointID{}, fmt.Errorf("point %q: %s; want max_concurrency/request_rate as the report prints it: 8/inf, none/4, 16/2.5", s, why)
+	}
+	if !ok {
+		return bad("no /")
+	}
+	var p PointID
+	if c != "none" {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 {
+			return bad("max_concurrency " + strconv.Quote(c) + " is neither a positive integer nor none")
+		}
+		p.MaxConcurrency = n
+	}
+	if r != "inf" {
+		x, err := strconv.ParseFloat(r, 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return bad("request_rate " + strconv.Quote(r) + " is neither a positive number nor inf")
+		}
+		p.RequestRate = x
+	}
+	if p.Label() != s {
+		return bad("written " + strconv.Quote(p.Label()) + " by the report")
+	}
+	return p, nil
 }

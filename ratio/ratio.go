@@ -102,6 +102,9 @@ type Point struct {
 	// Test compares the legs' output throughputs at the point: each arm's
 	// interval around its median, and p where both arms have the point.
 	Test
+	// Clock is the point's own clock (SPEC §10.2): nil unless some
+	// trusted leg of either arm has a source of point windows.
+	Clock *clocks.PointClock
 }
 
 // MarshalJSON writes the point's identity as vLLM writes it
@@ -109,7 +112,7 @@ type Point struct {
 // beside its values.
 func (p Point) MarshalJSON() ([]byte, error) {
 	mc, rr := p.ID.identityJSON()
-	return json.Marshal(map[string]any{
+	m := map[string]any{
 		"max_concurrency":        mc,
 		"request_rate":           rr,
 		"ours":                   p.Ours,
@@ -121,7 +124,11 @@ func (p Point) MarshalJSON() ([]byte, error) {
 		"ours_ci":                p.OursCI,
 		"baseline_ci":            p.BaselineCI,
 		"p":                      p.P,
-	})
+	}
+	if p.Clock != nil {
+		m["clock"] = p.Clock
+	}
+	return json.Marshal(m)
 }
 
 // Throughput is the THROUGHPUT ratio: the geometric mean, over the points
@@ -173,6 +180,9 @@ type Comparison struct {
 	Baseline   string     `json:"baseline"`
 	Throughput Throughput `json:"throughput"`
 	Memory     Memory     `json:"memory"`
+	// Warnings name each trusted leg without a window for a point both
+	// arms ran, where points are judged on their own clocks.
+	Warnings []string `json:"-"`
 }
 
 // GatePass reports whether the comparisons pass the gate: at least one
@@ -195,7 +205,8 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 	if ours.Engine == baseline.Engine {
 		return nil, fmt.Errorf("model %s: %w: %s", model, ErrSameEngine, ours.Engine)
 	}
-	block := clocks.Compare(mergeArm(ours, allowCrossBoot), mergeArm(baseline, allowCrossBoot), allowCrossBoot)
+	oursArm, baseArm := mergeArm(ours, allowCrossBoot), mergeArm(baseline, allowCrossBoot)
+	block := clocks.Compare(oursArm, baseArm, allowCrossBoot)
 
 	// Legs ineligible only for bench or memory reasons: the clock block
 	// lists those with a clock reason already, each leg once.
@@ -216,11 +227,15 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 	c.Throughput.Points, c.Throughput.Value, undefined = throughputPoints(ours, baseline)
 	c.Throughput.Significance = pointsSignificance(c.Throughput.Points)
 	output := outputMismatch(ours.Engine, baseline.Engine, c.Throughput.Points)
+	var pointClock []clocks.Reason
+	if clocks.PointsActive(oursArm, baseArm) {
+		pointClock, c.Warnings = pointClocks(model, c.Throughput.Points, oursArm, baseArm)
+	}
 	c.Throughput.Clock = block
-	c.Throughput.Reasons = joinReasons(block.Reasons, own, output, undefined)
+	c.Throughput.Reasons = joinReasons(block.Reasons, own, output, pointClock, undefined)
 	// The clock term is its own term: a ratio is binding only when its
 	// clock block is established, whatever the other reasons say.
-	c.Throughput.BindingEligible = len(own) == 0 && len(output) == 0 && block.Established && c.Throughput.Value != nil
+	c.Throughput.BindingEligible = len(own) == 0 && len(output) == 0 && len(pointClock) == 0 && block.Established && c.Throughput.Value != nil
 
 	oursMem, baseMem := memoryLegs(ours), memoryLegs(baseline)
 	c.Memory.Ours, c.Memory.Baseline = Median(values(oursMem)), Median(values(baseMem))
@@ -688,4 +703,31 @@ func contains(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// pointClocks judges each point both arms ran on its own clock and
+// attaches the point's clock block; a point one arm lacks gets an
+// unjudged one. It returns the clock.point_offset reasons and a warning
+// for each trusted leg without a window for a point both arms ran.
+func pointClocks(model string, points []Point, ours, baseline *clocks.Arm) ([]clocks.Reason, []string) {
+	var reasons []clocks.Reason
+	var warnings []string
+	for i := range points {
+		pt := &points[i]
+		if !pt.Common {
+			pt.Clock = &clocks.PointClock{NotJudged: "only one arm ran it"}
+			continue
+		}
+		label := pt.ID.Label()
+		pc, r, missing := clocks.ComparePoint(label, ours, baseline)
+		pt.Clock = pc
+		if r != nil {
+			reasons = append(reasons, *r)
+		}
+		for _, m := range missing {
+			warnings = append(warnings, fmt.Sprintf("%s/%s/%s: point %s has no clock window: %s; the point is not judged on its own clock",
+				model, m.Engine, m.Leg.Name, label, m.Why))
+		}
+	}
+	return reasons, warnings
 }

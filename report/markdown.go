@@ -163,6 +163,9 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 				"Output tokens: median total_output_tokens over the legs with throughput, and their difference.\n\n",
 				confidenceText(), legsWord(ratio.CILegsNeeded()), text(cmp.Ours), text(cmp.Baseline), alphaText(),
 				strings.TrimSuffix(tooFewLegs("throughput"), " in an arm")+" there")
+			if HasPointWindows(cmp.Points) {
+				p("%s\n\n", text(PointClockLead(cmp.Ours, cmp.Baseline)))
+			}
 			if err := pointsTable(b, cmp); err != nil {
 				return err
 			}
@@ -313,14 +316,19 @@ func memCI(median *float64, ci ratio.CI, legs []ratio.LegValue) string {
 }
 
 func pointsTable(w io.Writer, c Comparison) error {
-	align := make([]tw.Align, 11)
+	withClock := HasPointWindows(c.Points)
+	header := []string{"max_concurrency", "request_rate", cell(c.Ours), cell(c.Baseline), "ratio",
+		cell(CIHeader(c.Ours)), cell(CIHeader(c.Baseline)), "p",
+		cell(c.Ours) + " output tokens", cell(c.Baseline) + " output tokens", "output Δ %"}
+	if withClock {
+		header = append(header, "point clock offset %", cell(c.Ours)+" power-managed %", cell(c.Baseline)+" power-managed %")
+	}
+	align := make([]tw.Align, len(header))
 	for i := range align {
 		align[i] = tw.AlignRight
 	}
 	t := newTable(w, align)
-	t.Header("max_concurrency", "request_rate", cell(c.Ours), cell(c.Baseline), "ratio",
-		cell(CIHeader(c.Ours)), cell(CIHeader(c.Baseline)), "p",
-		cell(c.Ours)+" output tokens", cell(c.Baseline)+" output tokens", "output Δ %")
+	t.Header(header)
 	for _, pt := range c.Points {
 		ratio := "n/a"
 		if pt.Ratio != nil {
@@ -329,13 +337,67 @@ func pointsTable(w io.Writer, c Comparison) error {
 		mc, rr, _ := strings.Cut(pt.ID.Label(), "/")
 		// "~ " cannot open strikethrough (a space follows it), so the
 		// cell keeps benchstat's mark as written.
-		if err := t.Append(mc, rr, fixed2(pt.Ours), fixed2(pt.Baseline), ratio,
+		row := []string{mc, rr, fixed2(pt.Ours), fixed2(pt.Baseline), ratio,
 			CIText(pt.OursCI, pt.OursLegs, 2), CIText(pt.BaselineCI, pt.BaselineLegs, 2), PText(pt.Test),
-			optNum(pt.OursOutputTokens), optNum(pt.BaselineOutputTokens), optFixed2(pt.OutputDiffPct)); err != nil {
+			optNum(pt.OursOutputTokens), optNum(pt.BaselineOutputTokens), optFixed2(pt.OutputDiffPct)}
+		if withClock {
+			row = append(row, PointOffsetText(pt.Clock), pointPM(pt.Clock, true), pointPM(pt.Clock, false))
+		}
+		if err := t.Append(row); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// HasPointWindows reports whether some point of a THROUGHPUT ratio has
+// windows in every leg of both arms: only then do the per-point table and
+// the pictures show the points' own clocks.
+func HasPointWindows(points []ratio.Point) bool {
+	for _, pt := range points {
+		if pt.Clock != nil && pt.Clock.Ours != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// PointClockLead explains the per-point table's clock columns.
+func PointClockLead(ours, baseline string) string {
+	return fmt.Sprintf("Point clock: each arm's free busy samples inside the point's windows (clockgate mark, or vLLM's date and duration), pooled over its trusted legs; "+
+		"the offset of the free medians %s against %s, and in brackets of the free means, held to %.1f%% (clock.point_offset); "+
+		"too thin: under %d free busy samples in an arm, not judged; no window: some leg has none. "+
+		"Power-managed: each arm's power-managed share of its busy samples there, reported, never gated.",
+		ours, baseline, clocks.MaxOffsetPct, clocks.MinFreeSamples)
+}
+
+// PointOffsetText is a point's clock offset cell: "0.20 (0.21)" for a
+// judged point, "too thin (0.20)" for one sampled too thinly, "no window"
+// for one without windows in every leg.
+func PointOffsetText(pc *clocks.PointClock) string {
+	switch {
+	case pc == nil || pc.Ours == nil:
+		return "no window"
+	case pc.OffsetPct == nil || pc.MeanOffsetPct == nil:
+		return "too thin"
+	}
+	s := fmt.Sprintf("%s (%s)", fixed(*pc.OffsetPct, 2), fixed(*pc.MeanOffsetPct, 2))
+	if !pc.Judged {
+		s = "too thin " + s
+	}
+	return s
+}
+
+// pointPM is one arm's power-managed share at a point.
+func pointPM(pc *clocks.PointClock, ours bool) string {
+	if pc == nil || pc.Ours == nil {
+		return "—"
+	}
+	side := pc.Baseline
+	if ours {
+		side = pc.Ours
+	}
+	return optFixed2(side.PowerManagedPct)
 }
 
 // legTable is the legs' table: a row per leg, or, when some leg sampled

@@ -186,6 +186,38 @@ type goldenPoint struct {
 	OursCI         []*float64 `json:"ours_ci"`
 	BaselineCI     []*float64 `json:"baseline_ci"`
 	P              *float64
+	Clock          *goldenPointClock
+}
+
+// goldenPointClock is a point's own clock block (SPEC §10.2).
+type goldenPointClock struct {
+	Ours, Baseline *struct {
+		PowerManagedPct *float64 `json:"power_managed_pct"`
+	}
+	OffsetPct     *float64 `json:"offset_pct"`
+	MeanOffsetPct *float64 `json:"mean_offset_pct"`
+	Judged        bool
+}
+
+// pointCells are the clock cells report.md must print for a point.
+func pointCells(pc *goldenPointClock) []string {
+	if pc == nil || pc.Ours == nil {
+		return []string{"no window", "—", "—"}
+	}
+	off := "too thin"
+	if pc.OffsetPct != nil {
+		off = fmt.Sprintf("%.2f (%.2f)", *pc.OffsetPct, *pc.MeanOffsetPct)
+		if !pc.Judged {
+			off = "too thin " + off
+		}
+	}
+	pm := func(x *float64) string {
+		if x == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", *x)
+	}
+	return []string{off, pm(pc.Ours.PowerManagedPct), pm(pc.Baseline.PowerManagedPct)}
 }
 
 // ciCell is the cell report.md must print for an interval of
@@ -411,9 +443,19 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 		switch kind {
 		case "points":
 			c := sum.Comparisons[ci]
-			if strings.Join(tb[0], ",") != "max_concurrency,request_rate,"+c.Ours+","+c.Baseline+",ratio,"+
-				c.Ours+" (95% CI),"+c.Baseline+" (95% CI),p,"+
-				c.Ours+" output tokens,"+c.Baseline+" output tokens,output Δ %" {
+			header := "max_concurrency,request_rate," + c.Ours + "," + c.Baseline + ",ratio," +
+				c.Ours + " (95% CI)," + c.Baseline + " (95% CI),p," +
+				c.Ours + " output tokens," + c.Baseline + " output tokens,output Δ %"
+			// The point clock's columns only where some point has windows
+			// in every leg.
+			withClock := false
+			for _, pt := range c.Throughput.Points {
+				withClock = withClock || pt.Clock != nil && pt.Clock.Ours != nil
+			}
+			if withClock {
+				header += ",point clock offset %," + c.Ours + " power-managed %," + c.Baseline + " power-managed %"
+			}
+			if strings.Join(tb[0], ",") != header {
 				t.Errorf("points table header %q", tb[0])
 			}
 			if len(tb)-1 != len(c.Throughput.Points) {
@@ -422,6 +464,12 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 			}
 			for r, pt := range c.Throughput.Points {
 				row, where := tb[r+1], fmt.Sprintf("%s point %d", c.Ours, r+1)
+				if withClock && len(row) == 14 {
+					if got, want := strings.Join(row[11:], " | "), strings.Join(pointCells(pt.Clock), " | "); got != want {
+						t.Errorf("%s: point clock cells %q, summary.json says %q", where, got, want)
+					}
+					row = row[:11]
+				}
 				if len(row) != 11 {
 					continue
 				}

@@ -11,8 +11,10 @@ package report
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
@@ -124,6 +126,35 @@ type Leg struct {
 	// contract judged its GPUs on: their free samples, and the share the
 	// power controller held; "" otherwise.
 	Power string
+	// Bands are the leg's point windows (SPEC §10.2), in time order, for
+	// the clock picture; nil for a leg without any.
+	Bands []PointBand
+}
+
+// PointBand is one point's window in a leg, in seconds from the leg's
+// first sample, as its clock picture draws it.
+type PointBand struct {
+	Label    string
+	From, To float64
+}
+
+// pointBands are a trusted leg's point windows as its picture draws them.
+func pointBands(l *summarize.Leg) []PointBand {
+	cl := l.Clock
+	if len(cl.Points) == 0 || cl.Record == nil {
+		return nil
+	}
+	t0, err := time.Parse(time.RFC3339Nano, cl.Record.Window.FirstT)
+	if err != nil {
+		return nil
+	}
+	var out []PointBand
+	for _, label := range cl.SortedPointLabels() {
+		sp := cl.Points[label].Span
+		out = append(out, PointBand{Label: label, From: float64(sp.From-t0.UnixNano()) / 1e9, To: float64(sp.To-t0.UnixNano()) / 1e9})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].From < out[j].From })
+	return out
 }
 
 // LegGPU is one GPU of a trusted leg: its block of the record, and its
@@ -194,6 +225,7 @@ func legRow(l *summarize.Leg) Leg {
 		Trusted: l.Clock.Trusted()}
 	if r.Trusted {
 		r.Trace = l.Clock.Fold.GPUs[0].Trace
+		r.Bands = pointBands(l)
 	}
 	if rec := l.Clock.Record; rec != nil && r.Trusted {
 		g := rec.GPUs[0]
@@ -303,17 +335,20 @@ func PowerManaged(b *clocks.Block) string {
 		}
 		return fmt.Sprintf("%.1f%%", *x)
 	}
-	limit := func(x *float64) string {
-		if x == nil {
+	limit := func(side clocks.Side) string {
+		switch {
+		case side.PowerManagedPct == nil:
+			return "no recorded limit"
+		case side.EnforcedPowerLimitW == nil:
 			// The arm records limits, but its legs do not share one
 			// (clock.static_mismatch says which).
 			return "differing limits"
 		}
-		return num(*x) + " W"
+		return num(*side.EnforcedPowerLimitW) + " W"
 	}
-	at := "at " + limit(o.EnforcedPowerLimitW)
-	if l := limit(s.EnforcedPowerLimitW); l != limit(o.EnforcedPowerLimitW) {
-		at = fmt.Sprintf("at %s and %s", limit(o.EnforcedPowerLimitW), l)
+	at := "at " + limit(o)
+	if l := limit(s); l != limit(o) {
+		at = fmt.Sprintf("at %s and %s", limit(o), l)
 	}
 	out := fmt.Sprintf("free clock (no power cap) %s %s MHz, %s %s MHz; power-managed %s and %s of busy samples %s (median %s and %s MHz while power-managed): the engines' own draw under one limit, never a gate term",
 		o.Engine, mhz(o.MedianMHz), s.Engine, mhz(s.MedianMHz), pct(o.PowerManagedPct), pct(s.PowerManagedPct), at,

@@ -786,6 +786,7 @@ func (p *panel) leg(w *svgWriter, lt *legTrace, x0, wid float64, xs xLayout, ys 
 		w.f(`<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", n(tx), n(bottom+17), strconv.FormatFloat(t, 'f', -1, 64))
 	}
 
+	p.bands(w, lt, x, x0+wid)
 	if lt.gpus != nil {
 		p.gpuLines(w, lt, x, ys)
 	} else {
@@ -908,4 +909,29 @@ func (p *panel) ariaLabel() string {
 		out += fmt.Sprintf("; %s median %s MHz dashed", p.other, num(*m))
 	}
 	return out + "."
+}
+
+// colourBand fills a point's window on a clock picture.
+const colourBand = "#d9e6f2"
+
+// bands draws a leg's point windows (SPEC §10.2) behind its clock, each
+// a band labelled with its point inside the picture, clipped to the leg's
+// slot (right ends before x1).
+func (p *panel) bands(w *svgWriter, lt *legTrace, x func(float64) float64, x1 float64) {
+	if len(lt.leg.Bands) == 0 {
+		return
+	}
+	bottom := float64(padT + plotH)
+	w.f(`<g class="point-windows">` + "\n")
+	for _, b := range lt.leg.Bands {
+		bx0, bx1 := max(x(0), x(b.From)), min(x1, x(b.To))
+		if bx1 <= bx0 {
+			continue
+		}
+		w.f(`<rect class="point-window" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.55"><title>point %s: %s to %s s</title></rect>`+"\n",
+			n(bx0), n(padT), n(bx1-bx0), n(bottom-padT), colourBand, esc(b.Label),
+			strconv.FormatFloat(b.From, 'f', 3, 64), strconv.FormatFloat(b.To, 'f', 3, 64))
+		w.f(`<text class="point-window-label" x="%s" y="%s" fill="%s">%s</text>`+"\n", n(bx0+3), n(bottom-14), colourAxis, esc(b.Label))
+	}
+	w.f("</g>\n")
 }

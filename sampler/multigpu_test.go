@@ -143,6 +143,7 @@ func TestSamplerSMIRunsEightGPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	withHostZone(want)
 	got, _ := json.Marshal(readRecordFile(t, cfg))
 	if exp, _ := json.Marshal(want); !bytes.Equal(got, exp) {
 		t.Errorf("record %s\nstream folds to %s", got, exp)
@@ -622,6 +623,7 @@ func TestSamplerRunsSeveralGPUs(t *testing.T) {
 		}
 	}
 	want, _ := fold.Record(0.1, clocks.StopSignal)
+	withHostZone(want)
 	got, _ := json.Marshal(readRecordFile(t, cfg))
 	if exp, _ := json.Marshal(want); !bytes.Equal(got, exp) {
 		t.Errorf("record %s\nstream folds to %s", got, exp)

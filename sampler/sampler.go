@@ -681,6 +681,8 @@ func (s *Sampler) count(res *Result) string {
 
 // writeRecord writes the record atomically, never replacing a file.
 func (s *Sampler) writeRecord(rec *clocks.Record) error {
+	loc, zone := hostZone()
+	stampZone(&rec.Window, loc, zone)
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err

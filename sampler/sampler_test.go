@@ -241,6 +241,7 @@ func TestSamplerWritesStreamAndRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	withHostZone(want)
 	recData, err := os.ReadFile(RecordPath(cfg.Prefix))
 	if err != nil {
 		t.Fatal(err)

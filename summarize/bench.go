@@ -32,6 +32,13 @@ type Point struct {
 	// as {"object_len": N}, a string longer than 64 KiB as
 	// {"string_len": N}.
 	Raw []byte
+	// Date is the result's date as written, when it is a string (vLLM
+	// stamps it after the run); DurationS its duration in seconds. They
+	// place the point's window in time (SPEC §10.2).
+	Date        string
+	HasDate     bool
+	DurationS   float64
+	HasDuration bool
 }
 
 // The bench formats clockgate reads, as named in all-runs.json.
@@ -342,6 +349,14 @@ func benchPoint(v *benchValue) (Point, []string, string) {
 	p.OutputThroughput = numKey("output_throughput", true)
 	for _, k := range benchReported {
 		numKey(k, false)
+	}
+	if f := fs["date"]; f != nil && f.kind == kString {
+		p.Date, p.HasDate = f.text, true
+	}
+	if f := fs["duration"]; f != nil && f.kind == kNumber {
+		if x, err := strconv.ParseFloat(f.text, 64); err == nil && x >= 0 {
+			p.DurationS, p.HasDuration = x, true
+		}
 	}
 	// Every other top-level number must be a float64 too (the reader
 	// checked it); Python's NaN and Infinity are accepted there.

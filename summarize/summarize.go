@@ -212,6 +212,7 @@ func (s *Summary) compare() error {
 			engines[l.Model] = append(es, l.Engine)
 		}
 	}
+	seenWarning := map[string]bool{}
 	for _, m := range models {
 		var others []string
 		hasBase := false
@@ -238,6 +239,12 @@ func (s *Summary) compare() error {
 				return err
 			}
 			s.Comparisons = append(s.Comparisons, c)
+			for _, w := range c.Warnings {
+				if !seenWarning[w] {
+					seenWarning[w] = true
+					s.Warnings = append(s.Warnings, w)
+				}
+			}
 		}
 	}
 	return nil
@@ -363,14 +370,21 @@ func rowsErr(err error) error {
 func (w *walker) load(k legKey, lf *legFiles, trace bool) *Leg {
 	l := &Leg{Model: k.model, Engine: k.engine, Run: k.run}
 	base := path.Join(k.model, k.engine, l.Name())
+	// The bench points first: their dates are windows the stream's fold
+	// counts in the same pass.
+	bench := w.loadBench(l, base, lf)
 	l.Clock = w.loadClock(clocks.LegFiles{Name: l.Name(), Engine: k.engine, Run: k.run, Root: w.root,
 		RecordPath: path.Join(subtreeClocks, base) + recordSuffix,
-		StreamPath: path.Join(subtreeClocks, base) + streamSuffix, Trace: trace}, lf)
+		StreamPath: path.Join(subtreeClocks, base) + streamSuffix, Trace: trace,
+		Points: w.pointEvidence(l, lf)}, lf)
 	l.Reasons = append(l.Reasons, l.Clock.Reasons...)
+	for _, msg := range l.Clock.PointWarnings {
+		l.benchWarnings = append(l.benchWarnings, fmt.Sprintf("%s/%s/%s: %s", k.model, k.engine, l.Name(), msg))
+	}
 	add := func(code, msg string) {
 		l.Reasons = append(l.Reasons, clocks.Reason{Code: code, Message: msg, Scope: clocks.ScopeLeg, Engine: k.engine, Run: k.run})
 	}
-	for _, r := range w.loadBench(l, base, lf) {
+	for _, r := range bench {
 		add(r.Code, r.Message)
 	}
 	memRel := path.Join(subtreeMemory, base) + memorySuffix
@@ -414,4 +428,45 @@ func (w *walker) loadClock(files clocks.LegFiles, lf *legFiles) *clocks.Leg {
 		return cl
 	}
 	return clocks.LoadLeg(files)
+}
+
+// pointEvidence is what the tree holds of a leg's point windows: its
+// points file, read here, or its vLLM results' dates; nil when neither.
+func (w *walker) pointEvidence(l *Leg, lf *legFiles) *clocks.PointEvidence {
+	ev := &clocks.PointEvidence{}
+	switch {
+	case lf.points != "":
+		ev.MarksPath = lf.points
+		if lf.pointsRefused != "" {
+			ev.MarksInvalid = lf.pointsRefused + "; its points have no window"
+			return ev
+		}
+		f, err := clocks.OpenRegular(w.abs(lf.points))
+		if err != nil {
+			ev.MarksInvalid = fmt.Sprintf("%s: %v; its points have no window", lf.points, unwrapPath(err))
+			return ev
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err != nil || st.Size() > MaxMarksBytes {
+			ev.MarksInvalid = fmt.Sprintf("%s: larger than %d KiB (two short lines a point), or unreadable; refused unread, its points have no window", lf.points, MaxMarksBytes>>10)
+			return ev
+		}
+		ms, err := ParseMarks(lf.points, io.LimitReader(f, MaxMarksBytes+1))
+		if err != nil {
+			ev.MarksInvalid = err.Error() + "; its points have no window"
+			return ev
+		}
+		ev.Marks = markWindows(ms)
+		return ev
+	}
+	for _, p := range l.Points {
+		if p.Format == FormatSGLang {
+			continue
+		}
+		ev.Dates = append(ev.Dates, datePoint(p))
+	}
+	if len(ev.Dates) == 0 {
+		return nil
+	}
+	return ev
 }

@@ -47,6 +47,10 @@ type legFiles struct {
 	stream       string
 	recRefused   string
 	strRefused   string
+	// points is the leg's points file (clockgate mark), pointsRefused
+	// why it was refused unread.
+	points        string
+	pointsRefused string
 }
 
 // walker walks an evidence tree.
@@ -421,6 +425,8 @@ func (w *walker) walkFlat(subtree string) error {
 				suffix = recordSuffix
 			case subtree == subtreeClocks && strings.HasSuffix(f.name, streamSuffix):
 				suffix = streamSuffix
+			case subtree == subtreeClocks && strings.HasSuffix(f.name, PointsSuffix):
+				suffix = PointsSuffix
 			}
 			n, ok := runNumber(strings.TrimSuffix(f.name, suffix))
 			if suffix == "" || !ok {
@@ -441,6 +447,8 @@ func (w *walker) walkFlat(subtree string) error {
 				lf.memory, lf.memRefused = f.rel, refused
 			case suffix == recordSuffix:
 				lf.record, lf.recRefused = f.rel, refused
+			case suffix == PointsSuffix:
+				lf.points, lf.pointsRefused = f.rel, refused
 			default:
 				lf.stream, lf.strRefused = f.rel, refused
 			}

@@ -212,6 +212,14 @@ func (l *recLeg) readRecord(stopReason string, interval float64) *clocks.Record 
 		}
 		want.Refusal = rec.Refusal
 	}
+	if stopReason != clocks.StopRebuilt {
+		// The sampler names the host's zone; the stream cannot.
+		first, _ := time.Parse(time.RFC3339Nano, rec.Window.FirstT)
+		if _, off := first.In(time.Local).Zone(); rec.Window.UTCOffsetS == nil || *rec.Window.UTCOffsetS != off {
+			l.t.Errorf("utc_offset_s %v, want the host's %d at the first sample", rec.Window.UTCOffsetS, off)
+		}
+		want.Window.UTCOffsetS, want.Window.TimeZone = rec.Window.UTCOffsetS, rec.Window.TimeZone
+	}
 	got, _ := json.Marshal(rec)
 	exp, _ := json.Marshal(want)
 	if !bytes.Equal(got, exp) {

@@ -274,6 +274,10 @@ type leg struct {
 	// pm, when set, is a power-managed GPU (powertrees.go): the enforced
 	// limit on every row, prefill bursts capped at it.
 	pm *pmProfile
+	// pw, when set, gives the leg point windows (points.go): the host's
+	// zone in its record, clockgate mark lines or vLLM dates stamped at
+	// each point's end, and each point's own clock.
+	pw *pointWin
 }
 
 // conc is point i's concurrency for the generator's arithmetic.
@@ -573,7 +577,7 @@ var scenarios = append([]Scenario{
 			t.real("bench/"+m+"/sglang-offline/r1/llama_3_3_70b_offline_output.jsonl", "sglang/outputs/llama_3_3_70b_offline_output.jsonl")
 			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
 		}},
-}, append(append(significanceScenarios, tpScenarios...), append(amdScenarios, powerScenarios...)...)...)
+}, append(append(significanceScenarios, tpScenarios...), append(amdScenarios, append(powerScenarios, pointScenarios...)...)...)...)
 
 // extremeRates are the extreme-numbers scenario's request rates, by point:
 // float64's smallest and a huge one, the others unbounded.
@@ -700,11 +704,15 @@ func (t *tree) render(l leg) map[string][]byte {
 		if l.tputs != nil {
 			dur = float64(p.prompts*l.model.outputLen) / l.tputs[i]
 		}
+		span := bounds[i]
+		if l.pw != nil && l.pw.dates {
+			dur, span = l.pw.dated(bounds[i])
+		}
 		if l.style != "" {
-			objs = append(objs, l.result(rng, i, dur, bounds[i]))
+			objs = append(objs, l.result(rng, i, dur, span))
 			continue
 		}
-		objs = append(objs, l.benchJSON(rng, i, dur, bounds[i]))
+		objs = append(objs, l.benchJSON(rng, i, dur, span))
 	}
 	if l.style != "" {
 		l.writeResults(out, base, objs)
@@ -744,6 +752,12 @@ func (t *tree) render(l leg) map[string][]byte {
 		if l.editRecord != nil {
 			l.editRecord(rec)
 		}
+		if l.pw != nil {
+			l.pw.stamp(rec)
+			if l.pw.marks {
+				out["clocks/"+base+".points.jsonl"] = l.pw.marksFile(l, bounds)
+			}
+		}
 		recJSON, err := strictjson.Canonical(rec)
 		if err != nil {
 			panic(err)
@@ -780,6 +794,9 @@ func (l *leg) samples(rng *rand.Rand) ([]clocks.Sample, [][2]time.Time) {
 		mhz = l.dipValues(rng, busyTotal)
 	} else {
 		mhz = l.clock.values(rng, busyTotal)
+	}
+	if l.pw != nil && l.pw.pointMHz != nil {
+		mhz = l.pw.values(l.busy)
 	}
 	busyW := l.gpu.busyPowerW
 	if l.busyPowerW != 0 {

@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"github.com/clockgate/clockgate/history/histgen"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // adderEnv makes the test binary an adder process: it adds the grids of
@@ -158,4 +161,51 @@ func TestPostgresConcurrentAdders(t *testing.T) {
 	}
 	defer s.Close()
 	checkComplete(t, s)
+}
+
+// A SQLITE_BUSY that the busy handler does not wait out is waited out
+// by busyRetry, and told from every other error.
+func TestBusyRetry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.sqlite")
+	hold, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	if _, err := hold.Exec(`CREATE TABLE t (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := hold.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	write := func() error {
+		tx, err := other.Begin()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`INSERT INTO t VALUES (1)`); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}
+	if err := write(); !isBusy(err) {
+		t.Fatalf("a write under another's lock: %v, want SQLITE_BUSY", err)
+	}
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		lock.Rollback()
+	}()
+	if err := busyRetry(context.Background(), write); err != nil {
+		t.Fatalf("busyRetry: %v", err)
+	}
+	if isBusy(errors.New("database is locked")) || isBusy(nil) {
+		t.Fatal("isBusy reads a message, or nil")
+	}
 }

@@ -53,7 +53,7 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := busyRetry(ctx, func() error { return s.migrate(ctx) }); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("%s: %w", s.name, err)
 	}
@@ -179,7 +179,45 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 // dateLayout stores a date as text that sorts as the time does.
 const dateLayout = "2006-01-02T15:04:05.000000000Z"
 
-func (s *sqlStore) Add(ctx context.Context, g *Grid) (bool, error) {
+func (s *sqlStore) Add(ctx context.Context, g *Grid) (added bool, err error) {
+	err = busyRetry(ctx, func() error {
+		added, err = s.add(ctx, g)
+		return err
+	})
+	return added, err
+}
+
+// busyFor bounds how long a history add waits out another process's
+// SQLite write that its busy handler did not wait for.
+const busyFor = 60 * time.Second
+
+// busyRetry runs f again, backing off, while SQLite answers SQLITE_BUSY
+// without waiting (a connection switching a new database to WAL while
+// the other process opens it; busy_timeout covers the ordinary locks),
+// for at most busyFor; any other error, or success, returns at once.
+func busyRetry(ctx context.Context, f func() error) error {
+	deadline := time.Now().Add(busyFor)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := f()
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (5, with any
+// extended code).
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
+}
+
+func (s *sqlStore) add(ctx context.Context, g *Grid) (bool, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", s.name, err)

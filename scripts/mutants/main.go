@@ -285,6 +285,8 @@ var mutations = []mutation{
 		"				est = est && !isArm", "				est = est || isArm && false", historyPkg},
 	{"HI8", "the transfer fitted below the clock span", "history/series.go",
 		"if (hi-lo)*100 < TransferMinSpanPct*lo {", "if false {", historyPkg},
+	{"HI9", "a SQLite write that met SQLITE_BUSY not tried again", "history/store.go",
+		"		if err == nil || !isBusy(err) || time.Now().After(deadline) {", "		if true {", historyPkg},
 	{"W1", "the point's free median offset not held", "clocks/points.go",
 		"medianOK := offsetWithin(oh.median2, bh.median2)", "medianOK := true", clocksPkg},
 	{"W2", "the point's free mean offset not held", "clocks/points.go",

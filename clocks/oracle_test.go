@@ -212,7 +212,7 @@ func oracleCounters(o *obj, f *strictjson.Value) *Counters {
 			o.fail(key, "%s: want an integer of µs from 0 to 2^53, found %d", k, n)
 			return nil
 		}
-		c.set(i, n)
+		c.Set(i, n)
 	}
 	for _, n := range CounterNames {
 		if _, ok := f.Fields[n]; !ok {

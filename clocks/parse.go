@@ -661,7 +661,7 @@ func (p *lineParser) counters() error {
 		case v < 0 || v > maxCounterUS:
 			defect = fmt.Sprintf("%s: want an integer of µs from 0 to 2^53, found %d", name, v)
 		}
-		c.set(i, v)
+		c.Set(i, v)
 		have |= 1 << i
 	}
 	p.i = end

@@ -106,8 +106,8 @@ func (c *Counters) At(i int) int64 {
 	return c.HwPowerBrake
 }
 
-// set sets the counter CounterNames[i].
-func (c *Counters) set(i int, v int64) {
+// Set sets the counter CounterNames[i].
+func (c *Counters) Set(i int, v int64) {
 	switch i {
 	case 0:
 		c.SwPowerCap = v

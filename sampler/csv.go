@@ -507,18 +507,7 @@ func (r *Reading) counters() *clocks.Counters {
 		if !has {
 			return nil
 		}
-		switch i {
-		case 0:
-			c.SwPowerCap = r.CountersUS[i]
-		case 1:
-			c.SyncBoost = r.CountersUS[i]
-		case 2:
-			c.SwThermal = r.CountersUS[i]
-		case 3:
-			c.HwThermal = r.CountersUS[i]
-		case 4:
-			c.HwPowerBrake = r.CountersUS[i]
-		}
+		c.Set(i, r.CountersUS[i])
 	}
 	return &c
 }

@@ -656,12 +656,11 @@ func (f *Fold) Record(intervalS float64, stopReason string) (*Record, error) {
 
 // record is the GPU's block of the record.
 func (g *GPUFold) record() GPU {
-	h := summarize(g.Hist)
 	r := GPU{
 		UUID:                          g.First.GPUUUID,
 		Name:                          g.First.GPUName,
 		DriverVersion:                 g.First.DriverVersion,
-		SMClockMHz:                    Stats{N: h.n},
+		SMClockMHz:                    summarize(g.Hist).stats(),
 		ClocksMaxSMMHz:                g.First.ClocksMaxSMMHz,
 		ClocksApplicationsGraphicsMHz: g.First.ClocksApplicationsGraphicsMHz,
 		ThrottleReasonsActive:         g.throttleList(),
@@ -671,12 +670,6 @@ func (g *GPUFold) record() GPU {
 		PerfLevel:                     g.First.PerfLevel,
 		MemoryPartition:               g.First.MemoryPartition,
 		VbiosVersion:                  g.First.VbiosVersion,
-	}
-	if h.n > 0 {
-		mn, mx := h.min, h.max
-		md := float64(h.median2) / 2
-		sp := round2(spreadPct(int64(mn), int64(mx), h.median2))
-		r.SMClockMHz.Min, r.SMClockMHz.Median, r.SMClockMHz.Max, r.SMClockMHz.SpreadPct = &mn, &md, &mx, &sp
 	}
 	if m := g.Managed; m != nil {
 		r.EnforcedPowerLimitW, r.ModuleEnforcedPowerLimitW = ptr(m.LimitW), m.ModuleLimitW
@@ -691,13 +684,8 @@ func (g *GPUFold) freeStats() *FreeStats {
 	if g.Managed == nil {
 		return nil
 	}
-	h := summarize(g.Managed.FreeHist)
-	fs := &FreeStats{N: h.n}
-	if h.n > 0 {
-		mn, mx := h.min, h.max
-		fs.Min, fs.Max = &mn, &mx
-		fs.Median = ptr(float64(h.median2) / 2)
-		fs.SpreadPct = ptr(round2(spreadPct(int64(mn), int64(mx), h.median2)))
+	fs := &FreeStats{Stats: summarize(g.Managed.FreeHist).stats()}
+	if fs.N > 0 {
 		fs.MeanMHz = ptr(round2(g.freeMean()))
 	}
 	return fs

@@ -104,12 +104,8 @@ type GPU struct {
 // FreeStats summarizes the SM clock over a window's free busy samples, in
 // MHz, with their mean. With N == 0 the other fields are nil.
 type FreeStats struct {
-	N         int      `json:"n"`
-	Min       *int     `json:"min"`
-	Median    *float64 `json:"median"`
-	Max       *int     `json:"max"`
-	SpreadPct *float64 `json:"spread_pct"`
-	MeanMHz   *float64 `json:"mean_mhz"`
+	Stats
+	MeanMHz *float64 `json:"mean_mhz"`
 }
 
 // Record is the per-leg clock record, r<N>.summary.json: the window, and
@@ -562,7 +558,7 @@ func parsePower(o *obj, g *GPU) {
 	if o.err != nil {
 		return
 	}
-	fs := &FreeStats{N: fo.intMin("n", 0)}
+	fs := &FreeStats{Stats: Stats{N: fo.intMin("n", 0)}}
 	if fo.err == nil && fs.N > 0 {
 		mn, md, mx, sp, mean := fo.intMin("min", 1), fo.num("median"), fo.intMin("max", 1), fo.num("spread_pct"), fo.num("mean_mhz")
 		if fo.err == nil {
@@ -641,6 +637,19 @@ func checkStats(o *obj, mn int, md float64, mx int, sp float64) {
 type hist struct {
 	n, min, max int
 	median2     int64
+}
+
+// stats is the summary as a record says it: spread_pct to 0.01, and no
+// numbers when nothing is counted.
+func (h hist) stats() Stats {
+	st := Stats{N: h.n}
+	if h.n > 0 {
+		mn, mx := h.min, h.max
+		st.Min, st.Max = &mn, &mx
+		st.Median = ptr(float64(h.median2) / 2)
+		st.SpreadPct = ptr(round2(spreadPct(int64(mn), int64(mx), h.median2)))
+	}
+	return st
 }
 
 // summarizeMap summarizes values counted in a map: an arm's merged legs.

@@ -475,3 +475,25 @@ func TestHiddenLimitExactOnDecimals(t *testing.T) {
 	p.limitW, p.cappedW = 700.1, 665.095
 	wantCodes(t, legOf(t, "r1", p.window(boot13), nil).Reasons)
 }
+
+// The ratio checks of power-managed arms hold with the bad arm on either
+// side: free offset, limits and thermal start, the baseline the odd one.
+func TestPowerRatioChecksWithTheBadArmAsBaseline(t *testing.T) {
+	good, slow := serving(), serving()
+	slow.free = repeat([]int{1875, 1890, 1890}, 20)
+	b := Compare(arm(t, "fastserve", false, good.window(boot13)), arm(t, "vllm", false, slow.window(boot13)), false)
+	wantCodes(t, b.Reasons, CodeOffset)
+	wantReason(t, b.Reasons, CodeOffset, "free median offset 4.76% > 1.0%: fastserve 1980 MHz, vllm 1890 MHz")
+
+	p600 := serving()
+	p600.limitW = 600
+	b = Compare(arm(t, "fastserve", false, good.window(boot13)), arm(t, "vllm", false, p600.window(boot13)), false)
+	wantCodes(t, b.Reasons, CodeHardwareMismatch)
+	wantReason(t, b.Reasons, CodeHardwareMismatch, "enforced_power_limit_w: fastserve 700 W, vllm 600 W")
+
+	hot := serving()
+	hot.tempC = 63.5
+	b = Compare(arm(t, "fastserve", false, good.window(boot13)), arm(t, "vllm", false, hot.window(boot13)), false)
+	wantCodes(t, b.Reasons, CodeThermalStart)
+	wantReason(t, b.Reasons, CodeThermalStart, "fastserve 60 °C, vllm 63.5 °C (median over 1 and 1 legs): 3.5 °C apart > 3 °C")
+}

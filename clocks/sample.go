@@ -69,6 +69,10 @@ type Sample struct {
 	// VbiosVersion is the GPU's VBIOS version (vbios_version), a static
 	// field where the driver gives it; nil where it does not.
 	VbiosVersion *string
+	// ImportedFrom names the source line an imported sample was converted
+	// from ("FILE:LINE", or a Prometheus series and time); "" for a
+	// sampler's reading (the key is then absent).
+	ImportedFrom string
 }
 
 // Counters are the driver's clock event counters
@@ -235,6 +239,10 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 	if s.VbiosVersion != nil {
 		b = append(b, `,"vbios_version":`...)
 		b = appendString(b, *s.VbiosVersion)
+	}
+	if s.ImportedFrom != "" {
+		b = append(b, `,"imported_from":`...)
+		b = appendString(b, s.ImportedFrom)
 	}
 	return append(b, '}')
 }

@@ -68,7 +68,8 @@ const deprecated = "[Requested functionality has been deprecated]"
 // required says whether a column's value may not be a not-available token.
 func (f *field) required() bool {
 	switch f.role {
-	case roleIgnored, roleTemp, rolePower, roleMem:
+	case roleIgnored, roleTemp, rolePower, roleMem, roleModule, rolePState, roleVbios:
+		// Optional readings: a GPU without a module limit prints [N/A].
 		return false
 	}
 	return true

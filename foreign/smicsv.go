@@ -26,7 +26,10 @@ func smiField(h string, col int, path string, line int) (*field, error) {
 	if i := strings.LastIndex(h, " ["); i >= 0 && strings.HasSuffix(h, "]") {
 		name, unit = h[:i], h[i+2:len(h)-1]
 	}
-	canon := strings.ToLower(strings.TrimSpace(name))
+	canon := strings.TrimSpace(name)
+	if _, exact := smiFieldUnits[canon]; !exact {
+		canon = strings.ToLower(canon)
+	}
 	if s, ok := strings.CutPrefix(canon, "clocks_throttle_reasons."); ok {
 		canon = "clocks_event_reasons." + s
 	}
@@ -258,7 +261,11 @@ func smiHeader(cells []cell) bool {
 	if i := strings.LastIndex(name, " ["); i >= 0 {
 		name = name[:i]
 	}
-	name = strings.ToLower(strings.TrimSpace(name))
+	name = strings.TrimSpace(name)
+	if _, ok := smiFieldUnits[name]; ok {
+		return true
+	}
+	name = strings.ToLower(name)
 	if _, ok := smiAliases[name]; ok {
 		return true
 	}

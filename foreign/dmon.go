@@ -36,6 +36,7 @@ var dmonColumns = map[string]struct {
 
 func (dmon) Parse(in Input, o *Options, c *Collector) error {
 	var names []string
+	var nameCols, unitCols []int
 	var namesLine, unitsLine int
 	var fs []*field
 	dateAt, timeAt := -1, -1
@@ -49,17 +50,17 @@ func (dmon) Parse(in Input, o *Options, c *Collector) error {
 			continue
 		}
 		if strings.HasPrefix(trimmed, "#") {
-			words := strings.Fields(strings.TrimPrefix(trimmed, "#"))
+			words, cols := fieldsWithCols(strings.Replace(text, "#", " ", 1))
 			switch {
 			case names == nil:
-				names, namesLine = words, ln
+				names, nameCols, namesLine = words, cols, ln
 			case unitsLine == 0 && namesLine == ln-1:
-				unitsLine = ln
+				unitsLine, unitCols = ln, cols
 				if len(words) != len(names) {
 					return refuse(in.Path, ln, 0, "the units line has %d columns, the header %d", len(words), len(names))
 				}
 				var err error
-				if fs, dateAt, timeAt, err = dmonSetup(names, words, in.Path, namesLine, ln, o, c); err != nil {
+				if fs, dateAt, timeAt, err = dmonSetup(names, words, nameCols, unitCols, in.Path, namesLine, ln, o, c); err != nil {
 					return err
 				}
 			case fs != nil && (equalWords(words, names) || equalWords(words, unitWords(fs, names))):
@@ -113,18 +114,18 @@ func (dmon) Parse(in Input, o *Options, c *Collector) error {
 	return nil
 }
 
-func dmonSetup(names, units []string, path string, namesLine, unitsLine int, o *Options, c *Collector) ([]*field, int, int, error) {
+func dmonSetup(names, units []string, nameCols, unitCols []int, path string, namesLine, unitsLine int, o *Options, c *Collector) ([]*field, int, int, error) {
 	var fs []*field
 	dateAt, timeAt := -1, -1
 	for k, n := range names {
 		spec, ok := dmonColumns[n]
 		if !ok {
-			return nil, 0, 0, refuse(path, namesLine, k+1, "unknown dmon column %q", n)
+			return nil, 0, 0, refuse(path, namesLine, nameCols[k], "unknown dmon column %q", n)
 		}
 		if units[k] != spec.unit {
-			return nil, 0, 0, refuse(path, unitsLine, k+1, "dmon column %s in %q: dmon prints it in %q: contradicting units", n, units[k], spec.unit)
+			return nil, 0, 0, refuse(path, unitsLine, unitCols[k], "dmon column %s in %q: dmon prints it in %q: contradicting units", n, units[k], spec.unit)
 		}
-		f := &field{name: n, col: k + 1, role: spec.role}
+		f := &field{name: n, col: nameCols[k], role: spec.role}
 		switch n {
 		case "Date":
 			dateAt = k

@@ -228,7 +228,7 @@ func parseProm(in Input, o *Options, c *Collector) error {
 	if len(bootTimes) == 1 {
 		for host, bt := range bootTimes {
 			if !math.IsNaN(bt) {
-				c.bootID = fmt.Sprintf("node_boot_time_seconds %s %s", host, strconv.FormatFloat(bt, 'f', -1, 64))
+				c.bootID = fmt.Sprintf("node_boot_time_seconds{instance=%q} %s", host, strconv.FormatFloat(bt, 'f', -1, 64))
 			} else {
 				c.bootWhy = "node_boot_time_seconds changed within the window (a reboot)"
 			}

@@ -1,9 +1,12 @@
 package foreign
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clockgate/clockgate/clocks"
 )
 
 // smiLog builds a small nvidia-smi CSV log: header, then rows.
@@ -161,5 +164,25 @@ func TestColumnsFlag(t *testing.T) {
 	}
 	if d := res.Import.DroppedLines; len(d) != 1 || d[0].Line != 3 || d[0].Why != "repeated header" {
 		t.Errorf("dropped %v", d)
+	}
+}
+
+// TestPersistenceJudged: a log that records persistence_mode is judged on
+// it as a sampler's stream is; only a log without it is unproven.
+func TestPersistenceJudged(t *testing.T) {
+	var rows []string
+	for i := 0; i < 40; i++ {
+		rows = append(rows, fmt.Sprintf("2026/07/18 17:00:%02d.000, 0, GPU-a, Disabled, 1980, 90", i))
+	}
+	res, leg := importLegData(t, FormatSMICSV, Options{TZ: time.UTC}, "x.csv",
+		smiLog("timestamp, index, uuid, persistence_mode, clocks.sm [MHz], utilization.gpu [%]", rows...))
+	for _, c := range res.Import.Unproven {
+		if c == clocks.CodeUnprovenPersistence {
+			t.Errorf("persistence recorded, yet unproven")
+		}
+	}
+	want := `persistence_mode "Disabled" in 40 of 40 samples (first at line 1); want "Enabled" in every sample`
+	if got := reasonMap(leg)[clocks.CodePersistence]; got != want {
+		t.Errorf("persistence %q", got)
 	}
 }

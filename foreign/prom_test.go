@@ -3,6 +3,8 @@ package foreign
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -168,4 +170,44 @@ func importLegData(t *testing.T, format string, o Options, name string, data []b
 		t.Fatal(err)
 	}
 	return res, writeAndJudge(t, t.TempDir(), "r1", res)
+}
+
+// TestDCGMTableIsTheCountersCSVs: every field dcgm-exporter's default and
+// DCP counter lists name, enabled or commented out, is in the metric
+// table, and each one read is read in the unit the list states.
+func TestDCGMTableIsTheCountersCSVs(t *testing.T) {
+	for _, name := range []string{"default-counters.csv", "dcp-metrics-included.csv"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "foreign-real", "dcgm-exporter", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "#"))
+			if !strings.HasPrefix(line, "DCGM_FI_") {
+				continue
+			}
+			parts := strings.SplitN(line, ",", 3)
+			field, kind := strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])
+			if kind == "label" {
+				continue
+			}
+			n++
+			m, ok := dcgmMetrics[field]
+			if !ok {
+				t.Errorf("%s:%d: %s is not in the metric table", name, i+1, field)
+				continue
+			}
+			help := parts[2]
+			if j := strings.Index(help, "(in "); j >= 0 && m.role != roleIgnored {
+				unit := help[j+4 : strings.Index(help[j:], ")")+j]
+				if unit != m.unit {
+					t.Errorf("%s:%d: %s is in %s, the table reads %s", name, i+1, field, unit, m.unit)
+				}
+			}
+		}
+		if n < 20 {
+			t.Errorf("%s: %d fields read", name, n)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -263,7 +264,15 @@ func continues(a, b *BootCounters) string {
 		return "no cumulative counter recorded in both"
 	}
 	sort.Strings(names)
-	var why []string
+	// Counters that fail alike are named together.
+	var order []string
+	byWhy := map[string][]string{}
+	fail := func(n, why string) {
+		if _, seen := byWhy[why]; !seen {
+			order = append(order, why)
+		}
+		byWhy[why] = append(byWhy[why], n)
+	}
 	for _, n := range names {
 		last, first := a.Counters[n][1], b.Counters[n][0]
 		var bound float64
@@ -271,24 +280,31 @@ func continues(a, b *BootCounters) string {
 		switch {
 		case n == EnergyCounter:
 			if math.IsNaN(power) {
-				why = append(why, n+": no power recorded to bound it")
+				fail(n, "no power recorded to bound it")
 				continue
 			}
-			bound, unit = gap*power, fmt.Sprintf("J (gap %.3f s × %g W)", gap, power)
+			bound, unit = gap*power, fmt.Sprintf("J (gap %.3f s × %s W)", gap, fullNum(power))
 		case strings.HasSuffix(n, "_us"):
 			bound, unit = gap*1e6, fmt.Sprintf("µs (gap %.3f s)", gap)
 		default:
-			why = append(why, n+": not a known cumulative counter")
+			fail(n, "not a known cumulative counter")
 			continue
 		}
 		switch {
 		case first < last:
-			why = append(why, fmt.Sprintf("%s went back from %g to %g", n, last, first))
+			fail(n, fmt.Sprintf("went back from %s to %s", fullNum(last), fullNum(first)))
 		case !(last > bound):
-			why = append(why, fmt.Sprintf("%s %g not above the %g %s a reset could have gathered", n, last, bound, unit))
+			fail(n, fmt.Sprintf("%s not above the %s %s a reset could have gathered", fullNum(last), fullNum(bound), unit))
 		default:
 			return ""
 		}
 	}
-	return strings.Join(why, ", ")
+	var why []string
+	for _, w := range order {
+		why = append(why, strings.Join(byWhy[w], ", ")+": "+w)
+	}
+	return strings.Join(why, "; ")
 }
+
+// num prints a counter or bound in full, never in exponent form.
+func fullNum(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -504,11 +504,16 @@ func medianGap(rs []*reading, gpus map[string]*gpuState) (float64, error) {
 	return g, nil
 }
 
-// parseInt reads a non-negative integer value, allowing a decimal point
-// with only zeros after it ("1410.000000", as DCGM prints gauges).
+// parseWhole reads a non-negative integer value, allowing a decimal point
+// with only zeros after it ("1410.000000", as DCGM prints gauges), up to
+// 2^53 (a counter of µs since the driver loaded runs past 2^32 in about an
+// hour of capping; above 2^53 a float64 is no longer exact).
 func parseWhole(s string) (int, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 && n <= 1<<53 {
+		return int(n), true
+	}
 	f, ok := parseNumber(s)
-	if !ok || f < 0 || f != math.Trunc(f) || f > 1e9 {
+	if !ok || f < 0 || f != math.Trunc(f) || f > 1<<53 {
 		return 0, false
 	}
 	return int(f), true

@@ -67,7 +67,7 @@ func importedLegs() map[string][]string {
 
 var scenarioWants = map[string]wantScenario{
 	"imported-two-arm": {
-		legs: importedLegs(),
+		legs:        importedLegs(),
 		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: repeat(clocks.CodeLegIneligible, 4)}},
 		fragments: []string{
 			"imported from nvidia-smi-csv: no throttle bitmask column; bits not covered: 0x0000000000000004 SwPowerCap",

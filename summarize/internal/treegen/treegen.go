@@ -223,16 +223,16 @@ type leg struct {
 	idleGap, idleTail int
 
 	// Defects.
-	persistence  string // persistence_mode of every sample; "" is Enabled
-	throttleRun  int    // busy samples, mid-window, with SwPowerCap set (throttleBit, when set)
-	throttleBit  uint64
-	noClocks     bool // the tree predates clock recording
-	noMemory     bool // the memory record is missing
-	editRecord   func(*clocks.Record)
-	tearStream   bool        // the last line is cut mid-JSON
+	persistence string // persistence_mode of every sample; "" is Enabled
+	throttleRun int    // busy samples, mid-window, with SwPowerCap set (throttleBit, when set)
+	throttleBit uint64
+	noClocks    bool // the tree predates clock recording
+	noMemory    bool // the memory record is missing
+	editRecord  func(*clocks.Record)
+	tearStream  bool // the last line is cut mid-JSON
 	// imported, when not nil, writes the leg's clock evidence as
 	// clockgate import makes it of an nvidia-smi CSV log of the samples.
-	imported *importedLog
+	imported     *importedLog
 	legacyBench  bool        // benchmarks/benchmark_serving.py format, no failed key
 	appendResult bool        // every point in one --append-result file
 	failedAt     map[int]int // max_concurrency → requests that did not complete

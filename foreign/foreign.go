@@ -52,6 +52,9 @@ type Options struct {
 	// Host and GPU select a Prometheus series by its Hostname/hostname and
 	// UUID/gpu labels; "" selects any.
 	Host, GPU string
+	// NodeInstance, for a live query, is the instance label of the node's
+	// node_exporter, whose node_boot_time_seconds is the boot identity.
+	NodeInstance string
 	// RawScrapes says a Prometheus JSON file is the answer to an instant
 	// query of a range selector (raw scrapes); without it a file is read
 	// as query_range steps (clock.unproven_coverage).

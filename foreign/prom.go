@@ -299,20 +299,55 @@ func QueryLive(base string, o *Options, client *http.Client) (Input, string, err
 	if err != nil {
 		return Input{}, "", err
 	}
-	v := url.Values{"query": {q}, "time": {strconv.FormatFloat(float64(o.To.UnixMilli())/1000, 'f', 3, 64)}}
-	resp, err := client.PostForm(u.String(), v)
+	at := strconv.FormatFloat(float64(o.To.UnixMilli())/1000, 'f', 3, 64)
+	body, err := instantQuery(client, u.String(), q, at)
 	if err != nil {
 		return Input{}, "", err
+	}
+	if o.NodeInstance != "" {
+		// The node's boot time, from node_exporter scraped into the same
+		// Prometheus: a boot identity for the window.
+		bq := fmt.Sprintf("node_boot_time_seconds{instance=%q}[%ds]", o.NodeInstance, secs)
+		boot, err := instantQuery(client, u.String(), bq, at)
+		if err != nil {
+			return Input{}, "", err
+		}
+		var a, b map[string]any
+		if json.Unmarshal(body, &a) != nil || json.Unmarshal(boot, &b) != nil {
+			return Input{}, "", fmt.Errorf("%s: an answer that is not JSON", u)
+		}
+		ad, _ := a["data"].(map[string]any)
+		bd, _ := b["data"].(map[string]any)
+		if ad == nil || bd == nil {
+			return Input{}, "", fmt.Errorf("%s: an answer without data", u)
+		}
+		ar, _ := ad["result"].([]any)
+		br, _ := bd["result"].([]any)
+		ad["result"] = append(ar, br...)
+		if body, err = json.Marshal(a); err != nil {
+			return Input{}, "", err
+		}
+		q += " and " + bq
+	}
+	return Input{Path: base + " query " + q, Data: body}, q, nil
+}
+
+// instantQuery posts one instant query evaluated at at, and returns the
+// answer's body.
+func instantQuery(client *http.Client, u, q, at string) ([]byte, error) {
+	resp, err := client.PostForm(u, url.Values{"query": {q}, "time": {at}})
+	if err != nil {
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
-		return Input{}, "", err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Input{}, "", fmt.Errorf("%s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
+		return nil, fmt.Errorf("%s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
 	}
-	return Input{Path: base + " query " + q, Data: body}, q, nil
+	return body, nil
 }
 
 // ConvertLive converts the answer of QueryLive: raw scrapes.

@@ -46,6 +46,8 @@ func TestPrometheusLive(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		w.Write(scrape)
+		// As node_exporter on the same node would serve it.
+		w.Write([]byte("# TYPE node_boot_time_seconds gauge\nnode_boot_time_seconds 1.7844e+09\n"))
 	})}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -67,7 +69,7 @@ func TestPrometheusLive(t *testing.T) {
 	to := time.Now().UTC()
 	time.Sleep(2 * time.Second) // the last scrape lands
 
-	o := Options{From: from, To: to, BusyAboveMHz: 200, Given: map[string]string{"prometheus": url}}
+	o := Options{From: from, To: to, BusyAboveMHz: 200, NodeInstance: addr, Given: map[string]string{"prometheus": url}}
 	in, query, err := QueryLive(url, &o, &http.Client{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +111,9 @@ func TestPrometheusLive(t *testing.T) {
 	}
 	if res.Import.UnprovenWhy[clocks.CodeUnprovenCoverage] != "" {
 		t.Errorf("raw scrapes read as query_range: %s", res.Import.UnprovenWhy[clocks.CodeUnprovenCoverage])
+	}
+	if want := `node_boot_time_seconds{instance="` + addr + `"} 1784400000`; res.Record.BootID != want {
+		t.Errorf("boot id %q, want %q", res.Record.BootID, want)
 	}
 	g := res.Record.GPUs[0]
 	if g.Name != "Tesla T4" || g.DriverVersion != "570.195.03" || g.UUID != "GPU-960adb66-4b24-7335-74f2-f334f2220a84" || *g.SMClockMHz.Max != 300 {

@@ -30,6 +30,7 @@ type importOptions struct {
 	From, To   string
 	Prometheus string
 	Host, GPU  string
+	Node       string
 	RawScrapes bool
 	Files      []string
 	set        map[string]string
@@ -87,6 +88,7 @@ file, line and column, and nothing is written.`,
 	f.StringVar(&opts.Prometheus, "prometheus", "", "query this Prometheus for raw dcgm-exporter scrapes between --from and --to")
 	f.StringVar(&opts.Host, "host", "", "select series by their Hostname/hostname label")
 	f.StringVar(&opts.GPU, "gpu", "", "select series by their UUID/uuid or gpu label")
+	f.StringVar(&opts.Node, "node-instance", "", "with --prometheus: the instance label of the node's node_exporter, whose node_boot_time_seconds proves the boot")
 	f.BoolVar(&opts.RawScrapes, "raw-scrapes", false, "a prometheus file answers an instant query of a range selector (raw scrapes), not query_range")
 	return cmd
 }
@@ -113,7 +115,7 @@ func runImport(opts *importOptions) error {
 	case !live && len(opts.Files) == 0:
 		return usageErr("import: no FILE given")
 	}
-	o := foreign.Options{BusyAboveMHz: opts.BusyAbove, Interval: opts.Interval, Host: opts.Host, GPU: opts.GPU,
+	o := foreign.Options{BusyAboveMHz: opts.BusyAbove, Interval: opts.Interval, Host: opts.Host, GPU: opts.GPU, NodeInstance: opts.Node,
 		RawScrapes: opts.RawScrapes, Given: opts.set}
 	if opts.BusyAbove < 0 {
 		return usageErr("import: --busy-above-mhz %d: want a positive number of MHz", opts.BusyAbove)

@@ -211,3 +211,18 @@ func TestDCGMTableIsTheCountersCSVs(t *testing.T) {
 		}
 	}
 }
+
+// TestPrometheusNodeRebooted: node_boot_time_seconds that changes within
+// the window is a reboot: no boot identity, clock.unproven_boot says why.
+func TestPrometheusNodeRebooted(t *testing.T) {
+	data := matrix(1784422665, map[string][]float64{"DCGM_FI_DEV_SM_CLOCK": {1590, 1590}, "DCGM_FI_DEV_GPU_UTIL": {90, 90},
+		"node_boot_time_seconds": {1784400000, 1784422665.5}}, []float64{0, 1})
+	res, err := Convert(FormatPrometheus, []Input{{Path: "q.json", Data: data}}, Options{RawScrapes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "no boot id: node_boot_time_seconds changed within the window (a reboot); proven across legs only by counter continuity"
+	if res.Record.BootID != clocks.Unproven || res.Import.UnprovenWhy[clocks.CodeUnprovenBoot] != want {
+		t.Errorf("boot id %q, unproven_boot %q", res.Record.BootID, res.Import.UnprovenWhy[clocks.CodeUnprovenBoot])
+	}
+}

@@ -46,10 +46,10 @@ type Leg struct {
 	// Import is the leg's import.json when its record says stop_reason
 	// imported; nil otherwise.
 	Import *Import
-	// importData and importErr are import.json as read beside the record.
-	importData []byte
-	importErr  error
+	// importPath is import.json beside the record, as messages name it,
+	// and importOpen as it is opened; read only for an imported record.
 	importPath string
+	importOpen string
 	pointsPath string
 	noSource   string
 	evidence   *PointEvidence
@@ -122,7 +122,7 @@ func LoadLeg(lf LegFiles) *Leg {
 		return l
 	}
 	l.importPath = ImportPath(lf.RecordPath)
-	l.importData, l.importErr = ReadJSONFile(lf.open(l.importPath))
+	l.importOpen = lf.open(l.importPath)
 	f, err := OpenRegular(lf.open(lf.StreamPath))
 	if err != nil {
 		l.judge(data, nil, err, lf.Trace)
@@ -183,14 +183,16 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	}
 	l.Record = rec
 	if rec.Window.StopReason == StopImported {
-		if l.importErr == nil && l.importData == nil {
-			l.importErr = fmt.Errorf("not read")
+		var data []byte
+		err := errors.New("no path: the leg was judged from bytes")
+		if l.importOpen != "" {
+			data, err = ReadJSONFile(l.importOpen)
 		}
-		if l.importErr != nil {
-			l.add(CodeInvalid, "clock record %s: stop_reason %s needs its import.json: %s: %v", l.RecordPath, StopImported, l.importPath, unwrapPath(l.importErr))
+		if err != nil {
+			l.add(CodeInvalid, "clock record %s: stop_reason %s needs its import.json: %s: %v", l.RecordPath, StopImported, l.importPath, unwrapPath(err))
 			return
 		}
-		im, err := ParseImport(l.importData)
+		im, err := ParseImport(data)
 		if err != nil {
 			l.add(CodeInvalid, "clock record %s: stop_reason %s: %s: %v", l.RecordPath, StopImported, l.importPath, err)
 			return

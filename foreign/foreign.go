@@ -328,7 +328,7 @@ func finish(format string, c *Collector, o *Options, sums map[string]string) (*R
 		}
 		what := "no throttle bitmask column"
 		if c.covered != 0 {
-			what += fmt.Sprintf(" (per-reason columns cover %s)", clocks.FormatThrottle(c.covered))
+			what += fmt.Sprintf(" (per-reason columns and event counters cover %s)", clocks.FormatThrottle(c.covered))
 		}
 		note(clocks.CodeUnprovenThrottle, fmt.Sprintf("%s; bits not covered: %s (log clocks_event_reasons.active, or DCGM_FI_DEV_CLOCKS_EVENT_REASONS)",
 			what, strings.Join(left, ", ")))

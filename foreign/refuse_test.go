@@ -186,3 +186,30 @@ func TestPersistenceJudged(t *testing.T) {
 		t.Errorf("persistence %q", got)
 	}
 }
+
+// TestThrottleCoverage: per-reason columns and event counters each cover
+// their bit; clock.unproven_throttle names only the bits none covers, and
+// a covered reason that was active is judged (clock.throttle).
+func TestThrottleCoverage(t *testing.T) {
+	head := "timestamp, index, clocks.sm [MHz], utilization.gpu [%], clocks_throttle_reasons.hw_slowdown"
+	for _, k := range counterKeys {
+		head += ", clocks_event_reasons_counters." + k + " [us]"
+	}
+	var rows []string
+	for i := 0; i < 40; i++ {
+		hw := "Not Active"
+		if i == 20 {
+			hw = "Active"
+		}
+		rows = append(rows, fmt.Sprintf("2026/07/18 17:00:%02d.000, 0, 1980, 90, %s, 5, 5, 5, 5, 5", i, hw))
+	}
+	res, leg := importLegData(t, FormatSMICSV, Options{TZ: time.UTC}, "x.csv", smiLog(head, rows...))
+	want := "no throttle bitmask column (per-reason columns and event counters cover 0x00000000000000fc); bits not covered: " +
+		"0x0000000000000200 BoardLimit, 0x0000000000000400 Reliability (log clocks_event_reasons.active, or DCGM_FI_DEV_CLOCKS_EVENT_REASONS)"
+	if got := res.Import.UnprovenWhy[clocks.CodeUnprovenThrottle]; got != want {
+		t.Errorf("unproven_throttle\n got %q\nwant %q", got, want)
+	}
+	if got := reasonMap(leg)[clocks.CodeThrottle]; !strings.HasPrefix(got, "non-benign throttle bits in busy samples: 0x0000000000000008 HwSlowdown") {
+		t.Errorf("throttle %q", got)
+	}
+}

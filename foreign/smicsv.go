@@ -141,13 +141,14 @@ func setupFields(fs []*field, path string, line int, o *Options, c *Collector, w
 			c.covered |= f.bit
 		}
 		if f.role == roleCounter {
-			ok := false
-			for _, k := range counterKeys {
-				ok = ok || k == f.key
-			}
+			// A counter covers its reason over the whole interval between
+			// readings: the judge holds every one that advances to be a
+			// throttle (SPEC §10.1).
+			bit, ok := counterBits[f.key]
 			if !ok {
 				f.role = roleIgnored
 			}
+			c.covered |= bit
 		}
 		c.column(f.name, roleKeys[f.role])
 	}
@@ -159,6 +160,10 @@ func setupFields(fs []*field, path string, line int, o *Options, c *Collector, w
 
 // counterKeys are the event counters the stream records (clocks.CounterNames).
 var counterKeys = []string{"sw_power_cap", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
+
+// counterBits are the reason bit each event counter accrues.
+var counterBits = map[string]uint64{"sw_power_cap": 0x4, "sync_boost": 0x10, "sw_thermal_slowdown": 0x20,
+	"hw_thermal_slowdown": 0x40, "hw_power_brake_slowdown": 0x80}
 
 func (smiCSV) Parse(in Input, o *Options, c *Collector) error {
 	var fs []*field

@@ -70,7 +70,7 @@ var scenarioWants = map[string]wantScenario{
 		legs:        importedLegs(),
 		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: repeat(clocks.CodeLegIneligible, 4)}},
 		fragments: []string{
-			"imported from nvidia-smi-csv: no throttle bitmask column; bits not covered: 0x0000000000000004 SwPowerCap",
+			"imported from nvidia-smi-csv: no throttle bitmask column (per-reason columns and event counters cover 0x00000000000000f4); bits not covered: 0x0000000000000008 HwSlowdown, 0x0000000000000200 BoardLimit, 0x0000000000000400 Reliability",
 			"imported from nvidia-smi-csv: no applications clock: clocks_applications_graphics_mhz is unproven",
 		},
 	},

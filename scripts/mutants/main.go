@@ -358,6 +358,10 @@ var mutations = []mutation{
 		"if g.persistBad > 0 && !l.unproven(CodeUnprovenPersistence) {", "if g.persistBad > 0 && l.Import == nil {", foreignPkg},
 	{"I22", "boot proof: overlapping windows accepted", "clocks/imported.go",
 		"	if gap < 0 {", "	if false {", foreignPkg},
+	{"I24", "an event counter column covers no bit", "foreign/smicsv.go",
+		"			c.covered |= bit\n", "			_ = bit\n", foreignPkg},
+	{"I25", "a per-reason column covers no bit", "foreign/smicsv.go",
+		"			c.covered |= f.bit\n", "", foreignPkg},
 	{"I23", "a node_boot_time_seconds that changed within the window taken as the boot", "foreign/prom.go",
 		"if old, seen := bootTimes[host]; seen && old != x {", "if old, seen := bootTimes[host]; false && seen && old != x {", foreignPkg},
 }

@@ -482,7 +482,7 @@ func TestSamplerNVMLSeveralGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	if !contains(logged, "GPUs 0,1,2,3,4,5,6,7 chosen by --gpu all") || n.Name() != "NVML GPUs 0,1,2,3,4,5,6,7, throttle field clocks_event_reasons.active, optional temperature.gpu power.draw clocks.mem enforced.power.limit" {
+	if !contains(logged, "GPUs 0,1,2,3,4,5,6,7 chosen by --gpu all") || n.Name() != "NVML GPUs 0,1,2,3,4,5,6,7, throttle field clocks_event_reasons.active, optional temperature.gpu power.draw clocks.mem enforced.power.limit memory.used" {
 		t.Errorf("name %q, log:\n%s", n.Name(), strings.Join(logged, "\n"))
 	}
 	g.set(func(g *fakeNVML) { g.smReads = map[int]int{} })

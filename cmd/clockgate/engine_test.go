@@ -324,3 +324,22 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// summarize on a tree with no leg exits 2 saying what it found; a model id
+// with a "/" (a Hugging Face id used as $model) is named, with the fix.
+func TestSummarizeNoLeg(t *testing.T) {
+	tree := t.TempDir()
+	p := filepath.Join(tree, "bench", "meta-llama", "Llama-3.1-8B-Instruct", "vllm", "r1", "8.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	code := Main([]string{"summarize", "--baseline", "vllm", tree}, strings.NewReader(""), &stdout, &stderr)
+	want := `no leg found: want bench/<model>/<engine>/r<N>/<point>.json, memory/<model>/<engine>/r<N>.summary.json or clocks/<model>/<engine>/r<N>.summary.json; found: bench/meta-llama/Llama-3.1-8B-Instruct/vllm: one level too deep: the model id "meta-llama/Llama-3.1-8B-Instruct" holds a "/"`
+	if code != ExitUsage || !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "e.g. meta-llama--Llama-3.1-8B-Instruct") || stdout.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}

@@ -37,8 +37,9 @@ var historyPkg = []string{"./history/"}
 // fcPkgs run the tests that judge SPEC §11.1's recording, by name.
 var fcPkgs = []string{"-run=^(TestForeignProcess|TestComputeProcessesValidated|TestPortListeners|TestPortListenersRefused|TestHostRSS|TestMemoryPath|TestMemoryPeaks|" +
 	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestCSVQueryFieldsOrder|" +
-	"TestRecordEngineNamed|TestSampleEnginePIDList|TestEngineRefusedAtStart|TestRecordWritesMemory|TestMarkWaitsForTheStream|TestMarkRefuses)$",
-	"./clocks/", "./sampler/", "./cmd/clockgate/"}
+	"TestRecordEngineNamed|TestSampleEnginePIDList|TestEngineRefusedAtStart|TestRecordWritesMemory|TestMarkWaitsForTheStream|TestMarkRefuses|" +
+	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg)$",
+	"./clocks/", "./sampler/", "./summarize/", "./cmd/clockgate/"}
 
 var mutations = []mutation{
 	{"M1", "the cross-boot refusal removed", "clocks/compare.go",
@@ -328,7 +329,7 @@ var mutations = []mutation{
 	{"F4", "a socket not in LISTEN taken for the listener", "sampler/engine.go",
 		"f[3] == tcpListen &&", "true &&", fcPkgs},
 	{"F5", "every holder of the socket named, not the topmost", "sampler/engine.go",
-		"		if !containsInt(holders, parent[pid]) {", "		if true {", fcPkgs},
+		"		if !containsInt(holders, parent[pid]) {", "		if !containsInt(holders[:0], parent[pid]) {", fcPkgs},
 	{"F6", "a container's port forwarder taken for the engine", "sampler/engine.go",
 		"portForwarders[name] {", "false && portForwarders[name] {", fcPkgs},
 	{"F7", "clock.foreign_process no longer says how to name the engine", "clocks/tenants.go",
@@ -367,6 +368,12 @@ var mutations = []mutation{
 		"	if exists || opts.streamWait <= 0 {", "	if true {", fcPkgs},
 	{"F24", "the host RSS of the leg's own processes not read", "sampler/sampler.go",
 		"	roots := []int{s.cfg.PID, s.commandPID}", "	roots := []int{}", fcPkgs},
+	{"F25", "a tree with no leg summarized as 0 of 0", "summarize/walk.go",
+		"	if found && len(w.legs) == 0 {", "	if false {", fcPkgs},
+	{"F26", "a bench directory one level too deep not named as a model id with a /", "summarize/walk.go",
+		"				if !w.tooDeep(subtreeBench, r) {", "				if true {", fcPkgs},
+	{"F27", "a memory or clocks directory one level too deep not named", "summarize/walk.go",
+		"			if suffix == \"\" && w.tooDeep(subtree, f) {", "			if false {", fcPkgs},
 }
 
 func main() {

@@ -34,6 +34,13 @@ var clocksPkg = []string{"./clocks/"}
 
 var historyPkg = []string{"./history/"}
 
+// fcPkgs run the tests that judge SPEC §11.1's recording, by name.
+var fcPkgs = []string{"-run=^(TestForeignProcess|TestComputeProcessesValidated|TestPortListeners|TestPortListenersRefused|TestHostRSS|TestMemoryPath|TestMemoryPeaks|" +
+	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestCSVQueryFieldsOrder|" +
+	"TestRecordEngineNamed|TestSampleEnginePIDList|TestEngineRefusedAtStart|TestRecordWritesMemory|TestMarkWaitsForTheStream|TestMarkRefuses|" +
+	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg)$",
+	"./clocks/", "./sampler/", "./summarize/", "./cmd/clockgate/"}
+
 var mutations = []mutation{
 	{"M1", "the cross-boot refusal removed", "clocks/compare.go",
 		"if len(boots) > 1 {", "if false {", clocksPkg},
@@ -309,6 +316,64 @@ var mutations = []mutation{
 		"len(output) == 0 && len(pointClock) == 0 &&", "len(output) == 0 &&", []string{"./summarize/"}},
 	{"W11", "overlapping date windows trusted", "clocks/points.go",
 		"			if i < j && use.spans[i].overlaps(use.spans[j]) {", "			if false {", clocksPkg},
+	// SPEC §11.1: the engine named as the leg's own, the memory record,
+	// amd-smi's partition key, mark waiting for its stream. The tests are
+	// named, so that no timing test elsewhere decides a kill.
+	{"F1", "the named engine not the leg's own", "sampler/tenants.go",
+		"	for _, e := range s.engines {\n		roots = append(roots, e.PID)\n	}\n	return roots\n}\n\n// listTenants",
+		"	for _, e := range s.engines[:0] {\n		roots = append(roots, e.PID)\n	}\n	return roots\n}\n\n// listTenants", fcPkgs},
+	{"F2", "an --engine-pid not running accepted", "sampler/engine.go",
+		"		if err := engineRunning(root, pid); err != nil {", "		if err := engineRunning(root, pid); false && err != nil {", fcPkgs},
+	{"F3", "a port nobody listens on not refused as such", "sampler/engine.go",
+		"	if len(inodes) == 0 {", "	if false {", fcPkgs},
+	{"F4", "a socket not in LISTEN taken for the listener", "sampler/engine.go",
+		"f[3] == tcpListen &&", "true &&", fcPkgs},
+	{"F5", "every holder of the socket named, not the topmost", "sampler/engine.go",
+		"		if !containsInt(holders, parent[pid]) {", "		if !containsInt(holders[:0], parent[pid]) {", fcPkgs},
+	{"F6", "a container's port forwarder taken for the engine", "sampler/engine.go",
+		"portForwarders[name] {", "false && portForwarders[name] {", fcPkgs},
+	{"F7", "clock.foreign_process no longer says how to name the engine", "clocks/tenants.go",
+		`hint = "; " + EngineHint`, `hint = ""`, fcPkgs},
+	{"F8", "the engine hint given for a process that came during the leg", "clocks/tenants.go",
+		"atFirst = atFirst || s.first", "atFirst = true", fcPkgs},
+	{"F9", "a record's engine port not checked", "clocks/tenants.go",
+		"	return port <= 65535", "	return true", fcPkgs},
+	{"F10", "the GPU memory peak summed over readings", "sampler/memory.go",
+		"	m.gpu = math.Max(m.gpu, sum)", "	m.gpu += sum", fcPkgs},
+	{"F11", "a reading without a GPU's memory accepted", "sampler/memory.go",
+		`	case m.missing != "":`, "	case false:", fcPkgs},
+	{"F12", "a peak of 0 MiB accepted", "sampler/memory.go",
+		"	case !(m.gpu > 0):", "	case false:", fcPkgs},
+	{"F13", "a memory record replaced", "sampler/memory.go",
+		"	return atomicfile.WriteNew(path, rec.JSON(), 0o644)", "	return os.WriteFile(path, rec.JSON(), 0o644)", fcPkgs},
+	{"F14", "a reparented worker's RSS dropped", "sampler/memory.go",
+		"		if start[pid] == st {", "		if false {", fcPkgs},
+	{"F15", "a reused pid's RSS counted", "sampler/memory.go",
+		"		if start[pid] == st {", "		if true {", fcPkgs},
+	{"F16", "the memory path for a prefix outside the layout", "sampler/memory.go",
+		"!legRE.MatchString(run) || ", "", fcPkgs},
+	{"F17", "an existing memory record not refused at start", "sampler/sampler.go",
+		"	for _, p := range append(s.paths[:], s.memPath) {", "	for _, p := range s.paths[:] {", fcPkgs},
+	{"F18", "NVML's memory used over its total accepted", "sampler/nvml.go",
+		"		case used > total:", "		case false:", fcPkgs},
+	{"F19", "NVML's bytes written as MiB", "sampler/nvml.go",
+		"		mib := float64(used) / (1 << 20)", "		mib := float64(used)", fcPkgs},
+	{"F20", "amd-smi's used VRAM gone mid-run not refused", "sampler/amdsmi.go",
+		"			if m.usedErr != nil {\n				return nil", "			if false {\n				return nil", fcPkgs},
+	{"F21", "amd-smi's accelerator_partition not read", "sampler/amdjson.go",
+		"			return amdAcceleratorPartition", "			return amdComputePartition", fcPkgs},
+	{"F22", "nvidia-smi's memory.used not asked for", "sampler/csv.go",
+		"CounterFields[:]...), FieldVbiosVersion, FieldMemoryUsed)", "CounterFields[:]...), FieldVbiosVersion)", fcPkgs},
+	{"F23", "mark refuses at once where the stream is not there yet", "cmd/clockgate/mark.go",
+		"	if exists || opts.streamWait <= 0 {", "	if true {", fcPkgs},
+	{"F24", "the host RSS of the leg's own processes not read", "sampler/sampler.go",
+		"	roots := []int{s.cfg.PID, s.commandPID}", "	roots := []int{}", fcPkgs},
+	{"F25", "a tree with no leg summarized as 0 of 0", "summarize/walk.go",
+		"	if found && len(w.legs) == 0 {", "	if false {", fcPkgs},
+	{"F26", "a bench directory one level too deep not named as a model id with a /", "summarize/walk.go",
+		"				if !w.tooDeep(subtreeBench, r) {", "				if true {", fcPkgs},
+	{"F27", "a memory or clocks directory one level too deep not named", "summarize/walk.go",
+		"			if suffix == \"\" && w.tooDeep(subtree, f) {", "			if false {", fcPkgs},
 }
 
 func main() {

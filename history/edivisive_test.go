@@ -58,7 +58,7 @@ func TestOtavaTigerBeetle(t *testing.T) {
 		{0.0001, 0, []int{71, 95, 117, 131, 142, 148, 192, 212}},
 		{0.00001, 0, []int{71, 95, 131, 192, 212}},
 	} {
-		got := indexes(Detect(xs, Detection{P: tc.p, Window: 30, MinMagnitude: tc.mag, retestRightOnly: true}))
+		got := indexes(Detect(xs, Detection{Method: Otava, P: tc.p, Window: 30, MinMagnitude: tc.mag, retestRightOnly: true}))
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("p %g, min magnitude %g: change points %v, want %v (Otava's)", tc.p, tc.mag, got, tc.want)
 		}
@@ -70,7 +70,7 @@ var otavaSingle = []float64{1.02, 0.95, 0.99, 1.00, 1.12, 1.00, 1.01, 0.98, 1.01
 	0.50, 0.51, 0.48, 0.48, 0.55, 0.50, 0.49, 0.51, 0.50, 0.49}
 
 func TestOtavaSingleSeries(t *testing.T) {
-	got := Detect(otavaSingle, Detection{P: 0.0001, Window: 10})
+	got := Detect(otavaSingle, Detection{Method: Otava, P: 0.0001, Window: 10})
 	if !reflect.DeepEqual(indexes(got), []int{10}) {
 		t.Fatalf("change points %v, want [10] (Otava's test_single_series)", indexes(got))
 	}
@@ -168,7 +168,7 @@ func TestEnergyBestBruteForce(t *testing.T) {
 	}
 }
 
-// TestPermutationCheck checks the detection against brute force. At a
+// TestPermutationCheck checks Otava's detection against brute force. At a
 // fixed split the t-test's p must agree with a permutation test's (the
 // share of 4,000 random relabellings of the two sides whose difference of
 // means is at least as large) to within 0.02. At a detected step, E-divisive's
@@ -209,7 +209,7 @@ func TestPermutationCheck(t *testing.T) {
 				xs[i] -= 3
 			}
 		}
-		cs := Detect(xs, DefaultDetection)
+		cs := Detect(xs, Detection{Method: Otava, P: DefaultP, Window: Window})
 		if !reflect.DeepEqual(indexes(cs), []int{30}) {
 			t.Errorf("step trial %d: change points %v, want [30]", trial, indexes(cs))
 			continue

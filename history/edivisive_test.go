@@ -271,3 +271,25 @@ func TestPBoundExact(t *testing.T) {
 		t.Errorf("bound just above the change's p %v dropped it", p)
 	}
 }
+
+// TestOtavaExamplesCalibrated runs the default, calibrated detection on
+// Otava's published series and states what changed. On tigerbeetle (365
+// values) at p < 0.001 Otava's method finds 11 changes, [15 61 71 95 117
+// 131 142 148 192 212 260]; the calibrated one keeps 7 of them, finds
+// Otava's close run 131, 142, 148 as one change at 138, and drops 212,
+// whose t-test p was small only because its split was the best of many.
+// On test_single_series it finds Otava's one change at 10 with the same
+// means, its p now the smallest 20,000 orderings can give.
+func TestOtavaExamplesCalibrated(t *testing.T) {
+	xs := readSeries(t, "testdata/otava/tigerbeetle.txt")
+	if got, want := indexes(Detect(xs, DefaultDetection)), []int{15, 61, 71, 95, 117, 138, 192, 260}; !reflect.DeepEqual(got, want) {
+		t.Errorf("tigerbeetle, calibrated, p < 0.001: change points %v, want %v", got, want)
+	}
+	got := Detect(otavaSingle, DefaultDetection)
+	if !reflect.DeepEqual(indexes(got), []int{10}) {
+		t.Fatalf("single series, calibrated: change points %v, want [10]", indexes(got))
+	}
+	if c := got[0]; math.Abs(c.MeanBefore-1.004) > 1e-9 || math.Abs(c.MeanAfter-0.501) > 1e-9 || c.P != MinP {
+		t.Errorf("single series, calibrated: means %v → %v, p %v; want 1.004 → 0.501, p %v", c.MeanBefore, c.MeanAfter, c.P, MinP)
+	}
+}

@@ -188,7 +188,7 @@ func (s *Series) judge(dir Direction, clock *Series, d Detection, minChangePct f
 		from = cs[len(cs)-1].Index
 	}
 	seg := xs[from:]
-	m := mean(seg)
+	m, _ := meanStd(seg)
 	if m != 0 {
 		j.MagnitudePct = (j.Newest.Value/m - 1) * 100
 	}
@@ -226,7 +226,7 @@ func (s *Series) judge(dir Direction, clock *Series, d Detection, minChangePct f
 // mean ± t(level, n−1) · s · √(1 + 1/n), s the sample standard deviation.
 func predictionInterval(seg []float64, level float64) (lo, hi float64) {
 	n := float64(len(seg))
-	m := mean(seg)
+	m, _ := meanStd(seg)
 	var ss float64
 	for _, x := range seg {
 		ss += (x - m) * (x - m)

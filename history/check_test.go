@@ -367,3 +367,15 @@ func checkTable(t *testing.T, md []byte, rows int) {
 		t.Errorf("markdown: %d tables, %d rows; want 1 table of %d rows", tables, got, rows)
 	}
 }
+
+// TestCheckLastSegment: the newest value is judged against the values
+// since the last change point only. After a step up from 100 to 110, 104
+// is a regression of the new level, though well inside what all the
+// values together would allow.
+func TestCheckLastSegment(t *testing.T) {
+	xs := append(flat(11, 20, 100), flat(12, 20, 110)...)
+	j := judgeOne(t, tpKey, append(xs, 104), DefaultMinChangePct)
+	if j.Verdict != VerdictRegression || !strings.Contains(j.How, "of the last 20 values (mean 109.9048)") {
+		t.Errorf("verdict %s (%s), want a regression against the last 20 values", j.Verdict, j.How)
+	}
+}

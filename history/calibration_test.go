@@ -64,13 +64,19 @@ func series(r *rand.Rand, nz noise, n int, rho float64, at int, step float64) []
 	return xs
 }
 
-// rate is the share of ratesSeries series for which hit is true.
+// rate is the share of ratesSeries series for which hit is true, with
+// the default detection.
 func rate(seed uint64, gen func(r *rand.Rand) []float64, hit func(xs []float64, cs []Change) bool) float64 {
+	return rateWith(seed, DefaultDetection, gen, hit)
+}
+
+// rateWith is rate with detection d.
+func rateWith(seed uint64, d Detection, gen func(r *rand.Rand) []float64, hit func(xs []float64, cs []Change) bool) float64 {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	hits := 0
 	for k := 0; k < ratesSeries; k++ {
 		xs := gen(r)
-		if hit(xs, Detect(xs, DefaultDetection)) {
+		if hit(xs, Detect(xs, d)) {
 			hits++
 		}
 	}
@@ -110,6 +116,15 @@ func TestCalibrationRates(t *testing.T) {
 			if got > maxFalseAlarm {
 				t.Errorf("%s noise, %d values: %.1f%% of %d series report a change, over %.0f%%", nz.name, n, 100*got, ratesSeries, 100*maxFalseAlarm)
 			}
+		}
+	}
+	if os.Getenv("CLOCKGATE_RATES_TABLE") != "" {
+		// Otava's method on the same Gaussian series, for comparison
+		// (about 8 s more, so only when the tables are asked for).
+		otava := Detection{Method: Otava, P: DefaultP, Window: Window}
+		for li, n := range []int{30, 80, 200, 1000} {
+			got := rateWith(uint64(100+li), otava, func(r *rand.Rand) []float64 { return series(r, gaussian, n, 0, 0, 0) }, anyChange)
+			fmt.Fprintf(&table, "| Gaussian, Otava's method (for comparison) | %d | %d | %.1f%% |\n", n, ratesSeries, 100*got)
 		}
 	}
 	for li, n := range []int{30, 80, 200, 1000} {

@@ -43,6 +43,7 @@ import (
 //	stopbg       before the block, stop the bg blocks still running (SIGINT,
 //	             as Ctrl-C in their shell) and wait for them
 //	bench=S      the fake bench of this script runs S seconds
+//	gpus=N       the fake nvidia-smi of this script has N GPUs (default 1)
 //	file=PATH    the block is not run: it is written to PATH (a plan)
 //	tree=DIR:SCENARIO  before the script, testdata/trees/SCENARIO is
 //	             copied to DIR
@@ -279,6 +280,7 @@ type docBlock struct {
 	ready      string
 	stopbg     bool
 	bench      string
+	gpus       int
 	file       string
 	trees      []string // DIR:SCENARIO
 	creates    []string
@@ -327,6 +329,12 @@ func parseDocBlocks(page string, data []byte) ([]docBlock, error) {
 			switch {
 			case o == "bg":
 				b.bg = true
+			case k == "gpus":
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 {
+					return nil, fmt.Errorf("%s:%d: %s: want gpus=N", rel, i+1, o)
+				}
+				b.gpus = n
 			case o == "stopbg":
 				b.stopbg = true
 			case k == "bench":
@@ -389,6 +397,14 @@ func (s docScript) listens() bool {
 	return false
 }
 
+func (s docScript) gpus() int {
+	n := 1
+	for _, b := range s.blocks {
+		n = max(n, b.gpus)
+	}
+	return n
+}
+
 func (s docScript) later() bool {
 	for _, b := range s.blocks {
 		if b.later {
@@ -442,12 +458,12 @@ func TestDocsRunMarkers(t *testing.T) {
 			t.Errorf("%q: got %v, want %s", c.doc, err, c.want)
 		}
 	}
-	bs, err := parseDocBlocks("../../p.md", []byte("<!-- run: later g bg ready=8000 exit=3 creates=a tree=e:clean-grid needs=jq file=p.toml stopbg bench=2.5 -->\n```toml\nx = 1\n```\n"))
+	bs, err := parseDocBlocks("../../p.md", []byte("<!-- run: later g bg ready=8000 exit=3 creates=a tree=e:clean-grid needs=jq file=p.toml stopbg bench=2.5 gpus=4 -->\n```toml\nx = 1\n```\n"))
 	if err != nil || len(bs) != 1 {
 		t.Fatalf("%v %v", bs, err)
 	}
 	b := bs[0]
-	if !b.later || b.name != "g" || !b.bg || b.ready != "8000" || b.exit != 3 || b.file != "p.toml" || !b.stopbg || b.bench != "2.5" ||
+	if !b.later || b.name != "g" || !b.bg || b.ready != "8000" || b.exit != 3 || b.file != "p.toml" || !b.stopbg || b.bench != "2.5" || b.gpus != 4 ||
 		!slices.Equal(b.creates, []string{"a"}) || !slices.Equal(b.trees, []string{"e:clean-grid"}) || !slices.Equal(b.needs, []string{"jq"}) || b.text != "x = 1\n" {
 		t.Errorf("parsed %+v", b)
 	}
@@ -497,7 +513,7 @@ func TestDocsExamples(t *testing.T) {
 			if !s.listens() {
 				t.Parallel()
 			}
-			runDocScript(t, s, repo, docsEnv(t, tools, exe, realPy))
+			runDocScript(t, s, repo, docsEnv(t, tools, exe, realPy, s.gpus()))
 		})
 	}
 }
@@ -505,7 +521,7 @@ func TestDocsExamples(t *testing.T) {
 // docsEnv makes one script's fakes: a directory first on PATH with
 // clockgate, vllm and python3 (this test binary) and the fake nvidia-smi,
 // whose compute processes are the fake servers running.
-func docsEnv(t *testing.T, tools *recTools, exe, realPy string) []string {
+func docsEnv(t *testing.T, tools *recTools, exe, realPy string, gpus int) []string {
 	t.Helper()
 	bin := t.TempDir()
 	for _, n := range []string{"clockgate", "vllm", "python3"} {
@@ -522,7 +538,7 @@ func docsEnv(t *testing.T, tools *recTools, exe, realPy string) []string {
 	if err := os.WriteFile(apps, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(bin, "fakesmi.json"), []byte(`{"compute_apps": "apps.txt"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, "fakesmi.json"), []byte(fmt.Sprintf(`{"gpus": %d, "compute_apps": "apps.txt"}`, gpus)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{docsFakesEnv + "=1", docsAppsEnv + "=" + apps, docsPyEnv + "=" + realPy,
@@ -610,7 +626,12 @@ func runDocScript(t *testing.T, s docScript, repo string, env []string) {
 			fmt.Fprintf(&sh, "[ -e %q ] || { echo '%s:%d did not create %s' >&2; exit 98; }\n", c, b.page, b.line, c)
 		}
 	}
-	sh.WriteString("for p in \"${bgpids[@]}\"; do kill -TERM -- -\"$p\" 2>/dev/null || true; wait \"$p\" || true; done\nbgpids=()\n")
+	// At the end, the servers are stopped, and so is every other job a
+	// block left running (a sampler started with &), as the user's shell
+	// would be closed: each is waited for, so nothing writes into the
+	// directory after the test.
+	sh.WriteString("for p in \"${bgpids[@]}\"; do kill -TERM -- -\"$p\" 2>/dev/null || true; wait \"$p\" || true; done\nbgpids=()\n" +
+		"for p in $(jobs -p); do kill -TERM -- -\"$p\" 2>/dev/null || true; wait \"$p\" || true; done\n")
 
 	cmd := exec.Command("bash", "-c", sh.String())
 	cmd.Dir = dir

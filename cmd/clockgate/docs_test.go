@@ -589,6 +589,15 @@ func runDocScript(t *testing.T, s docScript, repo string, env []string) {
 				t.Skipf("%s:%d needs %s, which is not on PATH", b.page, b.line, need)
 			}
 		}
+		if b.ready != "" {
+			// The example's server needs its port; a listener already
+			// there would answer in its place.
+			ln, err := net.Listen("tcp", "127.0.0.1:"+b.ready)
+			if err != nil {
+				t.Fatalf("%s:%d: the example's server needs port %s: %v", b.page, b.line, b.ready, err)
+			}
+			ln.Close()
+		}
 		for _, tr := range b.trees {
 			to, scenario, _ := strings.Cut(tr, ":")
 			if err := os.CopyFS(filepath.Join(dir, to), os.DirFS(filepath.Join(repo, "testdata", "trees", scenario))); err != nil {

@@ -286,49 +286,55 @@ func QueryLive(base string, o *Options, client *http.Client) (Input, string, err
 		return Input{}, "", fmt.Errorf("--prometheus needs --from and --to, --to after --from")
 	}
 	secs := int64(math.Ceil(o.To.Sub(o.From).Seconds()))
-	var sel []string
-	if o.Host != "" {
-		sel = append(sel, fmt.Sprintf(`Hostname=%q`, o.Host))
-	}
-	if o.GPU != "" {
-		sel = append(sel, fmt.Sprintf(`UUID=%q`, o.GPU))
-	}
-	sel = append(sel, fmt.Sprintf(`__name__=~%q`, strings.Join(LiveMetrics, "|")))
-	q := fmt.Sprintf("{%s}[%ds]", strings.Join(sel, ","), secs)
 	u, err := url.Parse(strings.TrimSuffix(base, "/") + "/api/v1/query")
 	if err != nil {
 		return Input{}, "", err
 	}
 	at := strconv.FormatFloat(float64(o.To.UnixMilli())/1000, 'f', 3, 64)
-	body, err := instantQuery(client, u.String(), q, at)
-	if err != nil {
-		return Input{}, "", err
+	names := fmt.Sprintf(`__name__=~%q`, strings.Join(LiveMetrics, "|"))
+	// dcgm-exporter names the host Hostname, some relabelings hostname: a
+	// range vector takes no "or", so each is its own query. The GPU is
+	// selected as the file is, by its UUID/uuid or gpu label.
+	var queries []string
+	if o.Host != "" {
+		for _, label := range []string{"Hostname", "hostname"} {
+			queries = append(queries, fmt.Sprintf("{%s=%q,%s}[%ds]", label, o.Host, names, secs))
+		}
+	} else {
+		queries = append(queries, fmt.Sprintf("{%s}[%ds]", names, secs))
 	}
 	if o.NodeInstance != "" {
 		// The node's boot time, from node_exporter scraped into the same
 		// Prometheus: a boot identity for the window.
-		bq := fmt.Sprintf("node_boot_time_seconds{instance=%q}[%ds]", o.NodeInstance, secs)
-		boot, err := instantQuery(client, u.String(), bq, at)
+		queries = append(queries, fmt.Sprintf("node_boot_time_seconds{instance=%q}[%ds]", o.NodeInstance, secs))
+	}
+	var merged map[string]any
+	var results []any
+	for _, q := range queries {
+		body, err := instantQuery(client, u.String(), q, at)
 		if err != nil {
 			return Input{}, "", err
 		}
-		var a, b map[string]any
-		if json.Unmarshal(body, &a) != nil || json.Unmarshal(boot, &b) != nil {
+		var a map[string]any
+		if json.Unmarshal(body, &a) != nil {
 			return Input{}, "", fmt.Errorf("%s: an answer that is not JSON", u)
 		}
-		ad, _ := a["data"].(map[string]any)
-		bd, _ := b["data"].(map[string]any)
-		if ad == nil || bd == nil {
-			return Input{}, "", fmt.Errorf("%s: an answer without data", u)
+		d, _ := a["data"].(map[string]any)
+		if d == nil {
+			return Input{}, "", fmt.Errorf("%s: an answer without data: %.200s", u, body)
 		}
-		ar, _ := ad["result"].([]any)
-		br, _ := bd["result"].([]any)
-		ad["result"] = append(ar, br...)
-		if body, err = json.Marshal(a); err != nil {
-			return Input{}, "", err
+		r, _ := d["result"].([]any)
+		results = append(results, r...)
+		if merged == nil {
+			merged = a
 		}
-		q += " and " + bq
 	}
+	merged["data"].(map[string]any)["result"] = results
+	body, err := json.Marshal(merged)
+	if err != nil {
+		return Input{}, "", err
+	}
+	q := strings.Join(queries, " and ")
 	return Input{Path: base + " query " + q, Data: body}, q, nil
 }
 

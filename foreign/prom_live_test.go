@@ -69,7 +69,8 @@ func TestPrometheusLive(t *testing.T) {
 	to := time.Now().UTC()
 	time.Sleep(2 * time.Second) // the last scrape lands
 
-	o := Options{From: from, To: to, BusyAboveMHz: 200, NodeInstance: addr, Given: map[string]string{"prometheus": url}}
+	o := Options{From: from, To: to, BusyAboveMHz: 200, NodeInstance: addr, Given: map[string]string{"prometheus": url},
+		Host: "ip-10-180-14-93.eu-central-1.compute.internal", GPU: "GPU-960adb66-4b24-7335-74f2-f334f2220a84"}
 	in, query, err := QueryLive(url, &o, &http.Client{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -103,11 +103,29 @@ func null(n int) []float32 {
 	for i := range perm {
 		perm[i] = float64(i + 1)
 	}
+	// Each split's centre and scale, computed once for the length.
+	centre, inv := make([]float64, n), make([]float64, n)
+	fn := float64(n)
+	for t := 1; t < n; t++ {
+		ft := float64(t)
+		centre[t] = ft * (fn + 1) / 2
+		inv[t] = 1 / math.Sqrt(ft*(fn-ft)*(fn+1)/12)
+	}
 	s := make([]float32, NullDraws)
 	for k := range s {
-		r.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		_, z := maxRankZ(perm)
-		s[k] = float32(z)
+		// Fisher–Yates, then the largest |Z(τ)| of that ordering.
+		for i := n - 1; i > 0; i-- {
+			j := int(r.Uint64N(uint64(i + 1)))
+			perm[i], perm[j] = perm[j], perm[i]
+		}
+		var sum, best float64
+		for t := 1; t < n; t++ {
+			sum += perm[t-1]
+			if z := math.Abs(sum-centre[t]) * inv[t]; z > best {
+				best = z
+			}
+		}
+		s[k] = float32(best)
 	}
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	nullCache.by[n] = s

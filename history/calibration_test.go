@@ -156,6 +156,16 @@ func TestCalibrationRates(t *testing.T) {
 	if os.Getenv("CLOCKGATE_RATES_TABLE") != "" {
 		fmt.Print(table.String())
 	}
+	// The documentation's tables are the measured ones.
+	doc, err := os.ReadFile("../docs/history-check.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(table.String(), "\n") {
+		if line != "" && !strings.Contains(string(doc), line+"\n") {
+			t.Errorf("docs/history-check.md lacks the measured row %q", line)
+		}
+	}
 }
 
 // TestCalibratedPAgainstPermutations: the calibrated p of a series' best

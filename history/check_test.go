@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -377,5 +378,37 @@ func TestCheckLastSegment(t *testing.T) {
 	j := judgeOne(t, tpKey, append(xs, 104), DefaultMinChangePct)
 	if j.Verdict != VerdictRegression || !strings.Contains(j.How, "of the last 20 values (mean 109.9048)") {
 		t.Errorf("verdict %s (%s), want a regression against the last 20 values", j.Verdict, j.How)
+	}
+}
+
+// TestDocsCheckExcerpt: the markdown excerpt of docs/history-check.md is
+// the code-regression golden's, row for row (rows shortened with "…"
+// aside).
+func TestDocsCheckExcerpt(t *testing.T) {
+	doc, err := os.ReadFile("../docs/history-check.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gold, err := os.ReadFile("testdata/golden/check-code-regression.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```markdown\n")
+	if !ok {
+		t.Fatal("docs/history-check.md has no markdown excerpt")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	n := 0
+	for _, line := range strings.Split(block, "\n") {
+		if line == "" || strings.Contains(line, "…") {
+			continue
+		}
+		n++
+		if !strings.Contains(string(gold), line+"\n") {
+			t.Errorf("the excerpt's line is not in check-code-regression.md: %s", line)
+		}
+	}
+	if n < 4 {
+		t.Errorf("the excerpt has %d lines to check", n)
 	}
 }

@@ -298,7 +298,7 @@ var mutations = []mutation{
 	{"HI8", "the transfer fitted below the clock span", "history/series.go",
 		"if (hi-lo)*100 < TransferMinSpanPct*lo {", "if false {", historyPkg},
 	{"HI9", "a SQLite write that met SQLITE_BUSY not tried again", "history/store.go",
-		"		if err == nil || !isBusy(err) || time.Now().After(deadline) {", "		if true {", historyPkg},
+		"		if err == nil || !isBusy(err) || time.Now().After(deadline) {", "		if _ = deadline; true {", historyPkg},
 	{"H2-1", "the segmentation's split kept by the normal p of its own statistic", "history/calibrated.go",
 		"if !(calibratedP(b-a, z) < d.P) {", "if !(math.Erfc(z/math.Sqrt2) < d.P) {", historyPkg},
 	{"H2-2", "the permutation p without its +1", "history/calibrated.go",

@@ -309,7 +309,21 @@ var mutations = []mutation{
 		"len(output) == 0 && len(pointClock) == 0 &&", "len(output) == 0 &&", []string{"./summarize/"}},
 	{"W11", "overlapping date windows trusted", "clocks/points.go",
 		"			if i < j && use.spans[i].overlaps(use.spans[j]) {", "			if false {", clocksPkg},
+	{"SG1", "the scale guard's ratio to cat never fails", "scripts/scale/main.go",
+		`r.what == "--json" && r.layout && ratio > b.MaxRatio`, `r.what == "--json" && r.layout && false`, scalePkg},
+	{"SG2", "the scale guard's ratio bound widened to 8× cat", "scripts/scale/main.go",
+		"bounds{MaxRatio: 4, MaxRSSMiB: 96}", "bounds{MaxRatio: 8, MaxRSSMiB: 96}", scalePkg},
+	{"SG3", "the scale guard's peak RSS never fails", "scripts/scale/main.go",
+		"b.MaxRSSMiB > 0 && rss > b.MaxRSSMiB", "b.MaxRSSMiB > 0 && false", scalePkg},
+	{"SG4", "the scale guard's RSS bound widened to 192 MiB", "scripts/scale/main.go",
+		"bounds{MaxRatio: 4, MaxRSSMiB: 96}", "bounds{MaxRatio: 4, MaxRSSMiB: 192}", scalePkg},
+	{"SG5", "a ratio at exactly the bound fails", "scripts/scale/main.go",
+		"r.layout && ratio > b.MaxRatio", "r.layout && ratio >= b.MaxRatio", scalePkg},
+	{"SG6", "the any-order scanner never used (every changed key order read member by member)", "clocks/parse.go",
+		"	if p.anyOrder() {", "	if false && p.anyOrder() {", clocksPkg},
 }
+
+var scalePkg = []string{"./scripts/scale/"}
 
 func main() {
 	run := flag.String("run", "", "only mutations whose id contains this")

@@ -9,7 +9,7 @@
 //	go run ./scripts/scale                 # every layout at 200 legs × 3,600 samples; the memory shapes
 //	go run ./scripts/scale -legs 40 -runs 3 -memory=false   # a quick look
 //	go run ./scripts/scale -short          # CI's guard: small trees, bounds that fail on a regression
-//	go run ./scripts/scale -curve          # peak RSS of --out at 5,000, 10,000, 20,000 and 40,000 legs × 60
+//	go run ./scripts/scale -runs 7 -curve  # the whole table, then peak RSS of --out at 5,000 to 40,000 legs × 60
 //
 // With -max-ratio, -max-rss-mib or -short it exits 1 when a measurement
 // is past its bound (guard), after printing the table.
@@ -137,7 +137,7 @@ func main() {
 	work := flag.String("work", "", "directory for the trees and binary (default: a temporary one, removed after)")
 	short := flag.Bool("short", false, "CI's guard: every layout at 30 legs × 3,600 samples, 3 runs, and --out on 2,000 legs × 60 for memory, "+
 		"with the bounds -max-ratio "+fmt.Sprint(shortBounds.MaxRatio)+" and -max-rss-mib "+fmt.Sprint(shortBounds.MaxRSSMiB)+" unless given")
-	curve := flag.Bool("curve", false, "instead, measure peak RSS and time of --out at 5,000, 10,000, 20,000 and 40,000 legs × 60 samples, and the growth per leg")
+	curve := flag.Bool("curve", false, "also measure peak RSS and time of --out at 5,000, 10,000, 20,000 and 40,000 legs × 60 samples, and the growth per leg")
 	var b bounds
 	flag.Float64Var(&b.MaxRatio, "max-ratio", 0, "fail when any layout's --json takes more than this many times cat of the same bytes (0: no bound)")
 	flag.Float64Var(&b.MaxRSSMiB, "max-rss-mib", 0, "fail when any command's peak RSS is more than this many MiB (0: no bound)")
@@ -166,10 +166,6 @@ func main() {
 	run("go", "build", "-o", bin, "./cmd/clockgate")
 
 	fmt.Println(machine())
-	if *curve {
-		memoryCurve(bin, dir, []int{5000, 10000, 20000, 40000})
-		return
-	}
 	base := generate(dir, *legs, *samples)
 	var results []result
 	for i, l := range layouts {
@@ -219,6 +215,11 @@ func main() {
 		}
 	}
 	fmt.Println()
+	if *curve {
+		fmt.Println()
+		memoryCurve(bin, dir, []int{5000, 10000, 20000, 40000})
+		fmt.Println("\nat the end:", machine())
+	}
 	if b.MaxRatio > 0 || b.MaxRSSMiB > 0 {
 		fmt.Printf("\nguard: --json at most %.2f× cat on every layout, peak RSS at most %.0f MiB\n", b.MaxRatio, b.MaxRSSMiB)
 		if bad := b.check(results); len(bad) > 0 {
@@ -238,14 +239,15 @@ type bounds struct {
 	MaxRSSMiB float64
 }
 
-// shortBounds are -short's bounds, for CI. Measured on a 2-core VM loaded
-// by other work (docs/performance-notes.md), -short's layouts read at
-// 1.0–2.6× cat and its 2,000 legs peak at 40–60 MiB: a ratio bound of 4
-// is about 1.5 times the worst seen, past the noise, and under the 5–7×
-// a member-by-member reading of a changing key order took; the RSS bound
-// is about twice what 2,000 legs take, and under what they took when each
-// leg kept its whole fold.
-var shortBounds = bounds{MaxRatio: 4, MaxRSSMiB: 96}
+// shortBounds are -short's bounds, for CI (docs/performance-notes.md).
+// On a quiet 2-core machine -short's layouts read at 1.2–2.6× cat; a
+// reader that falls back to member-by-member reading of a changing key
+// order took 5–7×, past the ratio bound of 4, which is about 1.5 times the
+// worst layout. Its 2,000 legs peak at 78 MiB with --out; 112 MiB is 44%
+// above that, room for the collector's timing, and fails a leg that keeps
+// its samples or bench arrays. The growth per leg is held exactly, without
+// timing, by summarize's TestLiveMemoryPerLeg.
+var shortBounds = bounds{MaxRatio: 4, MaxRSSMiB: 112}
 
 // check returns a message for every result past a bound.
 func (b bounds) check(results []result) []string {

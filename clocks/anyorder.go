@@ -52,7 +52,17 @@ func (p *lineParser) anyOrder() bool {
 		}
 		key := quotedKey(b[i:])
 		if key < 0 {
-			return false
+			// Another key (a newer recorder's reading, say): skipped when
+			// it and its value are plain, refused twice as the general
+			// reading refuses it.
+			n, ok := p.otherMember(i)
+			if !ok {
+				return false
+			}
+			p.members[j] = memberAt{from: from, value: n.value, valueEnd: n.end, key: -1}
+			p.n = j + 1
+			i = n.end
+			continue
 		}
 		bit := uint32(1) << key
 		if p.seen&bit != 0 {
@@ -218,4 +228,64 @@ func plainNumber(b []byte) (float64, int) {
 		f = -f
 	}
 	return f, i
+}
+
+// otherSpan is where another key's member lies: its value from value to end.
+type otherSpan struct{ value, end int }
+
+// otherMember reads, at b[i], a member whose key is no sample key, as the
+// general reading would accept it: a plain key not seen before in the
+// line, and a plain value (a number as plainNumber reads one, a string of
+// printable ASCII, true, false or null). ok is false for anything else.
+func (p *lineParser) otherMember(i int) (otherSpan, bool) {
+	b := p.b
+	end := i + 1 + asciiRun(b[i+1:])
+	if end >= len(b) || b[end] != '"' {
+		return otherSpan{}, false
+	}
+	k := b[i+1 : end]
+	for _, o := range p.other {
+		if string(o) == string(k) {
+			return otherSpan{}, false
+		}
+	}
+	j := skipWS(b, end+1)
+	if j >= len(b) || b[j] != ':' {
+		return otherSpan{}, false
+	}
+	j = skipWS(b, j+1)
+	if j >= len(b) {
+		return otherSpan{}, false
+	}
+	value := j
+	switch c := b[j]; {
+	case c == '"':
+		e := j + 1 + asciiRun(b[j+1:])
+		if e >= len(b) || b[e] != '"' {
+			return otherSpan{}, false
+		}
+		j = e + 1
+	case c == '-' || c >= '0' && c <= '9':
+		_, n := plainNumber(b[j:])
+		if n == 0 {
+			return otherSpan{}, false
+		}
+		j += n
+	default:
+		w := ""
+		switch c {
+		case 'n':
+			w = "null"
+		case 't':
+			w = "true"
+		case 'f':
+			w = "false"
+		}
+		if w == "" || len(b)-j < len(w) || string(b[j:j+len(w)]) != w {
+			return otherSpan{}, false
+		}
+		j += len(w)
+	}
+	p.other = append(p.other, k)
+	return otherSpan{value, j}, true
 }

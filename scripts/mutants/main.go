@@ -424,6 +424,8 @@ var mutations = []mutation{
 		"r.layout && ratio > b.MaxRatio", "r.layout && ratio >= b.MaxRatio", scalePkg},
 	{"SG6", "the any-order scanner never used (every changed key order read member by member)", "clocks/parse.go",
 		"	if p.anyOrder() {", "	if false && p.anyOrder() {", clocksPkg},
+	{"SG7", "a line with a key the reader does not type (memory_used_mib) left to the general reading", "clocks/anyorder.go",
+		"			n, ok := p.otherMember(i)\n			if !ok {", "			n, ok := p.otherMember(i)\n			if true || !ok {", clocksPkg},
 }
 
 var scalePkg = []string{"./scripts/scale/"}

@@ -42,8 +42,10 @@ func TestAnyOrderScannerReadsShuffledLines(t *testing.T) {
 			s.ClocksApplicationsGraphicsMHz = nil
 			s.VbiosVersion = ptr("96.00.A5.00.01")
 		}
-		if i%3 == 0 {
-			// A key the reader does not type: skipped, not read member by member.
+		if i%3 == 1 {
+			// A key the reader does not type, on lines without the event
+			// counters (an object, the general reading's): skipped, not
+			// read member by member.
 			s.MemoryUsedMiB = ptr(71234.5)
 		}
 	}

@@ -76,7 +76,9 @@ func TestRegistryIsComplete(t *testing.T) {
 	more, _ := filepath.Glob("../cmd/*/*.go")
 	seen := 0
 	for _, p := range append(files, more...) {
-		if strings.HasSuffix(p, "_test.go") {
+		if strings.HasSuffix(p, "_test.go") || filepath.ToSlash(p) == "../foreign/smifields.go" {
+			// (smifields.go lists nvidia-smi's field names, memory.used
+			// among them: not reason codes.)
 			continue
 		}
 		data, err := os.ReadFile(p)
@@ -97,7 +99,7 @@ func TestRegistryIsComplete(t *testing.T) {
 		if c.Clock != IsClock(c.Code) {
 			t.Errorf("%s: Clock %v, but its name says %v", c.Code, c.Clock, IsClock(c.Code))
 		}
-		if c.Waivable != (c.Code == CodeCrossBoot || c.Code == CodeStraddledBoot) {
+		if c.Waivable != (c.Code == CodeCrossBoot || c.Code == CodeStraddledBoot || c.Code == CodeUnprovenBoot) {
 			t.Errorf("%s: waivable %v; the override waives boot identity and nothing else", c.Code, c.Waivable)
 		}
 		if c.Blocks == 0 || c.Doc == "" {

@@ -34,6 +34,11 @@ var clocksPkg = []string{"./clocks/"}
 
 var historyPkg = []string{"./history/"}
 
+// foreignPkg holds the import's tests: they convert foreign files and
+// judge the legs through clocks/, so they kill the judge's import
+// mutations too.
+var foreignPkg = []string{"./foreign/"}
+
 // fcPkgs run the tests that judge SPEC §11.1's recording, by name.
 var fcPkgs = []string{"-run=^(TestForeignProcess|TestComputeProcessesValidated|TestPortListeners|TestPortListenersRefused|TestHostRSS|TestMemoryPath|TestMemoryPeaks|" +
 	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestCSVQueryFieldsOrder|" +
@@ -354,6 +359,56 @@ var mutations = []mutation{
 		"len(output) == 0 && len(pointClock) == 0 &&", "len(output) == 0 &&", []string{"./summarize/"}},
 	{"W11", "overlapping date windows trusted", "clocks/points.go",
 		"			if i < j && use.spans[i].overlaps(use.spans[j]) {", "			if false {", clocksPkg},
+	{"I1", "an unknown nvidia-smi column read as ignored", "foreign/smicsv.go",
+		`return nil, refuse(path, line, col, "unknown column %q: not a --query-gpu field clockgate knows", name)`, "return &field{name: name, col: col}, nil", foreignPkg},
+	{"I2", "a header unit contradicting nvidia-smi's accepted", "foreign/smicsv.go",
+		`if unit != "" && unit != want {`, "if false {", foreignPkg},
+	{"I3", "values mixing printed and bare units accepted", "foreign/columns.go",
+		"if f.form != 0 && f.form != form {", "if false {", foreignPkg},
+	{"I4", "local times without --tz read as UTC", "foreign/columns.go",
+		"if o.TZ == nil {", "if o.TZ == nil {\n\t\to.TZ = time.UTC\n\t}\n\tif false {", foreignPkg},
+	{"I5", "time going backwards per GPU accepted", "foreign/foreign.go",
+		"case r.t.Before(p.t):", "case false:", foreignPkg},
+	{"I6", "several GPUs without index or UUID read as one", "foreign/foreign.go",
+		`case k == "" && r.t.Equal(p.t):`, "case false:", foreignPkg},
+	{"I7", "N/A sentinels where a value is required read as absent", "foreign/columns.go",
+		"		if f.required() {", "		if false {", foreignPkg},
+	{"I8", "a header changing mid-file accepted", "foreign/smicsv.go",
+		"if !sameCells(cells, header) {", "if false {", foreignPkg},
+	{"I9", "no time column accepted without --start/--interval", "foreign/smicsv.go",
+		"if seen[roleTime] == nil && o.Interval == 0 {", "if false {", foreignPkg},
+	{"I10", "no utilization accepted without --busy-above-mhz", "foreign/smicsv.go",
+		"if seen[roleUtil] == nil && o.BusyAboveMHz == 0 {", "if false {", foreignPkg},
+	{"I11", "DCGM blank sentinels read as values", "foreign/prom.go",
+		"if dcgmBlank(x) {", "if false {", foreignPkg},
+	{"I12", "a contradicting unit in a value read past", "foreign/columns.go",
+		"if _, num := parseNumber(v[:i]); num {", "if false {", foreignPkg},
+	{"I13", "--busy-above-mhz counts a sample at N busy", "foreign/foreign.go",
+		"} else if r.sm > o.BusyAboveMHz {", "} else if r.sm >= o.BusyAboveMHz {", foreignPkg},
+	{"I14", "clock.unproven_throttle never raised", "foreign/foreign.go",
+		"if !c.masked {", "if false {", foreignPkg},
+	{"I15", "dmon's header change accepted", "foreign/dmon.go",
+		`case fs != nil && (equalWords(words, names) || equalWords(words, unitWords(fs, names))):`, "case fs != nil:", foreignPkg},
+	{"I16", "boot proof: a counter going back accepted", "clocks/imported.go",
+		"case first < last:", "case false:", foreignPkg},
+	{"I17", "boot proof: a counter at exactly the gap's worth accepted", "clocks/imported.go",
+		"case !(last > bound):", "case !(last >= bound):", foreignPkg},
+	{"I18", "boot proof: energy bounded by the first leg's power only", "clocks/imported.go",
+		"if p != nil && (math.IsNaN(power) || *p > power) {", "if p != nil && math.IsNaN(power) {", foreignPkg},
+	{"I19", "clock.unproven_boot never raised", "clocks/compare.go",
+		`if msg := unprovenBoot(ours, baseline); msg != "" {`, `if msg := unprovenBoot(ours, baseline); false && msg != "" {`, foreignPkg},
+	{"I20", "an imported leg's unproven reasons not raised", "clocks/leg.go",
+		"	case StopImported:\n		l.checkImported()", "	case StopImported:", foreignPkg},
+	{"I21", "persistence never judged on an imported leg", "clocks/leg.go",
+		"if g.persistBad > 0 && !l.unproven(CodeUnprovenPersistence) {", "if g.persistBad > 0 && l.Import == nil {", foreignPkg},
+	{"I22", "boot proof: overlapping windows accepted", "clocks/imported.go",
+		"	if gap < 0 {", "	if false {", foreignPkg},
+	{"I24", "an event counter column covers no bit", "foreign/smicsv.go",
+		"			c.covered |= bit\n", "			_ = bit\n", foreignPkg},
+	{"I25", "a per-reason column covers no bit", "foreign/smicsv.go",
+		"			c.covered |= f.bit\n", "", foreignPkg},
+	{"I23", "a node_boot_time_seconds that changed within the window taken as the boot", "foreign/prom.go",
+		"if old, seen := bootTimes[host]; seen && old != x {", "if old, seen := bootTimes[host]; false && seen && old != x {", foreignPkg},
 	// SPEC §11.1: the engine named as the leg's own, the memory record,
 	// amd-smi's partition key, mark waiting for its stream. The tests are
 	// named, so that no timing test elsewhere decides a kill.

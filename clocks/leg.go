@@ -204,6 +204,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 		fold = NewTracingFold()
 	}
 	cands := l.pointCandidates(l.evidence, rec)
+	l.evidence = nil // read: a large tree keeps nothing of it per leg
 	fold.Windows = foldWindows(cands)
 	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
 		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))

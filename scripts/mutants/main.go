@@ -467,7 +467,23 @@ var mutations = []mutation{
 		"				if !w.tooDeep(subtreeBench, r) {", "				if true {", fcPkgs},
 	{"F27", "a memory or clocks directory one level too deep not named", "summarize/walk.go",
 		"			if suffix == \"\" && w.tooDeep(subtree, f) {", "			if false {", fcPkgs},
+	{"SG1", "the scale guard's ratio to cat never fails", "scripts/scale/main.go",
+		`r.what == "--json" && r.layout && ratio > b.MaxRatio`, `r.what == "--json" && r.layout && false`, scalePkg},
+	{"SG2", "the scale guard's ratio bound widened to 8× cat", "scripts/scale/main.go",
+		"bounds{MaxRatio: 4, MaxRSSMiB: 112}", "bounds{MaxRatio: 8, MaxRSSMiB: 112}", scalePkg},
+	{"SG3", "the scale guard's peak RSS never fails", "scripts/scale/main.go",
+		"b.MaxRSSMiB > 0 && rss > b.MaxRSSMiB", "b.MaxRSSMiB > 0 && false", scalePkg},
+	{"SG4", "the scale guard's RSS bound widened to 192 MiB", "scripts/scale/main.go",
+		"bounds{MaxRatio: 4, MaxRSSMiB: 112}", "bounds{MaxRatio: 4, MaxRSSMiB: 192}", scalePkg},
+	{"SG5", "a ratio at exactly the bound fails", "scripts/scale/main.go",
+		"r.layout && ratio > b.MaxRatio", "r.layout && ratio >= b.MaxRatio", scalePkg},
+	{"SG6", "the any-order scanner never used (every changed key order read member by member)", "clocks/parse.go",
+		"	if p.anyOrder() {", "	if false && p.anyOrder() {", clocksPkg},
+	{"SG7", "a line with a key the reader does not type (memory_used_mib) left to the general reading", "clocks/anyorder.go",
+		"			n, ok := p.otherMember(i)\n			if !ok {", "			n, ok := p.otherMember(i)\n			if true || !ok {", clocksPkg},
 }
+
+var scalePkg = []string{"./scripts/scale/"}
 
 func main() {
 	run := flag.String("run", "", "only mutations whose id contains this")

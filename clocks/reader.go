@@ -83,6 +83,9 @@ const (
 	kModuleLimit
 	kCounters
 	kVbios
+	// The GPU's cumulative energy counter and its scope (SPEC §11.3).
+	kEnergy
+	kEnergyScope
 	numKeys
 )
 
@@ -95,7 +98,8 @@ var keyNames = [numKeys]string{
 	kThrottleField: "throttle_field",
 	kPowerLimit:    "enforced_power_limit_w", kModuleLimit: "module_enforced_power_limit_w", kCounters: "event_counters_us",
 	kVendor: "vendor", kPerfLevel: "perf_level", kMemoryPartition: "memory_partition", kXCDClocks: "xcd_clocks_mhz",
-	kVbios: "vbios_version",
+	kVbios:  "vbios_version",
+	kEnergy: "energy_mj", kEnergyScope: "energy_scope",
 }
 
 // keyOf is the index of a sample key, or -1 for a key a sample does not have.
@@ -124,8 +128,11 @@ func keyOf(k []byte) int {
 			return kGPUName
 		}
 	case 9:
-		if string(k) == "gpu_index" {
+		switch string(k) {
+		case "gpu_index":
 			return kGPUIndex
+		case "energy_mj":
+			return kEnergy
 		}
 	case 10:
 		if string(k) == "perf_level" {
@@ -137,6 +144,8 @@ func keyOf(k []byte) int {
 			return kSMClock
 		case "power_draw_w":
 			return kPower
+		case "energy_scope":
+			return kEnergyScope
 		}
 	case 13:
 		if string(k) == "vbios_version" {
@@ -243,6 +252,12 @@ type Row struct {
 	// HasVbios says the line has vbios_version (a string; null is absent).
 	HasVbios bool
 	Vbios    []byte
+	// HasEnergy says the line has energy_mj, the GPU's cumulative energy
+	// in mJ; HasEnergyScope says it has energy_scope ("gpu" or "module").
+	HasEnergy      bool
+	EnergyMJ       int64
+	HasEnergyScope bool
+	EnergyScope    []byte
 
 	// An AMD GPU's keys, empty (nil) for NVIDIA: Vendor is "amd";
 	// XCDClocksMHz is valid until the next Scan, like the byte slices.
@@ -311,6 +326,12 @@ func (r *Row) Sample() *Sample {
 	}
 	if r.HasVbios {
 		s.VbiosVersion = ptr(string(r.Vbios))
+	}
+	if r.HasEnergy {
+		s.EnergyMJ = ptr(r.EnergyMJ)
+	}
+	if r.HasEnergyScope {
+		s.EnergyScope = ptr(string(r.EnergyScope))
 	}
 	return s
 }

@@ -69,7 +69,24 @@ type Sample struct {
 	// VbiosVersion is the GPU's VBIOS version (vbios_version), a static
 	// field where the driver gives it; nil where it does not.
 	VbiosVersion *string
+	// EnergyMJ is the GPU's cumulative energy counter (energy_mj), in mJ
+	// since the driver loaded; nil when not sampled (SPEC §11.3).
+	EnergyMJ *int64
+	// EnergyScope is what the counter measures (energy_scope): EnergyScopeGPU,
+	// or EnergyScopeModule where only the module's counter answers; a
+	// static field, nil where the stream records no counter.
+	EnergyScope *string
 }
+
+// The values of energy_scope.
+const (
+	EnergyScopeGPU    = "gpu"
+	EnergyScopeModule = "module"
+)
+
+// maxEnergyMJ is the largest energy_mj a sample may hold (2^53 mJ, exact
+// in a float64: 285 years at 1 MW).
+const maxEnergyMJ = 1 << 53
 
 // Counters are the driver's clock event counters
 // (clocks_event_reasons_counters.*): the time, in µs since the driver
@@ -235,6 +252,14 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 	if s.VbiosVersion != nil {
 		b = append(b, `,"vbios_version":`...)
 		b = appendString(b, *s.VbiosVersion)
+	}
+	if s.EnergyMJ != nil {
+		b = append(b, `,"energy_mj":`...)
+		b = strconv.AppendInt(b, *s.EnergyMJ, 10)
+	}
+	if s.EnergyScope != nil {
+		b = append(b, `,"energy_scope":`...)
+		b = appendString(b, *s.EnergyScope)
 	}
 	return append(b, '}')
 }

@@ -186,6 +186,11 @@ type Reading struct {
 	HasCounter [len(CounterFields)]bool
 	// VbiosVersion is vbios_version, nil when not queried.
 	VbiosVersion *string
+	// EnergyMJ is the GPU's cumulative energy counter in mJ and
+	// EnergyScope what it measures ("gpu", "module"); nil where the
+	// backend reads none (nvidia-smi has no such field).
+	EnergyMJ    *int64
+	EnergyScope *string
 }
 
 // Has reports whether the reading was queried with the canonical field
@@ -487,6 +492,8 @@ func (r *Reading) Sample(t time.Time, bootID string) (*clocks.Sample, error) {
 		ModuleEnforcedPowerLimitW:     r.modulePowerLimit(),
 		EventCountersUS:               r.counters(),
 		VbiosVersion:                  r.VbiosVersion,
+		EnergyMJ:                      r.EnergyMJ,
+		EnergyScope:                   r.EnergyScope,
 	}, nil
 }
 

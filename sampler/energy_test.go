@@ -1,0 +1,111 @@
+package sampler
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// withEnergy gives the fake field 83, the energy counter in mJ, at the
+// GPU's scope, growing by step mJ each reading.
+func (g *fakeNVML) withEnergy(mj, step uint64) *fakeNVML {
+	g.symbols[symFieldValues] = true
+	g.fields[nvmlFieldTotalEnergy] = nvmlFieldValue{FieldID: nvmlFieldTotalEnergy, ValueType: nvmlValueUlonglong, Value: mj}
+	g.energyStep = step
+	return g
+}
+
+// The energy counter rides in the counters' own nvmlDeviceGetFieldValues
+// call, at the GPU's scope: energy_mj and energy_scope "gpu" join the
+// sample and the name lists it.
+func TestSamplerNVMLEnergyField(t *testing.T) {
+	g := newFakeNVML().withCounters().withEnergy(123_456_789, 1000)
+	n, err := NewNVML(g, GPUIndices(0), time.Second, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.reqs) != 6 || n.reqs[5] != (nvmlFieldReq{ID: 83, Scope: 0}) {
+		t.Fatalf("field requests %v: want the five counters and field 83 in one call", n.reqs)
+	}
+	smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := string(smp.AppendJSON(nil))
+	if !strings.HasSuffix(line, `,"energy_mj":`+strconv.FormatInt(*smp.EnergyMJ, 10)+`,"energy_scope":"gpu"}`) || *smp.EnergyMJ < 123_456_789 {
+		t.Fatalf("sample %s", line)
+	}
+	if !strings.HasSuffix(n.Name(), " "+FieldEnergy) {
+		t.Errorf("name %q", n.Name())
+	}
+	// A counter that stops answering mid-window is a refusal naming it.
+	g.set(func(g *fakeNVML) {
+		g.fields[nvmlFieldTotalEnergy] = nvmlFieldValue{FieldID: nvmlFieldTotalEnergy, Return: nvmlErrorUnknown}
+	})
+	_, err = n.Read(context.Background(), time.Now(), testBoot)
+	if err == nil || err.Error() != "NVML GPU 0: energy_mj: nvmlDeviceGetFieldValues(field 83) returned ERROR_UNKNOWN" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Where the GPU's scope fails and the module's answers (Grace), the
+// counter is the module's: energy_scope "module".
+func TestSamplerNVMLEnergyModuleScope(t *testing.T) {
+	g := newFakeNVML()
+	g.symbols[symFieldValues] = true
+	g.moduleFields = map[uint32]nvmlFieldValue{83: {FieldID: 83, ValueType: nvmlValueUlonglong, Value: 5_000_000}}
+	var logs []string
+	n, err := NewNVML(g, GPUIndices(0), time.Second, func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+	if err != nil || smp.EnergyScope == nil || *smp.EnergyScope != "module" || *smp.EnergyMJ != 5_000_000 {
+		t.Fatalf("sample %+v, %v", smp, err)
+	}
+	if !strings.Contains(strings.Join(logs, "\n"), "energy_mj is the module's energy (field 83 at NVML_POWER_SCOPE_MODULE") {
+		t.Errorf("logs %q", logs)
+	}
+}
+
+// Without field 83 the sampler asks nvmlDeviceGetTotalEnergyConsumption;
+// without either it drops energy_mj, saying so.
+func TestSamplerNVMLEnergyCall(t *testing.T) {
+	g := newFakeNVML()
+	g.symbols[symTotalEnergy] = true
+	g.energyMJ, g.energyStep = 7_000_000, 400_000
+	n, err := NewNVML(g, GPUIndices(0), time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := one(n.Read(context.Background(), time.Now(), testBoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := one(n.Read(context.Background(), time.Now(), testBoot))
+	if err != nil || *b.EnergyMJ-*a.EnergyMJ != 400_000 || *a.EnergyScope != "gpu" {
+		t.Fatalf("%v then %v (%v)", *a.EnergyMJ, *b.EnergyMJ, err)
+	}
+	g.set(func(g *fakeNVML) { g.energyRet = nvmlErrorGPUIsLost })
+	_, err = n.Read(context.Background(), time.Now(), testBoot)
+	if err == nil || err.Error() != "NVML GPU 0: energy_mj: nvmlDeviceGetTotalEnergyConsumption returned ERROR_GPU_IS_LOST: a counter that stops answering mid-window is refused" {
+		t.Fatalf("err = %v", err)
+	}
+
+	g = newFakeNVML()
+	var logs []string
+	n, err = NewNVML(g, GPUIndices(0), time.Second, func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+	if err != nil || smp.EnergyMJ != nil || smp.EnergyScope != nil || strings.Contains(n.Name(), FieldEnergy) {
+		t.Fatalf("sample %+v, name %q, %v", smp, n.Name(), err)
+	}
+	if !strings.Contains(strings.Join(logs, "\n"), "NVML: optional field energy_mj dropped: neither nvmlDeviceGetFieldValues (field 83) nor nvmlDeviceGetTotalEnergyConsumption answers") {
+		t.Errorf("logs %q", logs)
+	}
+}

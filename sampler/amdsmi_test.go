@@ -180,7 +180,7 @@ func TestAMDSMIReadsROCm7(t *testing.T) {
 	// Once at start: list, static, the probe; then one metric call per
 	// reading for both GPUs, and nothing else.
 	calls := amdCalls(t, path)
-	metric := "metric -g 0 1 --usage --power --clock --temperature --perf-level --violation --json"
+	metric := "metric -g 0 1 --usage --power --clock --temperature --perf-level --violation --energy --json"
 	want := []string{"list --json", "static --asic --driver --limit --partition --json", metric, metric, metric, metric, metric}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
@@ -206,7 +206,7 @@ func TestAMDSMIReadsROCm6(t *testing.T) {
 		t.Errorf("sample %+v", ss[0])
 	}
 	calls := amdCalls(t, path)
-	if len(calls) != 5 || !strings.HasSuffix(calls[2], "--violation --json") || !strings.HasSuffix(calls[3], "--throttle --json") {
+	if len(calls) != 5 || !strings.HasSuffix(calls[2], "--violation --energy --json") || !strings.HasSuffix(calls[3], "--throttle --energy --json") {
 		t.Errorf("calls %q", calls)
 	}
 }

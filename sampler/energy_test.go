@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clockgate/clockgate/strictjson"
 )
 
 // withEnergy gives the fake field 83, the energy counter in mJ, at the
@@ -107,5 +109,75 @@ func TestSamplerNVMLEnergyCall(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(logs, "\n"), "NVML: optional field energy_mj dropped: neither nvmlDeviceGetFieldValues (field 83) nor nvmlDeviceGetTotalEnergyConsumption answers") {
 		t.Errorf("logs %q", logs)
+	}
+}
+
+// amd-smi metric --energy rides in the reading's own call: its
+// energy.total_energy_consumption, in J, is recorded ×1000 rounded as
+// energy_mj, scope "gpu"; the fake adds each call's socket power for a
+// second.
+func TestAMDSMIEnergy(t *testing.T) {
+	t.Parallel()
+	a, _, err := newAMD(t, amdConfig{GPUs: 2}, "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := readAMD(t, a)
+	second := readAMD(t, a)
+	if first[0].EnergyMJ == nil || *first[0].EnergyMJ != 20909145914+612000 || *first[0].EnergyScope != "gpu" {
+		t.Fatalf("GPU 0 energy %v, scope %v", first[0].EnergyMJ, first[0].EnergyScope)
+	}
+	if d := *second[1].EnergyMJ - *first[1].EnergyMJ; d != 612000 {
+		t.Errorf("GPU 1's counter advanced %d mJ in one call, want 612000 (612 W for a second)", d)
+	}
+}
+
+// An amd-smi whose counter is N/A at the probe drops energy_mj; one that
+// stops answering it mid-run is refused, naming the field.
+func TestAMDSMIEnergyNA(t *testing.T) {
+	t.Parallel()
+	na := &amdStep{NA: []string{"energy.total_energy_consumption"}}
+	a, path, err := newAMD(t, amdConfig{Plan: []*amdStep{na, {}}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := readAMD(t, a)[0]; s.EnergyMJ != nil || s.EnergyScope != nil {
+		t.Fatalf("energy %v after an N/A probe", s.EnergyMJ)
+	}
+	if calls := amdCalls(t, path); strings.Contains(calls[len(calls)-1], "--energy") {
+		t.Errorf("still asking for --energy: %q", calls[len(calls)-1])
+	}
+	a, _, err = newAMD(t, amdConfig{Plan: []*amdStep{{}, {}, na}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAMD(t, a)
+	_, err = a.Read(context.Background(), time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC), "13dc5579-455c-45c8-8e4d-d09c457fa826")
+	if err == nil || !strings.Contains(err.Error(), `GPU 0: energy.total_energy_consumption: "N/A", where every sample needs a number`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A real amd-smi metric answer with its energy block (a Radeon's, whose
+// counter reads 0.0 J) read through the parser: 0 mJ, and a value of J
+// with decimals as ROCm/amdsmi issue #38 prints them (20909145.914 J)
+// rounds to whole mJ.
+func TestAMDRealEnergy(t *testing.T) {
+	gs, err := amdGPUs(realAMD(t, "rocm7-metric-2gpu-radeon.json"))
+	if err != nil || len(gs) != 2 {
+		t.Fatalf("%d GPUs, %v", len(gs), err)
+	}
+	for i, g := range gs {
+		if mj, err := amdEnergyMJ(g); err != nil || mj != 0 {
+			t.Errorf("GPU %d: %d mJ, %v", i, mj, err)
+		}
+	}
+	gs[0].Fields["energy"].Fields["total_energy_consumption"].Fields["value"] = &strictjson.Value{Kind: strictjson.Number, Num: 20909145.914, Raw: "20909145.914"}
+	if mj, err := amdEnergyMJ(gs[0]); err != nil || mj != 20909145914 {
+		t.Errorf("%d mJ, %v", mj, err)
+	}
+	gs[0].Fields["energy"].Fields["total_energy_consumption"].Fields["unit"] = &strictjson.Value{Kind: strictjson.String, Str: "mJ"}
+	if _, err := amdEnergyMJ(gs[0]); err == nil || err.Error() != `energy.total_energy_consumption.unit: want "J", found string "mJ"` {
+		t.Errorf("err = %v", err)
 	}
 }

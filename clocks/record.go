@@ -292,6 +292,14 @@ func (g *GPU) static() [len(staticNames)]string {
 var staticNames = [...]string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
 	"vendor", "perf_level", "memory_partition", "enforced_power_limit_w", "module_enforced_power_limit_w", "vbios_version", "energy_scope"}
 
+// energyScopeName is energy_scope's name among the static fields: it is
+// compared across legs and arms only where both record it (SPEC §11.3:
+// one recorded without the counter is energy.method_mismatch).
+const energyScopeName = "energy_scope"
+
+// absent is what a static field prints as where its stream records none.
+const absent = "absent"
+
 // quotedOrAbsent prints a string static field: quoted, or "absent" where
 // the stream records none, so that a stream without it compares equal to
 // another without it, and unequal to one with it.

@@ -213,9 +213,11 @@ func pointEnergy(ep *EnergyPoint, id PointID, ours, baseline Arm) []clocks.Reaso
 				s.Method, s.Scope = &m, &sc
 			}
 		}
-		if k == 0 {
+		switch {
+		case len(side) == 0:
+		case k == 0:
 			ep.Ours = s
-		} else {
+		default:
 			ep.Baseline = s
 		}
 	}

@@ -95,9 +95,10 @@ func energyFamily(c *Comparison, ours, baseline Arm, throughputOwn []clocks.Reas
 	all := len(c.Throughput.Points) > 0
 	for _, pt := range c.Throughput.Points {
 		ep := EnergyPoint{Point: pt.ID.Label()}
-		// The point's THROUGHPUT reasons: the family's own (clock block,
-		// legs, bench) and the point's.
-		tr := joinReasons(block.Reasons, throughputOwn, pt.reasons)
+		// The point's own THROUGHPUT reasons (its clock offset, output
+		// mismatch, undefined ratio); the family's (the clock block's, the
+		// legs', the bench's) stand once in the family's reasons, and keep
+		// every point from binding.
 		var own []clocks.Reason
 		if !pt.Common {
 			own = append(own, clocks.Reason{Code: CodeUndefined, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
@@ -105,11 +106,11 @@ func energyFamily(c *Comparison, ours, baseline Arm, throughputOwn []clocks.Reas
 		} else {
 			own = pointEnergy(&ep, pt.ID, ours, baseline)
 		}
-		ep.Reasons = joinReasons(tr, own)
-		ep.BindingEligible = len(ep.Reasons) == 0 && block.Established && ep.Value != nil
-		all = all && ep.BindingEligible
+		ep.Reasons = joinReasons(pt.reasons, own)
+		ep.BindingEligible = len(ep.Reasons) == 0 && len(block.Reasons) == 0 && len(throughputOwn) == 0 && block.Established && ep.Value != nil
 		addFamily(own)
 		en.Points = append(en.Points, ep)
+		all = all && ep.BindingEligible
 	}
 	en.BindingEligible = all
 	return en
@@ -123,7 +124,9 @@ func pointEnergy(ep *EnergyPoint, id PointID, ours, baseline Arm) []clocks.Reaso
 		reasons = append(reasons, clocks.Reason{Code: code, Scope: clocks.ScopeRatio, Engine: engine, Run: run,
 			Message: fmt.Sprintf(format, args...)})
 	}
+	// Legs without a window, grouped by why.
 	var noWindow []string
+	noWhy := map[string][]string{}
 	sides := [2][]legEnergy{}
 	complete := true
 	for k, a := range []Arm{ours, baseline} {
@@ -137,7 +140,11 @@ func pointEnergy(ep *EnergyPoint, id PointID, ours, baseline Arm) []clocks.Reaso
 				lp = l.Clock.Points[label]
 			}
 			if lp == nil || lp.Energy == nil {
-				noWindow = append(noWindow, fmt.Sprintf("%s (%s)", legLabel(a.Engine, l), noWindowWhy(l.Clock, label)))
+				why := noWindowWhy(l.Clock, label)
+				if _, ok := noWhy[why]; !ok {
+					noWindow = append(noWindow, why)
+				}
+				noWhy[why] = append(noWhy[why], legLabel(a.Engine, l))
 				complete = false
 				continue
 			}
@@ -153,8 +160,12 @@ func pointEnergy(ep *EnergyPoint, id PointID, ours, baseline Arm) []clocks.Reaso
 		}
 	}
 	if len(noWindow) > 0 {
+		parts := make([]string, len(noWindow))
+		for i, why := range noWindow {
+			parts[i] = fmt.Sprintf("%s (%s)", strings.Join(noWhy[why], ", "), why)
+		}
 		reason(CodeEnergyNoWindow, "", 0, "%s: want a window for the point in every leg to price its energy, found none in %s; record the points with clockgate mark (or vLLM results with their date)",
-			label, strings.Join(noWindow, ", "))
+			label, strings.Join(parts, "; "))
 	}
 	// One method and one scope across both arms.
 	groups := map[string][]string{}

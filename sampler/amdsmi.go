@@ -54,6 +54,8 @@ type AMDSMI struct {
 	// the reading before.
 	xcds map[int][]int
 	prev map[int][len(amdCauses)]uint64
+	// memUsed is set when every GPU gave mem_usage.used_vram at the probe.
+	memUsed bool
 }
 
 // partitionAdvice says what to do about a compute-partitioned GPU.
@@ -61,7 +63,7 @@ const partitionAdvice = "clockgate samples whole GPUs: a GPU in a compute partit
 
 // amdDriverAdvice says what to do when amd-smi cannot give a value every
 // sample needs.
-const amdDriverAdvice = "clockgate cannot record clock evidence from this GPU and amd-smi: the violation accumulators need an MI300-class GPU or later; otherwise update ROCm, or record the leg on a GPU whose amd-smi metric answers every field the README lists"
+const amdDriverAdvice = "clockgate cannot record clock evidence from this GPU and amd-smi: the violation accumulators need an MI300-class GPU or later; otherwise update ROCm, or record the leg on a GPU whose amd-smi metric answers every field docs/amd.md lists"
 
 // NewAMDSMI finds amd-smi, lists the GPUs, resolves the selection, reads
 // the static fields once and probes the metric call; all of it must answer
@@ -180,9 +182,14 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.memUsed = true
 	for _, m := range ms {
 		a.xcds[m.index] = m.xcds
 		a.prev[m.index] = m.acc
+		if m.usedErr != nil && a.memUsed {
+			a.memUsed = false
+			logf("amd-smi: optional field %s dropped: GPU %d: %v", amdMemUsed, m.index, m.usedErr)
+		}
 	}
 	// The energy counter, asked for in the probe's call and kept where it
 	// answers a number of J for every GPU read, like every optional field.
@@ -246,7 +253,7 @@ func (a *AMDSMI) metricArgs() []string {
 	for _, g := range a.gpus {
 		args = append(args, strconv.Itoa(g))
 	}
-	args = append(args, "--usage", "--power", "--clock", "--temperature", "--perf-level", a.flag)
+	args = append(args, "--usage", "--power", "--clock", "--temperature", "--perf-level", "--mem-usage", a.flag)
 	if a.energy {
 		args = append(args, amdEnergyFlag)
 	}
@@ -366,6 +373,13 @@ func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clock
 			}
 		}
 		next[m.index] = m.acc
+		var used *float64
+		if a.memUsed {
+			if m.usedErr != nil {
+				return nil, fmt.Errorf("%s: GPU %d: %v (it gave it at the probe)", a.what(), m.index, m.usedErr)
+			}
+			used = ptrTo(m.usedMiB)
+		}
 		st := a.static[m.index]
 		samples[i] = &clocks.Sample{
 			T:                     t.UTC().Format(SampleTimeLayout),
@@ -386,6 +400,7 @@ func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clock
 			PerfLevel:             m.perfLevel,
 			MemoryPartition:       st.memory,
 			XCDClocksMHz:          append([]int(nil), m.clocks...),
+			MemoryUsedMiB:         used,
 			EnergyMJ:              m.energyMJ,
 		}
 		if m.energyMJ != nil {

@@ -35,7 +35,7 @@ var energyWants = map[string][4]wantEnergyPoint{
 	"energy-clean":       {{1.1, true, nil, ""}, {1.1, true, nil, ""}, {1.1, true, nil, ""}, {1.1, true, nil, ""}},
 	"energy-integration": {{1.1, true, nil, ""}, {1.1, true, nil, ""}, {1.1, true, nil, ""}, {1.1, true, nil, ""}},
 	"energy-no-window": {
-		{0, false, []string{ratio.CodeEnergyNoWindow}, "1/inf: want a window for the point in every leg to price its energy, found none in vllm-copy r1 (no points file"},
+		{0, false, []string{ratio.CodeEnergyNoWindow}, "1/inf: want a window for the point in every leg to price its energy, found none in vllm-copy r1, vllm-copy r2, vllm r1, vllm r2 (no points file"},
 		{0, false, []string{ratio.CodeEnergyNoWindow}, ""}, {0, false, []string{ratio.CodeEnergyNoWindow}, ""}, {0, false, []string{ratio.CodeEnergyNoWindow}, ""}},
 	"energy-missing": {
 		{0, false, []string{ratio.CodeEnergyMissing, ratio.CodeEnergyMissing}, "1/inf: vllm-copy r1: neither energy_mj nor power_draw_w on every sample around the window"},

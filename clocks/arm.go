@@ -163,6 +163,12 @@ func (g *armGPU) add(f *GPUFold, rec *GPU, leg string) {
 	g.maxSM[rec.ClocksMaxSMMHz] = true
 	for i, v := range rec.static() {
 		k := staticNames[i]
+		if k == energyScopeName && v == absent {
+			// A leg recorded without the counter (nvidia-smi) agrees with
+			// one recorded with it: that is the ENERGY family's
+			// energy.method_mismatch, not the box's.
+			continue
+		}
 		if g.static[k] == nil {
 			g.static[k] = map[string][]string{}
 		}

@@ -90,6 +90,9 @@ func Compare(ours, baseline *Arm, allowCrossBoot bool) *Block {
 			for k := range ours.gpus {
 				for _, name := range staticNames {
 					ov, bv := sortedKeys(ours.gpus[k].static[name]), sortedKeys(baseline.gpus[k].static[name])
+					if name == energyScopeName && (len(ov) == 0 || len(bv) == 0) {
+						continue // compared only where both arms record it
+					}
 					if strings.Join(ov, "\x00") != strings.Join(bv, "\x00") {
 						diff = append(diff, fmt.Sprintf("%s%s: %s %s, %s %s", ours.position(k), name,
 							ours.Engine, strings.Join(ov, " "), baseline.Engine, strings.Join(bv, " ")))

@@ -125,10 +125,11 @@ var PowerStaticFields = []string{"enforced_power_limit_w", "module_enforced_powe
 
 // OptionalStaticFields join StaticFields wherever a stream records them
 // (SPEC §10.1, "more static fields where the driver gives them"): the
-// GPU's VBIOS version. Within a window, across an arm's legs and across
-// the arms they must be the same, and a stream that records one against a
-// stream that does not is a mismatch; two streams that both lack it agree.
-var OptionalStaticFields = []string{"vbios_version"}
+// GPU's VBIOS version, and what its energy counter measures (SPEC §11.3).
+// Within a window, across an arm's legs and across the arms they must be
+// the same, and a stream that records one against a stream that does not
+// is a mismatch; two streams that both lack it agree.
+var OptionalStaticFields = []string{"vbios_version", "energy_scope"}
 
 // throttleBitNames names the throttle bits nvidia-smi documents.
 var throttleBitNames = map[uint64]string{

@@ -93,6 +93,16 @@ type GPUFold struct {
 	// samples are classified; nil without any.
 	windows *Windows
 
+	// Energy is what the GPU's rows say of each point window's energy,
+	// in the order of the fold's windows; nil without windows.
+	Energy []GPUEnergy
+	// IdlePowerSum adds up power_draw_w over the GPU's idle samples that
+	// carry it, IdlePowerN counts them.
+	IdlePowerSum float64
+	IdlePowerN   int
+	eprev        energyRow
+	ehave        bool
+
 	// The GPU's gaps so far: the largest between two of its rows, and its
 	// first and previous rows.
 	gap                 int64
@@ -229,11 +239,12 @@ func sampleStatic(s *Sample) [1 + len(staticNames)]string {
 		wattsOrAbsent(s.EnforcedPowerLimitW),
 		wattsOrAbsent(s.ModuleEnforcedPowerLimitW),
 		quotedOrAbsent(s.VbiosVersion),
+		quotedOrAbsent(s.EnergyScope),
 	}
 }
 
 var driftNames = [...]string{"boot_id", "gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
-	"vendor", "perf_level", "memory_partition", "enforced_power_limit_w", "module_enforced_power_limit_w", "vbios_version"}
+	"vendor", "perf_level", "memory_partition", "enforced_power_limit_w", "module_enforced_power_limit_w", "vbios_version", "energy_scope"}
 
 // sameVbios reports whether the row's vbios_version is the GPU's first
 // sample's: both absent, or both the same string.
@@ -242,6 +253,15 @@ func sameVbios(s *Sample, r *Row) bool {
 		return !r.HasVbios
 	}
 	return r.HasVbios && *s.VbiosVersion == string(r.Vbios)
+}
+
+// sameScope reports whether the row's energy_scope is the GPU's first
+// sample's: both absent, or both the same.
+func sameScope(s *Sample, r *Row) bool {
+	if s.EnergyScope == nil {
+		return !r.HasEnergyScope
+	}
+	return r.HasEnergyScope && *s.EnergyScope == string(r.EnergyScope)
 }
 
 // vendorName prints a sample's or record's vendor for messages: "amd", or
@@ -308,6 +328,12 @@ func (f *Fold) Add(s *Sample, line int) {
 	if s.VbiosVersion != nil {
 		r.HasVbios, r.Vbios = true, []byte(*s.VbiosVersion)
 	}
+	if s.EnergyMJ != nil {
+		r.HasEnergy, r.EnergyMJ = true, *s.EnergyMJ
+	}
+	if s.EnergyScope != nil {
+		r.HasEnergyScope, r.EnergyScope = true, []byte(*s.EnergyScope)
+	}
 	if t, err := time.Parse(time.RFC3339Nano, s.T); err == nil {
 		r.Sec, r.Nsec = t.Unix(), int64(t.Nanosecond())
 	}
@@ -331,6 +357,12 @@ func (f *Fold) AddRow(r *Row, line int) {
 	g := f.gpu(r.GPUIndex)
 	g.Total++
 	g.step(r.Sec, r.Nsec, r.T, line)
+	if f.Windows != nil {
+		g.foldEnergy(r, line, f.Windows.Spans)
+	} else if r.HasPower && r.Idle() {
+		g.IdlePowerSum += r.PowerDrawW
+		g.IdlePowerN++
+	}
 	switch s := g.First; {
 	case s == nil:
 		g.First = r.Sample()
@@ -351,6 +383,9 @@ func (f *Fold) AddRow(r *Row, line int) {
 		g.driftAt(r.Sample(), line)
 	}
 	if (r.HasVbios || g.First.VbiosVersion != nil) && !sameVbios(g.First, r) {
+		g.driftAt(r.Sample(), line)
+	}
+	if (r.HasEnergyScope || g.First.EnergyScope != nil) && !sameScope(g.First, r) {
 		g.driftAt(r.Sample(), line)
 	}
 	// AMD GPUs have no persistence mode: the check does not apply to them.
@@ -670,6 +705,7 @@ func (g *GPUFold) record() GPU {
 		PerfLevel:                     g.First.PerfLevel,
 		MemoryPartition:               g.First.MemoryPartition,
 		VbiosVersion:                  g.First.VbiosVersion,
+		EnergyScope:                   g.First.EnergyScope,
 	}
 	if m := g.Managed; m != nil {
 		r.EnforcedPowerLimitW, r.ModuleEnforcedPowerLimitW = ptr(m.LimitW), m.ModuleLimitW

@@ -182,6 +182,27 @@ func sampleFromObject(v *strictjson.Value) (*Sample, error) {
 			s.VbiosVersion = &f.Str
 		}
 	}
+	if f, ok := v.Fields["energy_mj"]; ok && f.Kind != strictjson.Null {
+		n, isInt := f.Int()
+		switch {
+		case !isInt:
+			o.fail("energy_mj", "want an integer, found %s", f.Describe())
+		case n < 0 || n > maxEnergyMJ:
+			o.fail("energy_mj", "want an integer of mJ from 0 to %d, found %d", int64(maxEnergyMJ), n)
+		default:
+			s.EnergyMJ = &n
+		}
+	}
+	if f, ok := v.Fields["energy_scope"]; ok && f.Kind != strictjson.Null {
+		switch {
+		case f.Kind != strictjson.String:
+			o.fail("energy_scope", "want a string, found %s", f.Describe())
+		case f.Str != EnergyScopeGPU && f.Str != EnergyScopeModule:
+			o.fail("energy_scope", "want %q or %q, found %s", EnergyScopeGPU, EnergyScopeModule, f.Describe())
+		default:
+			s.EnergyScope = &f.Str
+		}
+	}
 	if o.err != nil {
 		return nil, o.err
 	}
@@ -328,7 +349,8 @@ func TestOracleSeesTheSameKeys(t *testing.T) {
 			t.Errorf("key %s not found", k)
 		}
 		if !strings.Contains(line, `"`+k+`"`) && k != "temperature_gpu_c" && k != "power_draw_w" && k != "clocks_mem_mhz" && k != "throttle_field" &&
-			k != "enforced_power_limit_w" && k != "module_enforced_power_limit_w" && k != "event_counters_us" && k != "vbios_version" {
+			k != "enforced_power_limit_w" && k != "module_enforced_power_limit_w" && k != "event_counters_us" && k != "vbios_version" &&
+			k != "energy_mj" && k != "energy_scope" {
 			t.Errorf("key %s is not one the sampler writes", k)
 		}
 	}

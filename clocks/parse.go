@@ -1044,6 +1044,10 @@ func (p *lineParser) fields() error {
 	if hasVbios {
 		r.HasVbios, r.Vbios = true, p.strs[kVbios]
 	}
+	hasScope := p.seen&(1<<kEnergyScope) != 0 && p.null_&(1<<kEnergyScope) == 0
+	if hasScope {
+		r.HasEnergyScope, r.EnergyScope = true, p.strs[kEnergyScope]
+	}
 	ints := &p.ints
 	if p.seen&requiredKeys != requiredKeys || p.hasBad || p.seen&amdKeys != 0 || p.null_&nullModes != 0 ||
 		len(r.T) == 0 || len(r.BootID) == 0 || len(r.GPUUUID) == 0 || len(r.GPUName) == 0 ||
@@ -1052,7 +1056,9 @@ func (p *lineParser) fields() error {
 		p.intBits&(1<<kClocksMem) != 0 && uint64(ints[kClocksMem]) > maxSampleInt ||
 		uint64(ints[kSMClock]-1) >= maxSampleInt || uint64(ints[kClocksMaxSM]-1) >= maxSampleInt ||
 		p.intBits&(1<<kApps) != 0 && uint64(ints[kApps]-1) >= maxSampleInt ||
-		hasVbios && len(r.Vbios) == 0 {
+		hasVbios && len(r.Vbios) == 0 ||
+		p.intBits&(1<<kEnergy) != 0 && uint64(ints[kEnergy]) > maxEnergyMJ ||
+		hasScope && !validScope(r.EnergyScope) {
 		// A defect: name the first, in key order.
 		if err := p.firstDefect(); err != nil {
 			return err
@@ -1071,6 +1077,9 @@ func (p *lineParser) fields() error {
 	if p.intBits&(1<<kClocksMem) != 0 {
 		r.HasClocksMem, r.ClocksMemMHz = true, int(ints[kClocksMem])
 	}
+	if p.intBits&(1<<kEnergy) != 0 {
+		r.HasEnergy, r.EnergyMJ = true, ints[kEnergy]
+	}
 	if p.seen&amdKeys != 0 {
 		// Only an AMD sample gets here (firstDefect refused any other).
 		r.Vendor, r.PerfLevel = p.strs[kVendor], p.strs[kPerfLevel]
@@ -1080,6 +1089,11 @@ func (p *lineParser) fields() error {
 		r.XCDClocksMHz = p.xcd
 	}
 	return nil
+}
+
+// validScope reports whether b is an energy_scope value.
+func validScope(b []byte) bool {
+	return string(b) == EnergyScopeGPU || string(b) == EnergyScopeModule
 }
 
 // amd reports whether the line is an AMD GPU's sample: its vendor key a
@@ -1194,6 +1208,14 @@ func (p *lineParser) firstDefect() error {
 		case kVbios:
 			if len(p.strs[k]) == 0 && p.null_&(1<<k) == 0 {
 				return fieldError(k, "empty string")
+			}
+		case kEnergy:
+			if v := p.ints[k]; p.intBits&(1<<k) != 0 && (v < 0 || v > maxEnergyMJ) {
+				return fieldError(k, fmt.Sprintf("want an integer of mJ from 0 to %d, found %d", int64(maxEnergyMJ), v))
+			}
+		case kEnergyScope:
+			if p.null_&(1<<k) == 0 && !validScope(p.strs[k]) {
+				return fieldError(k, fmt.Sprintf("want %q or %q, found %s", EnergyScopeGPU, EnergyScopeModule, describeString(p.strs[k])))
 			}
 		case kT, kBootID, kGPUUUID, kGPUName, kDriverVersion, kThrottle:
 			if len(p.strs[k]) == 0 {

@@ -136,6 +136,8 @@ type LegPoint struct {
 	Source string
 	Span   Span
 	WindowCount
+	// Energy is the leg's energy over the window (SPEC §11.3).
+	Energy *LegEnergy
 }
 
 // candidate is one reading of a leg's windows: the marks, or the dates
@@ -308,7 +310,8 @@ func (l *Leg) settlePoints(cs []candidate, f *Fold) {
 	}
 	l.Points = map[string]*LegPoint{}
 	for i, p := range use.points {
-		l.Points[p] = &LegPoint{Source: use.name, Span: use.spans[i], WindowCount: f.Windows.Counts[use.first+i]}
+		l.Points[p] = &LegPoint{Source: use.name, Span: use.spans[i], WindowCount: f.Windows.Counts[use.first+i],
+			Energy: l.legEnergy(use.first+i, use.spans[i])}
 		if use.name != WindowMarks {
 			l.Points[p].Source = WindowVLLMDate
 		}

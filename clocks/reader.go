@@ -84,6 +84,9 @@ const (
 	kModuleLimit
 	kCounters
 	kVbios
+	// The GPU's cumulative energy counter and its scope (SPEC §11.3).
+	kEnergy
+	kEnergyScope
 	numKeys
 )
 
@@ -134,6 +137,8 @@ var sampleKeys = [numKeys]struct {
 	kModuleLimit:     {"module_enforced_power_limit_w", kindWattsOrNull},
 	kCounters:        {"event_counters_us", kindCounters},
 	kVbios:           {"vbios_version", kindStringOrNull},
+	kEnergy:          {"energy_mj", kindIntOrNull},
+	kEnergyScope:     {"energy_scope", kindStringOrNull},
 }
 
 // keyNames are the sample keys' names, by key.
@@ -305,6 +310,12 @@ type Row struct {
 	// HasVbios says the line has vbios_version (a string; null is absent).
 	HasVbios bool
 	Vbios    []byte
+	// HasEnergy says the line has energy_mj, the GPU's cumulative energy
+	// in mJ; HasEnergyScope says it has energy_scope ("gpu" or "module").
+	HasEnergy      bool
+	EnergyMJ       int64
+	HasEnergyScope bool
+	EnergyScope    []byte
 
 	// An AMD GPU's keys, empty (nil) for NVIDIA: Vendor is "amd";
 	// XCDClocksMHz is valid until the next Scan, like the byte slices.
@@ -373,6 +384,12 @@ func (r *Row) Sample() *Sample {
 	}
 	if r.HasVbios {
 		s.VbiosVersion = ptr(string(r.Vbios))
+	}
+	if r.HasEnergy {
+		s.EnergyMJ = ptr(r.EnergyMJ)
+	}
+	if r.HasEnergyScope {
+		s.EnergyScope = ptr(string(r.EnergyScope))
 	}
 	return s
 }

@@ -111,6 +111,9 @@ type Family uint8
 const (
 	Throughput Family = 1 << iota
 	Memory
+	// Energy is the ENERGY family (SPEC §11.3), never a gate term
+	// without --strict-energy.
+	Energy
 	BothFamilies = Throughput | Memory
 )
 
@@ -174,6 +177,12 @@ var Registry = []CodeInfo{
 	{CodeWorkloadMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one workload"},
 	{CodeOutputMismatch, ScopeRatio, false, false, Throughput, "the arms generated output totals further apart than the output bound"},
 	{CodeUndefined, ScopeRatio, false, false, BothFamilies, "a ratio's value cannot be computed, so it is null"},
+	{CodeEnergyNoWindow, ScopeRatio, false, false, Energy, "a leg has no window for the point, so its energy is not known"},
+	{CodeEnergyMissing, ScopeRatio, false, false, Energy, "a leg has neither an energy counter nor power on every sample around the point's window"},
+	{CodeEnergyCounterReset, ScopeRatio, false, false, Energy, "a GPU's energy counter went down, or stood still over busy samples under load, in the point's window"},
+	{CodeEnergyCoverage, ScopeRatio, false, false, Energy, "an end of the point's window lacks close samples on both sides, or the window is too short"},
+	{CodeEnergyMethodMismatch, ScopeRatio, false, false, Energy, "the legs' energies were measured by different methods or scopes"},
+	{CodeEnergyDisagree, ScopeRatio, false, false, Energy, "a leg's counter and integrated power disagree over the point's window"},
 }
 
 // Info returns the registry's entry for code.

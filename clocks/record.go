@@ -103,6 +103,10 @@ type GPU struct {
 	// VbiosVersion is the GPU's VBIOS version, one of
 	// OptionalStaticFields; nil where its stream records none.
 	VbiosVersion *string
+	// EnergyScope is what the GPU's energy counter measures ("gpu" or
+	// "module"), one of OptionalStaticFields; nil where its stream
+	// records no counter.
+	EnergyScope *string
 }
 
 // FreeStats summarizes the SM clock over a window's free busy samples, in
@@ -147,6 +151,7 @@ type singleRecord struct {
 	MemoryPartition               string   `json:"memory_partition,omitempty"`
 	powerFields
 	VbiosVersion     *string           `json:"vbios_version,omitempty"`
+	EnergyScope      *string           `json:"energy_scope,omitempty"`
 	Window           Window            `json:"window"`
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
@@ -187,6 +192,7 @@ type gpuBlock struct {
 	MemoryPartition               string   `json:"memory_partition,omitempty"`
 	powerFields
 	VbiosVersion *string `json:"vbios_version,omitempty"`
+	EnergyScope  *string `json:"energy_scope,omitempty"`
 }
 
 // nullable is s for a JSON field, nil (null) for "".
@@ -222,7 +228,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: g.ThrottleReasonsActive,
 			PersistenceMode: nullable(g.PersistenceMode), DriverVersion: g.DriverVersion, GPUName: g.Name, GPUUUID: g.UUID,
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
-			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion,
+			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses})
 	}
 	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses}
@@ -235,7 +241,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
 			SMClockMHz: g.SMClockMHz, ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: nullable(g.PersistenceMode),
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
-			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion}
+			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope}
 	}
 	return json.Marshal(m)
 }
@@ -254,7 +260,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion,
+		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
 			PersistenceMode: unnull(s.PersistenceMode), IdleSamplesExcluded: s.IdleSamplesExcluded,
@@ -268,7 +274,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 	}
 	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses}
 	for _, g := range m.GPUs {
-		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion, VbiosVersion: g.VbiosVersion,
+		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion, VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
 			ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: unnull(g.PersistenceMode), IdleSamplesExcluded: g.IdleSamplesExcluded,
 			Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition})
@@ -282,13 +288,21 @@ func (g *GPU) static() [len(staticNames)]string {
 	return [len(staticNames)]string{fmt.Sprintf("%q", g.Name), fmt.Sprintf("%q", g.UUID), fmt.Sprintf("%q", g.DriverVersion),
 		fmt.Sprint(g.ClocksMaxSMMHz), intOrNull(g.ClocksApplicationsGraphicsMHz),
 		vendorName(g.Vendor), strOrNull(g.PerfLevel), strOrNull(g.MemoryPartition),
-		wattsOrAbsent(g.EnforcedPowerLimitW), wattsOrAbsent(g.ModuleEnforcedPowerLimitW), quotedOrAbsent(g.VbiosVersion)}
+		wattsOrAbsent(g.EnforcedPowerLimitW), wattsOrAbsent(g.ModuleEnforcedPowerLimitW), quotedOrAbsent(g.VbiosVersion), quotedOrAbsent(g.EnergyScope)}
 }
 
 // staticNames are StaticFields, PowerStaticFields and then
 // OptionalStaticFields, in the order static returns them.
 var staticNames = [...]string{"gpu_name", "gpu_uuid", "driver_version", "clocks_max_sm_mhz", "clocks_applications_graphics_mhz",
-	"vendor", "perf_level", "memory_partition", "enforced_power_limit_w", "module_enforced_power_limit_w", "vbios_version"}
+	"vendor", "perf_level", "memory_partition", "enforced_power_limit_w", "module_enforced_power_limit_w", "vbios_version", "energy_scope"}
+
+// energyScopeName is energy_scope's name among the static fields: it is
+// compared across legs and arms only where both record it (SPEC §11.3:
+// one recorded without the counter is energy.method_mismatch).
+const energyScopeName = "energy_scope"
+
+// absent is what a static field prints as where its stream records none.
+const absent = "absent"
 
 // quotedOrAbsent prints a string static field: quoted, or "absent" where
 // the stream records none, so that a stream without it compares equal to
@@ -515,6 +529,14 @@ func parseGPU(o *obj, indexed bool) (GPU, error) {
 			o.fail("vbios_version", "empty string")
 		default:
 			g.VbiosVersion = ptr(f.Str)
+		}
+	}
+	if f, ok := o.v.Fields["energy_scope"]; ok && o.err == nil && f.Kind != strictjson.Null {
+		switch {
+		case f.Kind != strictjson.String || !validScope([]byte(f.Str)):
+			o.fail("energy_scope", "want %q or %q, found %s", EnergyScopeGPU, EnergyScopeModule, f.Describe())
+		default:
+			g.EnergyScope = ptr(f.Str)
 		}
 	}
 	return g, o.err

@@ -61,14 +61,15 @@ func TestRegistryIsTheReasonReference(t *testing.T) {
 }
 
 // notCodes are literals shaped like a reason code that are something else:
-// nvidia-smi's query field for GPU memory used (sampler/csv.go).
-var notCodes = map[string]bool{"memory.used": true}
+// nvidia-smi's query field for GPU memory used (sampler/csv.go), amd-smi's
+// key path of the energy counter (sampler/amdjson.go).
+var notCodes = map[string]bool{"memory.used": true, "energy.total_energy_consumption": true}
 
 // TestRegistryIsComplete: every code the source writes is registered, and
 // the registry agrees with itself: clock codes are the clock contract's,
 // and only boot checks are waivable.
 func TestRegistryIsComplete(t *testing.T) {
-	code := regexp.MustCompile(`"((?:clock|bench|memory|leg|ratio)\.[a-z_]+)"`)
+	code := regexp.MustCompile(`"((?:clock|bench|memory|leg|ratio|energy)\.[a-z_]+)"`)
 	files, err := filepath.Glob("../*/*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,24 @@ type Sample struct {
 	// from ("FILE:LINE", or a Prometheus series and time); "" for a
 	// sampler's reading (the key is then absent).
 	ImportedFrom string
+	// EnergyMJ is the GPU's cumulative energy counter (energy_mj), in mJ
+	// since the driver loaded; nil when not sampled (SPEC §11.3).
+	EnergyMJ *int64
+	// EnergyScope is what the counter measures (energy_scope): EnergyScopeGPU,
+	// or EnergyScopeModule where only the module's counter answers; a
+	// static field, nil where the stream records no counter.
+	EnergyScope *string
 }
+
+// The values of energy_scope.
+const (
+	EnergyScopeGPU    = "gpu"
+	EnergyScopeModule = "module"
+)
+
+// maxEnergyMJ is the largest energy_mj a sample may hold (2^53 mJ, exact
+// in a float64: 285 years at 1 MW).
+const maxEnergyMJ = 1 << 53
 
 // Counters are the driver's clock event counters
 // (clocks_event_reasons_counters.*): the time, in µs since the driver
@@ -248,6 +265,14 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 	if s.MemoryUsedMiB != nil {
 		b = append(b, `,"memory_used_mib":`...)
 		b = strconv.AppendFloat(b, *s.MemoryUsedMiB, 'f', -1, 64)
+	}
+	if s.EnergyMJ != nil {
+		b = append(b, `,"energy_mj":`...)
+		b = strconv.AppendInt(b, *s.EnergyMJ, 10)
+	}
+	if s.EnergyScope != nil {
+		b = append(b, `,"energy_scope":`...)
+		b = appendString(b, *s.EnergyScope)
 	}
 	if s.ImportedFrom != "" {
 		b = append(b, `,"imported_from":`...)

@@ -32,6 +32,9 @@ const (
 	MetricPointRatio      = "point ratio"
 	MetricThroughput      = "throughput"
 	MetricFreeClock       = "free clock"
+	// MetricEnergyRatio is a point's ENERGY ratio (SPEC §11.3): ours /
+	// baseline J per output token, from grids whose summary.json has it.
+	MetricEnergyRatio = "ENERGY ratio"
 )
 
 // UnknownGPU names the GPU of an arm none of whose legs has a clock record.
@@ -82,6 +85,8 @@ func metricOrder(m string) string {
 		return "2"
 	case MetricFreeClock:
 		return "3"
+	case MetricEnergyRatio:
+		return "2e"
 	}
 	return "4" + m
 }
@@ -467,6 +472,44 @@ type side struct {
 }
 
 // readComparisons reads every ratio and every engine's own values.
+// readEnergy reads a comparison's ENERGY points, each a series of its
+// own; a summary.json written before the family has none.
+func (g *Grid) readEnergy(c field, model, engines, gpu string) error {
+	if _, ok := c.v.Fields["energy"]; !ok {
+		return nil
+	}
+	e, err := c.get("energy")
+	if err != nil {
+		return err
+	}
+	pts, err := e.get("points")
+	if err != nil {
+		return err
+	}
+	points, err := pts.elems()
+	if err != nil {
+		return err
+	}
+	for _, p := range points {
+		label, err := p.str("point")
+		if err != nil {
+			return err
+		}
+		v, ok, err := p.numOrNull("value")
+		if err != nil {
+			return err
+		}
+		est, err := p.boolean("binding_eligible")
+		if err != nil {
+			return err
+		}
+		if ok {
+			g.Values = append(g.Values, Value{Key{model, engines, MetricEnergyRatio, label, gpu}, v, est})
+		}
+	}
+	return nil
+}
+
 func (g *Grid) readComparisons(root field, arms map[string]*arm) error {
 	cs, err := root.get("comparisons")
 	if err != nil {
@@ -523,6 +566,9 @@ func (g *Grid) readComparisons(root field, arms map[string]*arm) error {
 			if ok {
 				g.Values = append(g.Values, Value{Key{model, engines, fam.metric, "", ratioGPU}, v, est})
 			}
+		}
+		if err := g.readEnergy(c, model, engines, ratioGPU); err != nil {
+			return err
 		}
 		tpEst, err := tp.boolean("binding_eligible")
 		if err != nil {

@@ -54,6 +54,8 @@ type BenchPoint struct {
 	NumPrompts        int
 	TotalInputTokens  int
 	TotalOutputTokens int
+	// Completed counts the point's completed requests.
+	Completed int
 	// OutputThroughput is the point's output throughput, in tokens/s; 0
 	// means the point has no throughput (every request failed, or none
 	// produced a token).
@@ -105,6 +107,9 @@ type Point struct {
 	// Clock is the point's own clock (SPEC §10.2): nil unless some
 	// trusted leg of either arm has a source of point windows.
 	Clock *clocks.PointClock
+	// reasons are the THROUGHPUT reasons about this point alone: its
+	// ratio undefined, its output mismatch, its clock offset.
+	reasons []clocks.Reason
 }
 
 // MarshalJSON writes the point's identity as vLLM writes it
@@ -180,6 +185,8 @@ type Comparison struct {
 	Baseline   string     `json:"baseline"`
 	Throughput Throughput `json:"throughput"`
 	Memory     Memory     `json:"memory"`
+	// Energy is the ENERGY family (SPEC §11.3): never a term of GatePass.
+	Energy Energy `json:"energy"`
 	// Warnings name each trusted leg without a window for a point both
 	// arms ran, where points are judged on their own clocks.
 	Warnings []string `json:"-"`
@@ -251,6 +258,12 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 	c.Memory.Reasons = joinReasons(block.Reasons, own, memUndefined)
 	// The MEMORY ratio checks its own clock term, independently of THROUGHPUT.
 	c.Memory.BindingEligible = len(own) == 0 && block.Established && c.Memory.Value != nil
+
+	for i := range c.Throughput.Points {
+		pt := &c.Throughput.Points[i]
+		pt.reasons = append(pt.reasons, outputMismatch(ours.Engine, baseline.Engine, c.Throughput.Points[i:i+1])...)
+	}
+	c.Energy = energyFamily(c, ours, baseline, own)
 	return c, nil
 }
 
@@ -396,6 +409,7 @@ func throughputPoints(ours, baseline Arm) ([]Point, *float64, []clocks.Reason) {
 	common, undefinedPoints := 0, 0
 	for _, id := range ids {
 		pt := Point{ID: id}
+		before := len(why)
 		o, b := oursBy[id], baseBy[id]
 		var om, bm *float64
 		var ol, bl []LegValue
@@ -444,6 +458,7 @@ func throughputPoints(ours, baseline Arm) ([]Point, *float64, []clocks.Reason) {
 				logSum += math.Log(r)
 			}
 		}
+		pt.reasons = append(pt.reasons, why[before:]...)
 		points = append(points, pt)
 	}
 	switch {
@@ -723,6 +738,7 @@ func pointClocks(model string, points []Point, ours, baseline *clocks.Arm) ([]cl
 		pt.Clock = pc
 		if r != nil {
 			reasons = append(reasons, *r)
+			pt.reasons = append(pt.reasons, *r)
 		}
 		for _, m := range missing {
 			warnings = append(warnings, fmt.Sprintf("%s/%s/%s: point %s has no clock window: %s; the point is not judged on its own clock",

@@ -221,13 +221,13 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 	}
 	// The section's first level-2 heading is its comparison's, if any.
 	ci, ri, h2 := -1, -1, max(section, 0)
-	legs := false
+	legs, energy := false, false
 	for _, n := range top {
 		switch n := n.(type) {
 		case *ast.Heading:
 			switch {
 			case n.Level == 2:
-				ci, ri, legs = -1, -1, false
+				ci, ri, legs, energy = -1, -1, false, false
 				if h2 < len(d.Comparisons) {
 					ci = h2
 				}
@@ -241,6 +241,15 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 					}
 					continue
 				}
+				if !legs && !energy && cmp.ShowsEnergy() && strings.HasPrefix(plainText(n, src), "ENERGY ") {
+					// The ENERGY family, after the ratios: badged like them.
+					energy = true
+					if err := badge(n, src, Ratio{Family: "ENERGY", Established: cmp.Energy.BindingEligible}, cmp.Clock.CrossBootOverride); err != nil {
+						return err
+					}
+					continue
+				}
+				energy = false
 				// The clock pictures go before the first heading after the
 				// ratios: the clock per GPU's, or the legs'.
 				if !legs {
@@ -270,6 +279,16 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 			cmp := &d.Comparisons[ci]
 			if p, ok := n.PreviousSibling().(*ast.Paragraph); legs && ok && strings.HasPrefix(plainText(p, src), PowerManagedLead) {
 				continue // the power-managed legs' free clocks: no reasons to link
+			}
+			if energy {
+				var targets []reasonTarget
+				for _, r := range EnergyReasons(cmp.Energy) {
+					targets = append(targets, reasonTarget{code: r.Code})
+				}
+				if err := linkReasons(n, src, targets); err != nil {
+					return fmt.Errorf("ENERGY reasons of %s/%s: %w", cmp.Ours, cmp.Baseline, err)
+				}
+				continue
 			}
 			if legs {
 				var targets []reasonTarget

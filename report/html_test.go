@@ -36,6 +36,7 @@ var htmlGolden = []struct {
 	{"significance-ties", false, "../golden/significance-ties/report.html"},
 	{"tp8", false, "../golden/tp8/report.html"},
 	{"tp4-gpu-skew", false, "../golden/tp4-gpu-skew/report.html"},
+	{"energy-disagree", false, "../golden/energy-disagree/report.html"},
 }
 
 // page summarizes a tree and renders its report.html and report.md.
@@ -209,6 +210,7 @@ func textOf(e *elem) string {
 type htmlSummary struct {
 	Comparisons []struct {
 		Model, Ours, Baseline string
+		Energy                goldenEnergy
 		Throughput, Memory    struct {
 			BindingEligible bool `json:"binding_eligible"`
 			Clock           struct {
@@ -486,9 +488,12 @@ func checkPage(t *testing.T, doc *elem, sum htmlSummary, md []byte) {
 		} {
 			want = append(want, strings.Join(Badges(r[0], r[1]), "+"))
 		}
+		if c.Energy.Points != nil && c.Energy.shown() {
+			want = append(want, strings.Join(Badges(c.Energy.BindingEligible, c.Throughput.Clock.CrossBootOverride), "+"))
+		}
 	}
 	var fromMD []string
-	for _, m := range regexp.MustCompile(`(?m)^### (?:THROUGHPUT|MEMORY) .*: (ESTABLISHED|NOT ESTABLISHED)$`).FindAllSubmatch(md, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^### (?:THROUGHPUT|MEMORY|ENERGY) .*: (ESTABLISHED|NOT ESTABLISHED)$`).FindAllSubmatch(md, -1) {
 		fromMD = append(fromMD, string(m[1]))
 	}
 	var got []string
@@ -720,5 +725,28 @@ func TestHTMLStopsOnFailure(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > goroutines {
 		t.Errorf("%d goroutines after the failed pages, %d before", n, goroutines)
+	}
+}
+
+// TestHTMLEnergy: a tree whose points are priced shows the ENERGY family
+// in report.html, its heading badged with the family's verdict, each
+// point's J per output token beside the other arm's, and its reasons
+// listed with their codes.
+func TestHTMLEnergy(t *testing.T) {
+	h, _ := page(t, filepath.Join(treesDir, "energy-disagree"), false)
+	for _, want := range []string{
+		"ENERGY vllm-copy/vllm per point",
+		"vllm-copy J/output token",
+		"J (counter)",
+		"<code>energy.disagree</code>",
+		"differ by 7.41% &gt; 5% of the counter",
+	} {
+		if !bytes.Contains(h, []byte(want)) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	h, _ = page(t, filepath.Join(treesDir, "staircase"), false)
+	if bytes.Contains(h, []byte("ENERGY ")) {
+		t.Errorf("report.html of a tree without point windows shows an ENERGY section")
 	}
 }

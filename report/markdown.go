@@ -184,6 +184,11 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 		}
 		b.WriteString("\n")
 	}
+	if cmp.ShowsEnergy() {
+		if err := energySection(b, cmp, p); err != nil {
+			return err
+		}
+	}
 	if rows := GPURows(cmp); len(rows) > 0 {
 		p("### Clock per GPU position of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
 		p("%s\n\n", GPULead)
@@ -199,6 +204,68 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 	b.WriteString("\n")
 	legReasons(b, cmp.Legs, false)
 	return nil
+}
+
+// energySection is the ENERGY family: a verdict per point, a column per
+// point of each arm's J per output token, and its own reasons.
+func energySection(b *bytes.Buffer, cmp Comparison, p func(format string, args ...any)) error {
+	e := cmp.Energy
+	p("### ENERGY %s/%s per point: %s\n\n", text(cmp.Ours), text(cmp.Baseline), Verdict(e.BindingEligible))
+	p("%s\n\n", text(EnergyLead))
+	header := []string{""}
+	ours := []string{cell(cmp.Ours) + " J/output token"}
+	base := []string{cell(cmp.Baseline) + " J/output token"}
+	power := []string{cell(cmp.Ours) + " / " + cell(cmp.Baseline) + " mean W"}
+	idle := []string{cell(cmp.Ours) + " / " + cell(cmp.Baseline) + " idle W"}
+	rat := []string{"ENERGY"}
+	pv := []string{"p"}
+	for _, pt := range e.Points {
+		header = append(header, pt.Point)
+		ours = append(ours, EnergyCell(pt.Ours))
+		base = append(base, EnergyCell(pt.Baseline))
+		power = append(power, sideW(pt.Ours, false)+" / "+sideW(pt.Baseline, false))
+		idle = append(idle, sideW(pt.Ours, true)+" / "+sideW(pt.Baseline, true))
+		rat = append(rat, EnergyRatioText(pt))
+		pv = append(pv, PText(pt.Test))
+	}
+	align := make([]tw.Align, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
+	}
+	align[0] = tw.AlignLeft
+	t := newTable(b, align)
+	t.Header(header)
+	for _, row := range [][]string{ours, base, power, idle, rat, pv} {
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	rs := EnergyReasons(e)
+	if len(rs) == 0 {
+		p("ENERGY reasons: none of its own (each point carries its THROUGHPUT reasons too).\n\n")
+		return nil
+	}
+	p("ENERGY reasons (each point carries its THROUGHPUT reasons too):\n\n")
+	for _, r := range rs {
+		p("- `%s`: %s\n", r.Code, text(r.Message))
+	}
+	b.WriteString("\n")
+	return nil
+}
+
+// sideW prints an arm's mean or idle power at a point, in W.
+func sideW(s *ratio.EnergySide, idle bool) string {
+	if s == nil {
+		return "n/a"
+	}
+	if idle {
+		return fixed2(s.IdlePowerW)
+	}
+	return fixed2(s.MeanPowerW)
 }
 
 // legReasons lists every reason of every leg that has one, in full.

@@ -141,9 +141,36 @@ type goldenSummary struct {
 			BaselineCI []*float64 `json:"baseline_ci"`
 			P          *float64
 		}
+		Energy goldenEnergy
 	}
 	Warnings []string
 }
+
+// goldenEnergy is the part of the ENERGY family the report is checked
+// against.
+type goldenEnergy struct {
+	BindingEligible bool `json:"binding_eligible"`
+	Points          []struct {
+		Point           string
+		Value           *float64
+		BindingEligible bool `json:"binding_eligible"`
+		Ours, Baseline  *struct {
+			JPerOutputToken *float64 `json:"j_per_output_token"`
+		}
+	}
+}
+
+// shown reports whether report.md shows the family: some point priced.
+func (e goldenEnergy) shown() bool {
+	for _, p := range e.Points {
+		if p.Value != nil || p.Ours != nil || p.Baseline != nil {
+			return true
+		}
+	}
+	return false
+}
+
+var energyHeading = regexp.MustCompile(`^ENERGY (\S+)/(\S+) per point: (ESTABLISHED|NOT ESTABLISHED)$`)
 
 // goldenClock is the part of a clock block the report is checked against.
 type goldenClock struct {
@@ -301,12 +328,15 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 	}
 	var ratios []int
 	var sections []string
+	var energyHeads []string
 	for i, h := range p.headings {
 		switch {
 		case h.level == 2 && h.text != "Warnings" && h.text != "Legs in no comparison":
 			sections = append(sections, h.text)
 		case h.level == 3 && ratioHeading.MatchString(h.text):
 			ratios = append(ratios, i)
+		case h.level == 3 && energyHeading.MatchString(h.text):
+			energyHeads = append(energyHeads, h.text)
 		case h.level == 3 && strings.HasPrefix(h.text, "Legs of "):
 		case h.level == 3 && strings.HasPrefix(h.text, "Clock per GPU position of "):
 		default:
@@ -317,6 +347,15 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 	}
 	if len(sections) != len(sum.Comparisons) || len(ratios) != 2*len(sum.Comparisons) {
 		t.Fatalf("%d sections and %d ratio headings for %d comparisons", len(sections), len(ratios), len(sum.Comparisons))
+	}
+	var wantEnergy []string
+	for _, c := range sum.Comparisons {
+		if c.Energy.shown() {
+			wantEnergy = append(wantEnergy, fmt.Sprintf("ENERGY %s/%s per point: %s", c.Ours, c.Baseline, map[bool]string{true: "ESTABLISHED", false: "NOT ESTABLISHED"}[c.Energy.BindingEligible]))
+		}
+	}
+	if strings.Join(energyHeads, "\n") != strings.Join(wantEnergy, "\n") {
+		t.Errorf("ENERGY headings %q, want %q", energyHeads, wantEnergy)
 	}
 	caveats := 0
 	for _, para := range p.paras {
@@ -417,6 +456,9 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 	var kinds []string
 	for _, c := range sum.Comparisons {
 		kinds = append(kinds, "points")
+		if c.Energy.shown() {
+			kinds = append(kinds, "energy")
+		}
 		if c.Throughput.Clock.multi() {
 			kinds = append(kinds, "gpus")
 		}
@@ -480,6 +522,24 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 					t.Errorf("%s: baseline CI cell %q, summary.json says %q", where, got, want)
 				}
 				checkPCell(t, where, row[7], pt.P)
+			}
+		case "energy":
+			// A column per point; the ENERGY row says each point's value
+			// and verdict as summary.json does.
+			c := sum.Comparisons[ci]
+			if len(tb[0]) != len(c.Energy.Points)+1 || len(tb) != 7 || tb[5][0] != "ENERGY" {
+				t.Errorf("energy table %q for %d points", tb, len(c.Energy.Points))
+				continue
+			}
+			for k, pt := range c.Energy.Points {
+				want := "n/a"
+				if pt.Value != nil {
+					want = fmt.Sprintf("%.4f", *pt.Value)
+				}
+				want += " " + map[bool]string{true: "ESTABLISHED", false: "NOT ESTABLISHED"}[pt.BindingEligible]
+				if tb[0][k+1] != pt.Point || tb[5][k+1] != want {
+					t.Errorf("%s energy column %d: %q %q, summary.json %s %s", c.Ours, k, tb[0][k+1], tb[5][k+1], pt.Point, want)
+				}
 			}
 		case "gpus":
 			c := sum.Comparisons[ci]

@@ -60,6 +60,58 @@ type Comparison struct {
 	Points []ratio.Point
 	// Legs are the ours arm's legs, then the baseline arm's.
 	Legs []Leg
+	// Energy is the ENERGY family (SPEC §11.3), point by point.
+	Energy ratio.Energy
+}
+
+// ShowsEnergy reports whether a report shows the ENERGY family: where some
+// point has its energy priced in either arm.
+func (c Comparison) ShowsEnergy() bool {
+	for _, p := range c.Energy.Points {
+		if p.Value != nil || p.Ours != nil || p.Baseline != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// EnergyLead says what the ENERGY family's figures are.
+const EnergyLead = "ENERGY: per point, J per output token over the point's window (its marks or vLLM date), " +
+	"the arm's median over its legs, and ours / baseline (lower is better); p: two-sided Mann–Whitney U of the legs' J per output token. " +
+	"Reported, never a gate term (only --strict-energy gates on it). " + ratio.EnergyCaveat + "."
+
+// EnergyCell prints one arm's J per output token at a point, with its
+// method: "12.34 J (counter)", or n/a.
+func EnergyCell(s *ratio.EnergySide) string {
+	if s == nil || s.JPerOutputToken == nil {
+		return "n/a"
+	}
+	out := fixed(*s.JPerOutputToken, 4) + " J"
+	if s.Method != nil {
+		out += " (" + *s.Method + ")"
+	}
+	return out
+}
+
+// EnergyRatioText prints a point's ENERGY ratio and its verdict.
+func EnergyRatioText(p ratio.EnergyPoint) string {
+	v := "n/a"
+	if p.Value != nil {
+		v = fixed(*p.Value, 4)
+	}
+	return v + " " + Verdict(p.BindingEligible)
+}
+
+// EnergyReasons are the ENERGY family's own reasons (its energy.* codes
+// and its undefined values), without the THROUGHPUT reasons it carries.
+func EnergyReasons(e ratio.Energy) []clocks.Reason {
+	var out []clocks.Reason
+	for _, r := range e.Reasons {
+		if strings.HasPrefix(r.Code, "energy.") || r.Code == ratio.CodeUndefined && strings.Contains(r.Message, "ENERGY") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Ratio is one ratio and its verdict.
@@ -194,7 +246,7 @@ func Build(s *summarize.Summary) *Document {
 	compared := map[[2]string]bool{}
 	for _, c := range s.Comparisons {
 		dc := Comparison{Model: c.Model, Ours: c.Ours, Baseline: c.Baseline, Clock: c.Throughput.Clock,
-			Points: c.Throughput.Points}
+			Points: c.Throughput.Points, Energy: c.Energy}
 		dc.Ratios = []Ratio{
 			{Family: FamilyThroughput, Value: c.Throughput.Value, Established: c.Throughput.BindingEligible,
 				Reasons: c.Throughput.Reasons, Caveats: c.Throughput.Clock.Caveats, Significance: c.Throughput.Significance},

@@ -125,6 +125,21 @@ func amdQuantity(g *strictjson.Value, path string, units ...string) (float64, er
 	return 0, &amdFieldError{f + ".unit", fmt.Errorf("want %q, found %s", units[0], u.Describe())}
 }
 
+// amdEnergyMJ reads energy.total_energy_consumption, the GPU's energy
+// counter in J since the driver loaded, as whole mJ (×1000, rounded).
+func amdEnergyMJ(g *strictjson.Value) (int64, error) {
+	const path = "energy.total_energy_consumption"
+	j, err := amdQuantity(g, path, "J")
+	if err != nil {
+		return 0, err
+	}
+	mj := math.Round(j * 1000)
+	if !(mj >= 0) || mj > 1<<53 {
+		return 0, &amdFieldError{path + ".value", fmt.Errorf("want a number of J from 0 to 2^53 mJ, found %v", j)}
+	}
+	return int64(mj), nil
+}
+
 // amdInt reads the quantity at path as a whole number in lo..hi.
 func amdInt(g *strictjson.Value, path string, lo, hi int, units ...string) (int, error) {
 	x, err := amdQuantity(g, path, units...)
@@ -249,6 +264,8 @@ type amdMetric struct {
 	// optional, kept when the probe reads it on every GPU.
 	usedMiB float64
 	usedErr error
+	// energyMJ is energy.total_energy_consumption in mJ, where asked for.
+	energyMJ *int64
 }
 
 // lowest is the lowest XCD clock: the pace of a kernel spread over them.

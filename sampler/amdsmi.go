@@ -47,6 +47,9 @@ type AMDSMI struct {
 	// flag is the violation flag the probe found; obj the key of the
 	// object it prints.
 	flag, obj string
+	// energy is set when metric --energy answered for every GPU at the
+	// probe: each reading then asks for it.
+	energy bool
 	// xcds are each GPU's XCDs, from the probe; prev its accumulators at
 	// the reading before.
 	xcds map[int][]int
@@ -152,11 +155,18 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 			logf("amd-smi: GPU %d reports no memory partition mode; its samples carry none", idx)
 		}
 	}
-	// The violation flag: ROCm 7's, else ROCm 6.x's.
+	// The violation flag: ROCm 7's, else ROCm 6.x's; the energy counter
+	// asked for with it, unless amd-smi does not know --energy.
+	a.energy = true
 	for _, flag := range []string{amdViolationFlag, amdThrottleFlag} {
 		a.flag, a.obj = flag, strings.TrimPrefix(flag, "--")
 		out, err = a.call(pctx, a.what(), a.metricArgs()...)
 		var qe *queryError
+		if errors.As(err, &qe) && a.energy && rejectsFlag(qe.output, amdEnergyFlag) {
+			logf("amd-smi: optional field energy_mj dropped: metric does not know %s", amdEnergyFlag)
+			a.energy = false
+			out, err = a.call(pctx, a.what(), a.metricArgs()...)
+		}
 		if errors.As(err, &qe) && flag == amdViolationFlag && rejectsFlag(qe.output, flag) {
 			logf("amd-smi: metric does not know %s; asking for %s", amdViolationFlag, amdThrottleFlag)
 			continue
@@ -166,6 +176,8 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 		}
 		break
 	}
+	asked := a.energy
+	a.energy = false
 	ms, err := a.parse(out, nil)
 	if err != nil {
 		return nil, err
@@ -179,8 +191,36 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 			logf("amd-smi: optional field %s dropped: GPU %d: %v", amdMemUsed, m.index, m.usedErr)
 		}
 	}
+	// The energy counter, asked for in the probe's call and kept where it
+	// answers a number of J for every GPU read, like every optional field.
+	if asked {
+		a.energy = a.energyAnswered(out, logf)
+	}
 	logf("%v", res)
 	return a, nil
+}
+
+// amdEnergyFlag asks amd-smi metric for the energy counter.
+const amdEnergyFlag = "--energy"
+
+// energyAnswered reports whether the probe's answer gives every GPU read
+// its energy counter, saying why not where it does not.
+func (a *AMDSMI) energyAnswered(out []byte, logf func(string, ...any)) bool {
+	gs, err := amdGPUs(out)
+	if err != nil {
+		return false
+	}
+	for _, g := range gs {
+		idx, err := amdIndex(g)
+		if err != nil {
+			return false
+		}
+		if _, err := amdEnergyMJ(g); err != nil {
+			logf("amd-smi: optional field energy_mj dropped: GPU %d: %v", idx, err)
+			return false
+		}
+	}
+	return true
 }
 
 // sharesUUID names the other listed devices with GPU idx's UUID ("GPU 1,
@@ -213,7 +253,11 @@ func (a *AMDSMI) metricArgs() []string {
 	for _, g := range a.gpus {
 		args = append(args, strconv.Itoa(g))
 	}
-	return append(args, "--usage", "--power", "--clock", "--temperature", "--perf-level", "--mem-usage", a.flag, "--json")
+	args = append(args, "--usage", "--power", "--clock", "--temperature", "--perf-level", "--mem-usage", a.flag)
+	if a.energy {
+		args = append(args, amdEnergyFlag)
+	}
+	return append(args, "--json")
 }
 
 // what names the reading call in messages: "amd-smi metric -g 0 1 … --violation".
@@ -259,6 +303,12 @@ func (a *AMDSMI) parse(out []byte, xcds map[int][]int) ([]*amdMetric, error) {
 			want = xcds[idx]
 		}
 		m, err := parseAMDMetric(g, want, a.obj)
+		if err == nil && a.energy {
+			var mj int64
+			if mj, err = amdEnergyMJ(g); err == nil {
+				m.energyMJ = &mj
+			}
+		}
 		if err != nil {
 			msg := fmt.Sprintf("%s: GPU %d: %v", a.what(), idx, err)
 			var fe *amdFieldError
@@ -351,6 +401,10 @@ func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clock
 			MemoryPartition:       st.memory,
 			XCDClocksMHz:          append([]int(nil), m.clocks...),
 			MemoryUsedMiB:         used,
+			EnergyMJ:              m.energyMJ,
+		}
+		if m.energyMJ != nil {
+			samples[i].EnergyScope = ptrTo(clocks.EnergyScopeGPU)
 		}
 	}
 	for k, v := range next {

@@ -184,7 +184,7 @@ func TestAMDSMIReadsROCm7(t *testing.T) {
 	// Once at start: list, static, the probe; then one metric call per
 	// reading for both GPUs, and nothing else.
 	calls := amdCalls(t, path)
-	metric := "metric -g 0 1 --usage --power --clock --temperature --perf-level --mem-usage --violation --json"
+	metric := "metric -g 0 1 --usage --power --clock --temperature --perf-level --mem-usage --violation --energy --json"
 	want := []string{"list --json", "static --asic --driver --limit --partition --json", metric, metric, metric, metric, metric}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
@@ -210,7 +210,7 @@ func TestAMDSMIReadsROCm6(t *testing.T) {
 		t.Errorf("sample %+v", ss[0])
 	}
 	calls := amdCalls(t, path)
-	if len(calls) != 5 || !strings.HasSuffix(calls[2], "--violation --json") || !strings.HasSuffix(calls[3], "--throttle --json") {
+	if len(calls) != 5 || !strings.HasSuffix(calls[2], "--violation --energy --json") || !strings.HasSuffix(calls[3], "--throttle --energy --json") {
 		t.Errorf("calls %q", calls)
 	}
 }
@@ -522,7 +522,7 @@ func TestAMDSMIMemoryUsed(t *testing.T) {
 	if err != nil || len(rows) != 2 || rows[0].MemoryUsedMiB == nil || *rows[0].MemoryUsedMiB != 150000 || rows[1].MemoryUsedMiB == nil || *rows[1].MemoryUsedMiB != 150000 {
 		t.Fatalf("rows %v, %v", rows, err)
 	}
-	if !strings.HasSuffix(string(rows[0].AppendJSON(nil)), `,"memory_used_mib":150000}`) {
+	if !strings.Contains(string(rows[0].AppendJSON(nil)), `,"memory_used_mib":150000,"energy_mj":`) {
 		t.Errorf("sample %s", rows[0].AppendJSON(nil))
 	}
 	if _, err := a.Read(context.Background(), time.Now(), testBoot); err == nil ||

@@ -192,6 +192,11 @@ type Reading struct {
 	VbiosVersion *string
 	// MemoryUsedMiB is memory.used in MiB, nil when not queried.
 	MemoryUsedMiB *float64
+	// EnergyMJ is the GPU's cumulative energy counter in mJ and
+	// EnergyScope what it measures ("gpu", "module"); nil where the
+	// backend reads none (nvidia-smi has no such field).
+	EnergyMJ    *int64
+	EnergyScope *string
 }
 
 // Has reports whether the reading was queried with the canonical field
@@ -500,6 +505,8 @@ func (r *Reading) Sample(t time.Time, bootID string) (*clocks.Sample, error) {
 		EventCountersUS:               r.counters(),
 		VbiosVersion:                  r.VbiosVersion,
 		MemoryUsedMiB:                 r.MemoryUsedMiB,
+		EnergyMJ:                      r.EnergyMJ,
+		EnergyScope:                   r.EnergyScope,
 	}, nil
 }
 

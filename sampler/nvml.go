@@ -95,7 +95,28 @@ const (
 	symMigMode         = "nvmlDeviceGetMigMode"
 	symFieldValues     = "nvmlDeviceGetFieldValues"
 	symComputeProcs    = "nvmlDeviceGetComputeRunningProcesses_v3"
+	symTotalEnergy     = "nvmlDeviceGetTotalEnergyConsumption"
 )
+
+// FieldEnergy is the stream's energy_mj, as the sampler names the optional
+// reading in its logs: the GPU's cumulative energy in mJ since the driver
+// loaded (NVML, amd-smi; nvidia-smi has no such field).
+const FieldEnergy = "energy_mj"
+
+// The energy counter's field and scopes (nvml.h): field 83 is the total
+// energy since the driver was last reloaded, in mJ, Volta and newer; a
+// field value's scopeId selects the GPU (0) or its whole module (1,
+// Grace: GPU and CPU).
+const (
+	nvmlFieldTotalEnergy = 83 // NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION
+	nvmlScopeGPU         = 0  // NVML_POWER_SCOPE_GPU
+	nvmlScopeModule      = 1  // NVML_POWER_SCOPE_MODULE
+)
+
+// nvmlFieldReq is one field value a reading asks for: its id and scope.
+type nvmlFieldReq struct {
+	ID, Scope uint32
+}
 
 // nvmlFieldValue is what the sampler reads of one nvmlFieldValue_t: the
 // field asked for, the status NVML gave that field, and its value's type
@@ -149,6 +170,20 @@ func counterFieldIDs(driver string) ([len(clocks.CounterNames)]uint32, error) {
 // counterUS turns one counter field value, in ns, into µs; ok is false
 // for a value that is not a non-negative integer.
 func counterUS(v nvmlFieldValue) (int64, bool) {
+	ns, ok := fieldUint(v)
+	if !ok {
+		return 0, false
+	}
+	us := ns / nvmlCounterNSPerUS
+	if us > 1<<53 {
+		return 0, false
+	}
+	return int64(us), true
+}
+
+// fieldUint is a field value of an integer type as an unsigned integer;
+// ok is false for a value that is not a non-negative integer.
+func fieldUint(v nvmlFieldValue) (uint64, bool) {
 	var ns uint64
 	switch v.ValueType {
 	case nvmlValueUint:
@@ -170,11 +205,7 @@ func counterUS(v nvmlFieldValue) (int64, bool) {
 	default:
 		return 0, false
 	}
-	us := ns / nvmlCounterNSPerUS
-	if us > 1<<53 {
-		return 0, false
-	}
-	return int64(us), true
+	return ns, true
 }
 
 // nvmlLib is the part of NVML the sampler calls, one method per C entry
@@ -207,9 +238,12 @@ type nvmlLib interface {
 	// DeviceGetEnforcedPowerLimit returns the enforced power limit, in mW.
 	DeviceGetEnforcedPowerLimit(nvmlDevice) (uint32, nvmlReturn)
 	DeviceGetMigMode(nvmlDevice) (current, pending uint32, ret nvmlReturn)
-	// DeviceGetFieldValues asks for the field ids (scope 0) and returns
-	// one value per id, each with its own status.
-	DeviceGetFieldValues(dev nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn)
+	// DeviceGetFieldValues asks for the fields, each with its scope, and
+	// returns one value per field, each with its own status.
+	DeviceGetFieldValues(dev nvmlDevice, reqs []nvmlFieldReq) ([]nvmlFieldValue, nvmlReturn)
+	// DeviceGetTotalEnergyConsumption returns the GPU's energy since the
+	// driver was last reloaded, in mJ.
+	DeviceGetTotalEnergyConsumption(nvmlDevice) (uint64, nvmlReturn)
 	DeviceGetVbiosVersion(nvmlDevice) (string, nvmlReturn)
 	// DeviceGetMemoryInfo returns nvmlMemory_t's total, free and used
 	// framebuffer memory, in bytes (nvmlDeviceGetMemoryInfo).
@@ -241,6 +275,14 @@ type NVML struct {
 	vbios bool
 	// memUsed is set when every device gave its memory used at open.
 	memUsed bool
+	// energy is set when every device gave its energy counter at open:
+	// in the field-values call (energyField) at energyScope, else by
+	// nvmlDeviceGetTotalEnergyConsumption. reqs are the field values one
+	// reading asks for: the counters', then the energy's.
+	energy      bool
+	energyField bool
+	energyScope uint32
+	reqs        []nvmlFieldReq
 
 	mu     sync.Mutex
 	closed bool
@@ -335,11 +377,18 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 			logf("NVML: optional fields clocks_event_reasons_counters.* dropped: %v", err)
 		}
 	}
+	if n.counters {
+		for _, id := range n.counterIDs {
+			n.reqs = append(n.reqs, nvmlFieldReq{ID: id})
+		}
+	}
+	n.probeEnergy(logf)
 	for i, dev := range n.devs {
 		on := n.onGPU(n.gpus[i])
 		if n.counters {
-			if _, err := n.readCounters(n.gpus[i], dev); err != nil {
+			if _, _, err := n.readFields(n.gpus[i], dev, n.reqs); err != nil {
 				n.counters = false
+				n.reqs = nil
 				logf("NVML: optional fields clocks_event_reasons_counters.* dropped: %s%v", on, err)
 			}
 		}
@@ -368,11 +417,47 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 			logf("NVML: optional field %s dropped: %snvmlDeviceGetEnforcedPowerLimit: %v (%d mW)", FieldEnforcedPowerLimit, on, ret, v)
 		}
 	}
+	if n.energyField {
+		n.reqs = append(n.reqs, nvmlFieldReq{ID: nvmlFieldTotalEnergy, Scope: n.energyScope})
+	}
 	if _, err := n.Read(context.Background(), time.Now(), "probe"); err != nil {
 		return nil, err
 	}
 	ok = true
 	return n, nil
+}
+
+// probeEnergy keeps the energy counter where every device gives it: field
+// 83 at the GPU's scope in the field-values call, else at the module's
+// scope (a Grace module, whose GPU scope fails), else
+// nvmlDeviceGetTotalEnergyConsumption; one way for every device.
+func (n *NVML) probeEnergy(logf func(string, ...any)) {
+	try := func(scope uint32) bool {
+		for i, dev := range n.devs {
+			if _, _, err := n.readFields(n.gpus[i], dev, []nvmlFieldReq{{ID: nvmlFieldTotalEnergy, Scope: scope}}); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case n.lib.Has(symFieldValues) && try(nvmlScopeGPU):
+		n.energy, n.energyField, n.energyScope = true, true, nvmlScopeGPU
+	case n.lib.Has(symFieldValues) && try(nvmlScopeModule):
+		n.energy, n.energyField, n.energyScope = true, true, nvmlScopeModule
+		logf("NVML: %s is the module's energy (field %d at NVML_POWER_SCOPE_MODULE; the GPU's scope does not answer)", FieldEnergy, nvmlFieldTotalEnergy)
+	case n.lib.Has(symTotalEnergy):
+		n.energy = true
+		for i, dev := range n.devs {
+			if _, ret := n.lib.DeviceGetTotalEnergyConsumption(dev); ret != nvmlSuccess {
+				n.energy = false
+				logf("NVML: optional field %s dropped: %s%s: %v", FieldEnergy, n.onGPU(n.gpus[i]), symTotalEnergy, ret)
+				break
+			}
+		}
+	default:
+		logf("NVML: optional field %s dropped: neither %s (field %d) nor %s answers", FieldEnergy, symFieldValues, nvmlFieldTotalEnergy, symTotalEnergy)
+	}
 }
 
 // onGPU is "GPU 2: " where several GPUs are read, "" for one.
@@ -448,6 +533,9 @@ func (n *NVML) optional() []string {
 	}
 	if n.memUsed {
 		o = append(o, FieldMemoryUsed)
+	}
+	if n.energy {
+		o = append(o, FieldEnergy)
 	}
 	return o
 }
@@ -677,14 +765,37 @@ func (n *NVML) read(gpu int, dev nvmlDevice, t time.Time, bootID string) (*clock
 		mib := float64(used) / (1 << 20) // NVML reports bytes
 		r.MemoryUsedMiB = &mib
 	}
-	if n.counters {
-		us, err := n.readCounters(gpu, dev)
+	if len(n.reqs) > 0 {
+		us, mj, err := n.readFields(gpu, dev, n.reqs)
 		if err != nil {
 			return nil, fmt.Errorf("NVML GPU %d: %v", gpu, err)
 		}
-		for i := range us {
-			r.CountersUS[i], r.HasCounter[i] = us[i], true
+		if n.counters {
+			for i := range us {
+				r.CountersUS[i], r.HasCounter[i] = us[i], true
+			}
 		}
+		if n.energyField {
+			r.EnergyMJ = &mj
+		}
+	}
+	if n.energy && !n.energyField {
+		v, ret := lib.DeviceGetTotalEnergyConsumption(dev)
+		switch {
+		case ret != nvmlSuccess:
+			return nil, n.failf(gpu, FieldEnergy, "%s returned %v: a counter that stops answering mid-window is refused", symTotalEnergy, ret)
+		case v > maxEnergyMJ:
+			return nil, n.failf(gpu, FieldEnergy, "%s gave %d mJ, more than %d", symTotalEnergy, v, uint64(maxEnergyMJ))
+		}
+		mj := int64(v)
+		r.EnergyMJ = &mj
+	}
+	if n.energy {
+		scope := clocks.EnergyScopeGPU
+		if n.energyField && n.energyScope == nvmlScopeModule {
+			scope = clocks.EnergyScopeModule
+		}
+		r.EnergyScope = &scope
 	}
 	s, err := r.Sample(t, bootID)
 	if err != nil {
@@ -693,32 +804,56 @@ func (n *NVML) read(gpu int, dev nvmlDevice, t time.Time, bootID string) (*clock
 	return s, nil
 }
 
-// readCounters reads the five clock event counters in one
-// nvmlDeviceGetFieldValues call and returns them in µs; the error names the
-// first counter the driver did not give as a non-negative integer.
-func (n *NVML) readCounters(gpu int, dev nvmlDevice) ([len(clocks.CounterNames)]int64, error) {
+// maxEnergyMJ is the largest energy a sample may hold (2^53 mJ).
+const maxEnergyMJ = 1 << 53
+
+// readFields reads the field values reqs asks for in one
+// nvmlDeviceGetFieldValues call: the five clock event counters, in µs,
+// where reqs holds them, and the energy counter, in mJ, where it does.
+// The error names the first field the driver did not give as a
+// non-negative integer.
+func (n *NVML) readFields(gpu int, dev nvmlDevice, reqs []nvmlFieldReq) ([len(clocks.CounterNames)]int64, int64, error) {
 	var us [len(clocks.CounterNames)]int64
-	vals, ret := n.lib.DeviceGetFieldValues(dev, n.counterIDs[:])
-	if ret != nvmlSuccess {
-		return us, fmt.Errorf("%s: %s returned %v", strings.Join(CounterFields[:], ", "), symFieldValues, ret)
+	var mj int64
+	names := func(i int) string {
+		if reqs[i].ID == nvmlFieldTotalEnergy {
+			return FieldEnergy
+		}
+		return CounterFields[i]
 	}
-	if len(vals) != len(us) {
-		return us, fmt.Errorf("%s gave %d values for %d fields", symFieldValues, len(vals), len(us))
+	vals, ret := n.lib.DeviceGetFieldValues(dev, reqs)
+	if ret != nvmlSuccess {
+		all := make([]string, len(reqs))
+		for i := range reqs {
+			all[i] = names(i)
+		}
+		return us, mj, fmt.Errorf("%s: %s returned %v", strings.Join(all, ", "), symFieldValues, ret)
+	}
+	if len(vals) != len(reqs) {
+		return us, mj, fmt.Errorf("%s gave %d values for %d fields", symFieldValues, len(vals), len(reqs))
 	}
 	for i, v := range vals {
-		id := n.counterIDs[i]
+		id := reqs[i].ID
 		switch {
 		case v.FieldID != id:
-			return us, fmt.Errorf("%s: %s answered field %d for field %d", CounterFields[i], symFieldValues, v.FieldID, id)
+			return us, mj, fmt.Errorf("%s: %s answered field %d for field %d", names(i), symFieldValues, v.FieldID, id)
 		case v.Return != nvmlSuccess:
-			return us, fmt.Errorf("%s: %s(field %d) returned %v", CounterFields[i], symFieldValues, id, v.Return)
+			return us, mj, fmt.Errorf("%s: %s(field %d) returned %v", names(i), symFieldValues, id, v.Return)
+		}
+		if id == nvmlFieldTotalEnergy {
+			e, ok := fieldUint(v)
+			if !ok || e > maxEnergyMJ {
+				return us, mj, fmt.Errorf("%s: %s(field %d) gave value type %d (%#x), not a non-negative integer of mJ", names(i), symFieldValues, id, v.ValueType, v.Value)
+			}
+			mj = int64(e)
+			continue
 		}
 		var ok bool
 		if us[i], ok = counterUS(v); !ok {
-			return us, fmt.Errorf("%s: %s(field %d) gave value type %d (%#x), not a non-negative integer", CounterFields[i], symFieldValues, id, v.ValueType, v.Value)
+			return us, mj, fmt.Errorf("%s: %s(field %d) gave value type %d (%#x), not a non-negative integer", names(i), symFieldValues, id, v.ValueType, v.Value)
 		}
 	}
-	return us, nil
+	return us, mj, nil
 }
 
 // clockMHz reads one clock and refuses a failed call or a zero clock.

@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,7 +92,7 @@ func TestSamplerNVMLBindingsABI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GPU %d: %v", gpu, err)
 		}
-		if got := string(smp.AppendJSON(nil)); got != want[gpu] {
+		if got := withoutEnergy(t, smp.AppendJSON(nil)); got != want[gpu] {
 			t.Errorf("GPU %d sample\n got %s\nwant %s", gpu, got, want[gpu])
 		}
 		if err := n.Close(); err != nil {
@@ -113,7 +115,7 @@ func TestSamplerNVMLBindingsABI(t *testing.T) {
 			t.Fatalf("--gpu %s: %d rows, %v", text, len(rows), err)
 		}
 		for i, smp := range rows {
-			if got := string(smp.AppendJSON(nil)); got != want[i] {
+			if got := withoutEnergy(t, smp.AppendJSON(nil)); got != want[i] {
 				t.Errorf("--gpu %s, GPU %d sample\n got %s\nwant %s", text, i, got, want[i])
 			}
 		}
@@ -137,6 +139,57 @@ func TestSamplerNVMLBindingsABI(t *testing.T) {
 	_, err = NewNVML(lib, GPUIndices(2), time.Second, t.Logf)
 	if err == nil || err.Error() != "NVML: nvmlDeviceGetHandleByIndex_v2(2): ERROR_INVALID_ARGUMENT: NVML knows no GPU 2; nvidia-smi -L lists the GPUs" || !errors.Is(err, ErrSelect) {
 		t.Errorf("GPU 2: %v", err)
+	}
+}
+
+// energyKeys are the energy counter's keys at a sample's end.
+var energyKeys = regexp.MustCompile(`,"energy_mj":([0-9]+),"energy_scope":"gpu"}$`)
+
+// withoutEnergy is a sample line without its energy keys, which it must
+// have: the fake's counter runs on the clock.
+func withoutEnergy(t *testing.T, line []byte) string {
+	t.Helper()
+	if !energyKeys.Match(line) {
+		t.Errorf("sample without energy_mj and energy_scope \"gpu\": %s", line)
+	}
+	return energyKeys.ReplaceAllString(string(line), "}")
+}
+
+// TestSamplerNVMLBindingsEnergy: field 83 crosses the C ABI in the
+// counters' own nvmlDeviceGetFieldValues call, an unsigned long long of
+// mJ, and advances between two readings by the fake's 412.345 W times the
+// time between them; nvmlDeviceGetTotalEnergyConsumption crosses it too.
+func TestSamplerNVMLBindingsEnergy(t *testing.T) {
+	dir := fakeNVMLLibrary(t, "")
+	lib, err := loadNVML(filepath.Join(dir, "libnvidia-ml.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := NewNVML(lib, GPUIndices(0), time.Second, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if !n.energyField || n.energyScope != nvmlScopeGPU || len(n.reqs) != 6 {
+		t.Fatalf("energy by field %v at scope %d, requests %v", n.energyField, n.energyScope, n.reqs)
+	}
+	read := func() (int64, time.Time, time.Time) {
+		before := time.Now()
+		smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+		if err != nil || smp.EnergyMJ == nil {
+			t.Fatalf("%+v, %v", smp, err)
+		}
+		return *smp.EnergyMJ, before, time.Now()
+	}
+	a, a0, a1 := read()
+	time.Sleep(200 * time.Millisecond)
+	b, b0, b1 := read()
+	if d := b - a; float64(d) < 412.345*b0.Sub(a1).Seconds()*1000-1 || float64(d) > 412.345*b1.Sub(a0).Seconds()*1000+1 {
+		t.Errorf("the counter advanced %d mJ over %v to %v between the readings (412.345 W)", d, b0.Sub(a1), b1.Sub(a0))
+	}
+	mj, ret := lib.DeviceGetTotalEnergyConsumption(n.devs[0])
+	if ret != nvmlSuccess || mj < uint64(b) {
+		t.Errorf("nvmlDeviceGetTotalEnergyConsumption: %d mJ, %v (field 83 read %d)", mj, ret, b)
 	}
 }
 
@@ -174,4 +227,63 @@ func TestSamplerNVMLNotInstalled(t *testing.T) {
 			t.Fatalf("a library that is not NVML: %v", err)
 		}
 	}
+}
+
+// BenchmarkSamplerNVMLReading times one reading of one GPU through the
+// compiled fake libnvidia-ml.so.1 and the purego bindings, without the
+// energy counter (the sampler as it was) and with it (field 83 in the
+// counters' call, then by nvmlDeviceGetTotalEnergyConsumption): the
+// reading's own cost, every call of it crossing the C ABI. The fake
+// answers at once, so the time is the sampler's CPU, not the driver's.
+func BenchmarkSamplerNVMLReading(b *testing.B) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		b.Skip("gcc not found")
+	}
+	dir := b.TempDir()
+	so := filepath.Join(dir, "libnvidia-ml.so.1")
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-o", so, "testdata/fakenvml/fakenvml.c").CombinedOutput(); err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	lib, err := loadNVML(so)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := time.Date(2026, 8, 12, 10, 15, 3, 123e6, time.UTC)
+	for _, c := range []struct {
+		name string
+		set  func(n *NVML)
+	}{
+		{"before-energy", func(n *NVML) { n.energy, n.energyField, n.reqs = false, false, n.reqs[:len(n.reqs)-1] }},
+		{"energy-field", func(n *NVML) {}},
+		{"energy-call", func(n *NVML) { n.energyField, n.reqs = false, n.reqs[:len(n.reqs)-1] }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			n, err := NewNVML(lib, GPUIndices(0), time.Second, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer n.Close()
+			c.set(n)
+			b.ReportAllocs()
+			cpu0 := processCPU(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := n.Read(context.Background(), t, testBoot); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is the process's user and system CPU time so far, in ns.
+func processCPU(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

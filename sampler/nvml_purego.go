@@ -56,6 +56,7 @@ type dlNVML struct {
 	deviceGetMigMode           func(dev uintptr, cur, pending *uint32) int32
 	deviceGetFieldValues       func(dev uintptr, count int32, values *cFieldValue) int32
 	deviceGetVbiosVersion      func(dev uintptr, buf *byte, n uint32) int32
+	deviceGetTotalEnergy       func(dev uintptr, mj *uint64) int32
 	deviceGetComputeProcs      func(dev uintptr, count *uint32, infos *cProcessInfo) int32
 	systemGetProcessName       func(pid uint32, buf *byte, n uint32) int32
 }
@@ -135,6 +136,7 @@ func loadNVML(path string) (*dlNVML, error) {
 	bind(&l.deviceGetMigMode, symMigMode)
 	bind(&l.deviceGetFieldValues, symFieldValues)
 	bind(&l.deviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion")
+	bind(&l.deviceGetTotalEnergy, symTotalEnergy)
 	bind(&l.deviceGetComputeProcs, symComputeProcs)
 	bind(&l.systemGetProcessName, "nvmlSystemGetProcessName")
 	if l.init == nil || l.shutdown == nil {
@@ -317,16 +319,16 @@ func (l *dlNVML) DeviceGetMigMode(d nvmlDevice) (current, pending uint32, ret nv
 	return current, pending, nvmlReturn(r)
 }
 
-func (l *dlNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn) {
+func (l *dlNVML) DeviceGetFieldValues(d nvmlDevice, reqs []nvmlFieldReq) ([]nvmlFieldValue, nvmlReturn) {
 	if l.deviceGetFieldValues == nil {
 		return nil, nvmlReturn(missing)
 	}
-	if len(ids) == 0 {
+	if len(reqs) == 0 {
 		return nil, nvmlErrorInvalidArgument
 	}
-	c := make([]cFieldValue, len(ids))
-	for i, id := range ids {
-		c[i].fieldID = id // scopeId 0: the whole GPU
+	c := make([]cFieldValue, len(reqs))
+	for i, r := range reqs {
+		c[i].fieldID, c[i].scopeID = r.ID, r.Scope
 	}
 	if r := nvmlReturn(l.deviceGetFieldValues(uintptr(d), int32(len(c)), &c[0])); r != nvmlSuccess {
 		return nil, r
@@ -336,6 +338,15 @@ func (l *dlNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlFieldVa
 		out[i] = nvmlFieldValue{FieldID: v.fieldID, ValueType: v.valueType, Return: nvmlReturn(v.ret), Value: v.value}
 	}
 	return out, nvmlSuccess
+}
+
+// DeviceGetTotalEnergyConsumption reads the energy counter, in mJ.
+func (l *dlNVML) DeviceGetTotalEnergyConsumption(d nvmlDevice) (uint64, nvmlReturn) {
+	if l.deviceGetTotalEnergy == nil {
+		return 0, nvmlReturn(missing)
+	}
+	var mj uint64
+	return mj, nvmlReturn(l.deviceGetTotalEnergy(uintptr(d), &mj))
 }
 
 // DeviceGetComputeRunningProcesses asks with room for maxComputeProcs

@@ -52,7 +52,15 @@ type fakeNVML struct {
 	// fieldsRet the call's own status.
 	fields    map[uint32]nvmlFieldValue
 	fieldsRet nvmlReturn
-	driver    string
+	// moduleFields are what the field values answer at the module's scope.
+	moduleFields map[uint32]nvmlFieldValue
+	// energyMJ and energyRet are what nvmlDeviceGetTotalEnergyConsumption
+	// answers (the symbol is absent unless a test adds symTotalEnergy);
+	// each energy read adds energyStep mJ, counted in energyReads.
+	energyMJ, energyStep uint64
+	energyReads          uint64
+	energyRet            nvmlReturn
+	driver               string
 	// vbios and vbiosRet are what nvmlDeviceGetVbiosVersion answers.
 	vbios    string
 	vbiosRet nvmlReturn
@@ -176,7 +184,7 @@ func (g *fakeNVML) SystemGetProcessName(pid uint32) (string, nvmlReturn) {
 	}
 	return "", nvmlErrorNotFound
 }
-func (g *fakeNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn) {
+func (g *fakeNVML) DeviceGetFieldValues(d nvmlDevice, reqs []nvmlFieldReq) ([]nvmlFieldValue, nvmlReturn) {
 	if ret := g.dev(d); ret != nvmlSuccess {
 		return nil, ret
 	}
@@ -185,15 +193,36 @@ func (g *fakeNVML) DeviceGetFieldValues(d nvmlDevice, ids []uint32) ([]nvmlField
 	if g.fieldsRet != nvmlSuccess {
 		return nil, g.fieldsRet
 	}
-	out := make([]nvmlFieldValue, len(ids))
-	for i, id := range ids {
-		v, ok := g.fields[id]
+	out := make([]nvmlFieldValue, len(reqs))
+	for i, r := range reqs {
+		fields := g.fields
+		if r.Scope == nvmlScopeModule {
+			fields = g.moduleFields
+		}
+		v, ok := fields[r.ID]
 		if !ok {
-			v = nvmlFieldValue{FieldID: id, Return: nvmlErrorNotSupported}
+			v = nvmlFieldValue{FieldID: r.ID, Return: nvmlErrorNotSupported}
+		}
+		if r.ID == nvmlFieldTotalEnergy && ok {
+			v.Value += g.energyStep * uint64(g.energyReads)
+			g.energyReads++
 		}
 		out[i] = v
 	}
 	return out, nvmlSuccess
+}
+func (g *fakeNVML) DeviceGetTotalEnergyConsumption(d nvmlDevice) (uint64, nvmlReturn) {
+	if ret := g.dev(d); ret != nvmlSuccess {
+		return 0, ret
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.symbols[symTotalEnergy] {
+		return 0, nvmlErrorFunctionNotFound
+	}
+	v := g.energyMJ + g.energyStep*uint64(g.energyReads)
+	g.energyReads++
+	return v, g.energyRet
 }
 func (g *fakeNVML) DeviceGetCount() (int, nvmlReturn) { return g.count, g.countRet }
 func (g *fakeNVML) DeviceGetHandleByIndex(i int) (nvmlDevice, nvmlReturn) {

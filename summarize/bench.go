@@ -323,6 +323,7 @@ func benchPoint(v *benchValue) (Point, []string, string) {
 	}
 	completed, ok := intKey("completed", 0, true)
 	countsOK = countsOK && ok
+	p.Completed = completed
 	p.TotalInputTokens, _ = intKey("total_input_tokens", 0, true)
 	p.TotalOutputTokens, _ = intKey("total_output_tokens", 0, true)
 	switch {

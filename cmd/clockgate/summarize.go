@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/report"
 	"github.com/clockgate/clockgate/summarize"
 )
@@ -36,6 +37,7 @@ type summarizeOptions struct {
 	AllowCrossBoot bool
 	JSON           bool
 	Strict         bool
+	StrictEnergy   bool
 }
 
 func init() { register(NewCmdSummarize) }
@@ -108,6 +110,7 @@ ESTABLISHED); 2 a usage error, or a TREE that cannot be read.`,
 	f.BoolVar(&opts.AllowCrossBoot, "allow-cross-boot", false, "waive boot identity (and nothing else); each waived check is a CAVEAT")
 	f.BoolVar(&opts.JSON, "json", false, "print summary.json instead of report.md")
 	f.BoolVar(&opts.Strict, "strict", false, "exit 1 unless every ratio is ESTABLISHED (and there is at least one)")
+	f.BoolVar(&opts.StrictEnergy, "strict-energy", false, "exit 1 unless every ratio and every ENERGY family is ESTABLISHED (and there is at least one)")
 	return cmd
 }
 
@@ -210,6 +213,17 @@ func runSummarize(opts *summarizeOptions) error {
 			return &exitError{code: ExitFailed, err: errors.New("--strict: the gate did not pass: no ratio (no model has both the baseline arm and another)")}
 		}
 		return &exitError{code: ExitFailed, err: fmt.Errorf("--strict: the gate did not pass: %d of %d ratios NOT ESTABLISHED", total-binding, total)}
+	}
+	if opts.StrictEnergy && !(s.GatePass && ratio.EnergyGatePass(s.Comparisons)) {
+		binding, total := s.Ratios()
+		energy := 0
+		for _, c := range s.Comparisons {
+			if c.Energy.BindingEligible {
+				energy++
+			}
+		}
+		return &exitError{code: ExitFailed, err: fmt.Errorf("--strict-energy: the gate did not pass: %d of %d ratios and %d of %d ENERGY families NOT ESTABLISHED",
+			total-binding, total, len(s.Comparisons)-energy, len(s.Comparisons))}
 	}
 	return nil
 }

@@ -3,7 +3,7 @@
 //
 //	amd-smi list --json
 //	amd-smi static --asic --driver --limit --partition --json
-//	amd-smi metric -g ID [ID…] --usage --power --clock --temperature --perf-level --mem-usage --violation|--throttle --json
+//	amd-smi metric -g ID [ID…] --usage --power --clock --temperature --perf-level --mem-usage --violation|--throttle [--energy] --json
 //
 // and exits 99 on anything else, so a test proves the sampler never asks
 // amd-smi to change a GPU's state. Its answers have the layout of the real
@@ -264,6 +264,7 @@ func or(s, def string) string {
 func (c config) metric(dir string, args []string) {
 	var gpus []int
 	flag := ""
+	energy := false
 	want := map[string]bool{"--usage": true, "--power": true, "--clock": true, "--temperature": true, "--perf-level": true, "--mem-usage": true, "--json": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -281,6 +282,8 @@ func (c config) metric(dir string, args []string) {
 			fail(2, "usage: amd-smi metric [-h] [-g GPU [GPU ...]] ...\namd-smi metric: error: unrecognized arguments: --violation")
 		case a == "--violation" || a == "--throttle":
 			flag = a
+		case a == "--energy":
+			energy = true
 		case want[a]:
 			delete(want, a)
 		default:
@@ -308,9 +311,9 @@ func (c config) metric(dir string, args []string) {
 		if s.Skip && g == 1 {
 			continue
 		}
-		out = append(out, c.gpuMetric(n, g, objKey))
+		out = append(out, c.gpuMetric(n, g, objKey, energy))
 		if s.Twice && g == 0 {
-			out = append(out, c.gpuMetric(n, g, objKey))
+			out = append(out, c.gpuMetric(n, g, objKey, energy))
 		}
 	}
 	emit(c, out)
@@ -383,7 +386,21 @@ func (c config) acc(n, g int) map[string]uint64 {
 	return acc
 }
 
-func (c config) gpuMetric(n, g int, objKey string) any {
+// energyJ is GPU g's energy counter at metric call n, in J: a start, then
+// each call's socket power for one second.
+func (c config) energyJ(n, g int) float64 {
+	j := 20909145.914 + float64(g)*202449.416
+	for k := 1; k <= n; k++ {
+		p := 612.0
+		if s := c.stepAt(k).forGPU(g); s.PowerW != nil {
+			p = *s.PowerW
+		}
+		j += p
+	}
+	return j
+}
+
+func (c config) gpuMetric(n, g int, objKey string, energy bool) any {
 	s := c.stepAt(n).forGPU(g)
 	q := func(v float64, unit string) any {
 		if s.BareNumbers {
@@ -452,6 +469,9 @@ func (c config) gpuMetric(n, g int, objKey string) any {
 			"total_visible_vram", q(196592, "MB"), "used_visible_vram", q(used, "MB"), "free_visible_vram", q(196592-used, "MB"),
 			"total_gtt", q(257432, "MB"), "used_gtt", q(31, "MB"), "free_gtt", q(257401, "MB")),
 		objKey, viol)
+	if energy {
+		m.set("energy", obj("total_energy_consumption", q(c.energyJ(n, g), "J")))
+	}
 	for _, p := range s.NA {
 		m.put(strings.Split(p, "."), "N/A")
 	}

@@ -8,10 +8,16 @@
  * checks its arguments, answering NVML_ERROR_INVALID_ARGUMENT (2) to
  * anything unexpected.
  *
+ * Its energy counter (field 83 at the GPU's scope, and
+ * nvmlDeviceGetTotalEnergyConsumption) counts the GPU's 412.345 W on the
+ * monotonic clock, in mJ, from a different start on each GPU, so that it
+ * agrees with the power it reports.
+ *
  * Compiled with -DFAKENVML_MIG, utilization is unsupported (3), as on a
  * MIG-enabled GPU, and MIG mode is reported enabled.
  */
 #include <string.h>
+#include <time.h>
 
 typedef int nvmlReturn_t;
 typedef struct fake_device *nvmlDevice_t;
@@ -174,11 +180,27 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw) {
 	return 0;
 }
 
+/* The GPU's energy in mJ: 412345 mW times the monotonic time in µs, / 1e6. */
+static unsigned long long energy_mj(struct fake_device *d) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	unsigned long long us = (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000ULL;
+	return (d->index == 0 ? 9000000000ULL : 9100000000ULL) + us * 412345ULL / 1000000ULL;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *energy) {
+	CHECK_DEV(d);
+	if (energy == NULL) return 2;
+	*energy = energy_mj(d);
+	return 0;
+}
+
 /*
  * The clock event counters of a 590 driver, in ns: SW_POWER_CAP 74,
  * SYNC_BOOST 76, SW_THERM 269, HW_THERM 270, HW_POWER_BRAKE 271 as
  * unsigned long long (3); 251 is power smoothing's enablement there, an
- * unsigned int (1). Other ids are NVML_ERROR_NOT_SUPPORTED per field. The
+ * unsigned int (1); 83 is the energy counter, in mJ. Other ids are
+ * NVML_ERROR_NOT_SUPPORTED per field. The
  * timestamp and latency are written too, so a misplaced value shows.
  */
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *values) {
@@ -199,6 +221,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
 		case 270: v->value.ullVal = base + 999; break;
 		case 271: v->value.ullVal = base + 2000001; break;
 		case 251: v->valueType = 1; v->value.ullVal = 0; v->value.uiVal = 1; break;
+		case 83: v->value.ullVal = energy_mj(d); break; /* NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION, mJ */
 		default: v->valueType = 0; v->value.ullVal = 0; v->nvmlReturn = 3; break;
 		}
 	}

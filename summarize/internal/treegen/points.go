@@ -24,6 +24,11 @@ type pointWin struct {
 	// points (by index) with a begin line and no end.
 	marks bool
 	open  map[int]bool
+	// inset marks each point from just after its first busy reading to
+	// just before its last, so that each end of its window lies between
+	// two samples (SPEC §11.3); otherwise from just before the first to
+	// just after the last.
+	inset bool
 	// dates stamps each result's date at its point's end, as vLLM does,
 	// and its duration from after the warm-ups to the end.
 	dates bool
@@ -73,11 +78,15 @@ func (pw *pointWin) marksFile(l leg, bounds [][2]time.Time) []byte {
 	ts := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 	for i := range l.points {
 		id := fmt.Sprintf("%d/inf", l.points[i].conc)
-		fmt.Fprintf(&b, `{"point":%q,"event":"begin","t":%q}`+"\n", id, ts(bounds[i][0].Add(-300*time.Millisecond)))
+		begin, end := bounds[i][0].Add(-300*time.Millisecond), bounds[i][1].Add(-500*time.Millisecond)
+		if pw.inset {
+			begin, end = bounds[i][0].Add(300*time.Millisecond), bounds[i][1].Add(-1500*time.Millisecond)
+		}
+		fmt.Fprintf(&b, `{"point":%q,"event":"begin","t":%q}`+"\n", id, ts(begin))
 		if pw.open[i] {
 			continue
 		}
-		fmt.Fprintf(&b, `{"point":%q,"event":"end","t":%q,"exit":0}`+"\n", id, ts(bounds[i][1].Add(-500*time.Millisecond)))
+		fmt.Fprintf(&b, `{"point":%q,"event":"end","t":%q,"exit":0}`+"\n", id, ts(end))
 	}
 	return []byte(b.String())
 }

@@ -281,6 +281,9 @@ type leg struct {
 	// zone in its record, clockgate mark lines or vLLM dates stamped at
 	// each point's end, and each point's own clock.
 	pw *pointWin
+	// energy, when set, gives the stream a steady power and the energy
+	// counter (energy.go).
+	energy *energyGen
 }
 
 // conc is point i's concurrency for the generator's arithmetic.
@@ -580,7 +583,7 @@ var scenarios = append([]Scenario{
 			t.real("bench/"+m+"/sglang-offline/r1/llama_3_3_70b_offline_output.jsonl", "sglang/outputs/llama_3_3_70b_offline_output.jsonl")
 			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
 		}},
-}, append(append(significanceScenarios, tpScenarios...), append(amdScenarios, append(powerScenarios, append(pointScenarios, importedScenarios...)...)...)...)...)
+}, append(append(significanceScenarios, tpScenarios...), append(amdScenarios, append(powerScenarios, append(pointScenarios, append(importedScenarios, energyScenarios...)...)...)...)...)...)
 
 // extremeRates are the extreme-numbers scenario's request rates, by point:
 // float64's smallest and a huge one, the others unbounded.
@@ -693,6 +696,9 @@ func (t *tree) render(l leg) map[string][]byte {
 		samples, bounds = l.tpSamples(rng)
 	} else {
 		samples, bounds = l.samples(rng)
+	}
+	if l.energy != nil {
+		l.energy.apply(samples)
 	}
 	windowS := float64(len(samples))
 

@@ -224,6 +224,8 @@ type nvmlLib interface {
 // in one pass over their handles per reading. Each field is the NVML call
 // nvidia-smi answers the same query field with.
 type NVML struct {
+	// probe is how long the probe's reading took.
+	probe time.Duration
 	lib nvmlLib
 	// devs are the handles of the GPUs read, in the order of gpus (sorted
 	// by index).
@@ -368,12 +370,18 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 			logf("NVML: optional field %s dropped: %snvmlDeviceGetEnforcedPowerLimit: %v (%d mW)", FieldEnforcedPowerLimit, on, ret, v)
 		}
 	}
-	if _, err := n.Read(context.Background(), time.Now(), "probe"); err != nil {
+	began := time.Now()
+	_, err = n.Read(context.Background(), began, "probe")
+	n.probe = time.Since(began)
+	if err != nil {
 		return nil, err
 	}
 	ok = true
 	return n, nil
 }
+
+// ProbeLatency is how long the probe's reading took.
+func (n *NVML) ProbeLatency() time.Duration { return n.probe }
 
 // onGPU is "GPU 2: " where several GPUs are read, "" for one.
 func (n *NVML) onGPU(gpu int) string {

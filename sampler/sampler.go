@@ -112,6 +112,10 @@ type Config struct {
 	// port without a listener a process in ProcRoot holds, is ErrEngine.
 	EnginePIDs  []int
 	EnginePorts []int
+	// ProbeLatency, when not zero, stands for the backend's measured
+	// probe reading in the interval check (for tests: a fake's latency on
+	// a loaded test machine is not a GPU's).
+	ProbeLatency time.Duration
 	// MemoryOut names the memory record's file (SPEC §2.2); "" means
 	// MemoryPath(Prefix) where Prefix is TREE/clocks/<model>/<engine>/r<N>,
 	// and no memory record elsewhere. An existing file is ErrExists.
@@ -284,6 +288,10 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (Backend, e
 	if s.backend, err = open(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.checkHold(); err != nil {
+		s.backend.Close()
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(s.paths[0]), 0o755); err != nil {
 		s.backend.Close()
 		return nil, err
@@ -366,6 +374,35 @@ func ReadBootID(path string) (string, error) {
 		return "", fmt.Errorf("%w: %s holds %q, not a boot id", ErrBootID, path, id)
 	}
 	return id, nil
+}
+
+// HoldFactor is how many times the slowest reading at the probe an
+// --interval must be: a reading that takes longer than clocks.MaxGapIntervals
+// intervals is a gap that voids the leg (clock.coverage), so an interval
+// shorter than this is refused before anything runs, not found too short
+// when the leg is over.
+const HoldFactor = 3
+
+// ProbeTimer is a backend that measured its reading at the probe.
+type ProbeTimer interface {
+	// ProbeLatency is how long the probe's reading took.
+	ProbeLatency() time.Duration
+}
+
+// checkHold refuses (ErrConfig) an interval shorter than HoldFactor times
+// the probe's reading, naming the interval the sampler can hold.
+func (s *Sampler) checkHold() error {
+	lat := s.cfg.ProbeLatency
+	pt, ok := s.backend.(ProbeTimer)
+	if lat == 0 && ok {
+		lat = pt.ProbeLatency()
+	}
+	if lat <= 0 || s.cfg.Interval >= HoldFactor*lat {
+		return nil
+	}
+	hold := (HoldFactor*lat + 10*time.Millisecond - 1).Truncate(10 * time.Millisecond)
+	return fmt.Errorf("%w: --interval %v is shorter than %d × %.3f s, the time one reading took at the probe: this sampler cannot hold it on this box (a reading over %d intervals is a gap that voids the leg, clock.coverage); use --interval %v or more (reading %s)",
+		ErrConfig, s.cfg.Interval, HoldFactor, lat.Seconds(), clocks.MaxGapIntervals, hold, s.backend.Name())
 }
 
 // engineWhat says how an engine process was named, for status lines.

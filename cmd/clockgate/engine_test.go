@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -341,5 +342,33 @@ func TestSummarizeNoLeg(t *testing.T) {
 	want := `no leg found: want bench/<model>/<engine>/r<N>/<point>.json, memory/<model>/<engine>/r<N>.summary.json or clocks/<model>/<engine>/r<N>.summary.json; found: bench/meta-llama/Llama-3.1-8B-Instruct/vllm: one level too deep: the model id "meta-llama/Llama-3.1-8B-Instruct" holds a "/"`
 	if code != ExitUsage || !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "e.g. meta-llama--Llama-3.1-8B-Instruct") || stdout.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// An --interval the sampler cannot hold (shorter than 3 times its reading
+// at the probe: here a fake nvidia-smi that takes 400 ms) is exit 2 before
+// anything runs, naming the interval it can hold.
+func TestIntervalTheSamplerCannotHold(t *testing.T) {
+	tools := newRecTools(t)
+	l := tools.leg(t, map[string]any{"plan": []map[string]any{{"sleep_ms": 400}, {}}})
+	var env []string
+	for _, kv := range l.env {
+		if !strings.HasPrefix(kv, probeLatencyEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	l.env = env
+	marker := filepath.Join(t.TempDir(), "ran")
+	code, _, stderr := l.run("", "record", "--out", l.prefix, "--interval", "250ms", "--backend", "nvidia-smi", "--", "touch", marker)
+	re := regexp.MustCompile(`--interval 250ms is shorter than 3 × ([0-9.]+) s, the time one reading took at the probe: this sampler cannot hold it on this box ` +
+		`\(a reading over 3 intervals is a gap that voids the leg, clock.coverage\); use --interval ([0-9.]+)s or more \(reading nvidia-smi `)
+	m := re.FindStringSubmatch(stderr)
+	if code != ExitUsage || m == nil || m[1] < "0.400" {
+		t.Errorf("exit %d; stderr:\n%s", code, stderr)
+	}
+	for _, p := range []string{marker, l.stream()} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s exists", p)
+		}
 	}
 }

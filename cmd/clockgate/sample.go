@@ -22,6 +22,11 @@ import (
 // file, for tests.
 const bootIDFileEnv = "CLOCKGATE_BOOT_ID_FILE"
 
+// probeLatencyEnv names the environment variable that stands for the
+// probe's measured reading time in the interval check, for tests (a fake
+// on a loaded test machine is not a GPU).
+const probeLatencyEnv = "CLOCKGATE_TEST_PROBE_LATENCY"
+
 // recordingFlags are the flags sample and record share.
 type recordingFlags struct {
 	out         string
@@ -95,16 +100,21 @@ func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) 
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(s.ErrOut, "clockgate %s: %s\n", name, fmt.Sprintf(format, args...))
 	}
+	var probe time.Duration
+	if v := os.Getenv(probeLatencyEnv); v != "" {
+		probe, _ = time.ParseDuration(v)
+	}
 	cfg := sampler.Config{
-		Prefix:      f.out,
-		Interval:    f.interval,
-		MaxDuration: f.maxDuration,
-		PID:         pid,
-		BootIDFile:  bootIDFile,
-		Logf:        logf,
-		EnginePIDs:  f.enginePIDs,
-		EnginePorts: f.enginePorts,
-		MemoryOut:   f.memoryOut,
+		ProbeLatency: probe,
+		Prefix:       f.out,
+		Interval:     f.interval,
+		MaxDuration:  f.maxDuration,
+		PID:          pid,
+		BootIDFile:   bootIDFile,
+		Logf:         logf,
+		EnginePIDs:   f.enginePIDs,
+		EnginePorts:  f.enginePorts,
+		MemoryOut:    f.memoryOut,
 	}
 	open := func(ctx context.Context) (sampler.Backend, error) {
 		return sampler.Open(ctx, sampler.Options{Kind: f.backend, GPUs: f.gpus, Logf: logf})

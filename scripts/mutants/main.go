@@ -38,7 +38,7 @@ var historyPkg = []string{"./history/"}
 var fcPkgs = []string{"-run=^(TestForeignProcess|TestComputeProcessesValidated|TestPortListeners|TestPortListenersRefused|TestHostRSS|TestMemoryPath|TestMemoryPeaks|" +
 	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestCSVQueryFieldsOrder|" +
 	"TestRecordEngineNamed|TestSampleEnginePIDList|TestEngineRefusedAtStart|TestRecordWritesMemory|TestMarkWaitsForTheStream|TestMarkRefuses|" +
-	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg)$",
+	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestIntervalTheSamplerCannotHold)$",
 	"./clocks/", "./sampler/", "./summarize/", "./cmd/clockgate/"}
 
 var mutations = []mutation{
@@ -345,11 +345,11 @@ var mutations = []mutation{
 	{"F12", "a peak of 0 MiB accepted", "sampler/memory.go",
 		"	case !(m.gpu > 0):", "	case false:", fcPkgs},
 	{"F13", "a memory record replaced", "sampler/memory.go",
-		"	return atomicfile.WriteNew(path, rec.JSON(), 0o644)", "	return os.WriteFile(path, rec.JSON(), 0o644)", fcPkgs},
+		"	return atomicfile.WriteNew(path, rec.JSON(), 0o644)", "	os.Remove(path)\n	return atomicfile.WriteNew(path, rec.JSON(), 0o644)", fcPkgs},
 	{"F14", "a reparented worker's RSS dropped", "sampler/memory.go",
-		"		if start[pid] == st {", "		if false {", fcPkgs},
+		"		if start[pid] == st {", "		if start[pid] == st && false {", fcPkgs},
 	{"F15", "a reused pid's RSS counted", "sampler/memory.go",
-		"		if start[pid] == st {", "		if true {", fcPkgs},
+		"		if start[pid] == st {", "		if start[pid] == st || true {", fcPkgs},
 	{"F16", "the memory path for a prefix outside the layout", "sampler/memory.go",
 		"!legRE.MatchString(run) || ", "", fcPkgs},
 	{"F17", "an existing memory record not refused at start", "sampler/sampler.go",
@@ -374,6 +374,10 @@ var mutations = []mutation{
 		"				if !w.tooDeep(subtreeBench, r) {", "				if true {", fcPkgs},
 	{"F27", "a memory or clocks directory one level too deep not named", "summarize/walk.go",
 		"			if suffix == \"\" && w.tooDeep(subtree, f) {", "			if false {", fcPkgs},
+	{"F28", "an interval the sampler cannot hold accepted", "sampler/sampler.go",
+		"	if lat <= 0 || s.cfg.Interval >= HoldFactor*lat {", "	if true {", fcPkgs},
+	{"F29", "the interval held to 1 × the probe's reading", "sampler/sampler.go",
+		"const HoldFactor = 3", "const HoldFactor = 1", fcPkgs},
 }
 
 func main() {

@@ -226,7 +226,7 @@ type nvmlLib interface {
 type NVML struct {
 	// probe is how long the probe's reading took.
 	probe time.Duration
-	lib nvmlLib
+	lib   nvmlLib
 	// devs are the handles of the GPUs read, in the order of gpus (sorted
 	// by index).
 	devs     []nvmlDevice

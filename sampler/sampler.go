@@ -197,7 +197,7 @@ type Sampler struct {
 	// own processes (nil where it names none).
 	memPath string
 	mem     MemoryPeaks
-	rss     *HostRSS
+	rss     *rssReader
 }
 
 // checkConfig refuses what cannot give a valid leg, before anything starts.
@@ -467,6 +467,12 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	}
 	s.ran = true
 	defer s.backend.Close()
+	defer func() {
+		// A run that ends without its memory record ends its RSS reader.
+		if s.rss != nil {
+			s.rss.stop()
+		}
+	}()
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -651,21 +657,72 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	return res, nil
 }
 
-// addMemory folds one reading into the memory record, with the host RSS
-// of the leg's own processes read now.
+// addMemory folds one reading into the memory record, and asks the host
+// RSS reader for the leg's own processes' RSS now. That reader runs beside
+// the readings (a walk of /proc takes milliseconds to tens of them on a
+// loaded box, which the interval must not pay): a reading that comes while
+// it still reads the one before is read once it is done.
 func (s *Sampler) addMemory(rows []*clocks.Sample) {
 	if s.memPath == "" {
 		return
 	}
 	if s.mem.N() == 0 {
-		s.rss = NewHostRSS(s.procRoot, s.rssRoots()...)
+		if h := NewHostRSS(s.procRoot, s.rssRoots()...); h != nil {
+			s.rss = startRSSReader(h)
+		}
 	}
-	var rss *float64
+	s.mem.Add(rows, nil)
 	if s.rss != nil {
-		mib, _ := s.rss.Read()
-		rss = &mib
+		s.rss.kick()
 	}
-	s.mem.Add(rows, rss)
+}
+
+// rssReader reads the host RSS of the leg's own processes when kicked, in
+// a goroutine of its own, keeping the largest.
+type rssReader struct {
+	h     *HostRSS
+	kicks chan struct{}
+	done  chan struct{}
+	mu    sync.Mutex
+	peak  float64
+	reads int
+}
+
+func startRSSReader(h *HostRSS) *rssReader {
+	r := &rssReader{h: h, kicks: make(chan struct{}, 1), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for range r.kicks {
+			mib, _ := r.h.Read()
+			r.mu.Lock()
+			r.peak = max(r.peak, mib)
+			r.reads++
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+// kick asks for a read; one asked for while another is under way waits
+// for it, and a third is the same read as the second.
+func (r *rssReader) kick() {
+	select {
+	case r.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the reader once the read asked for last is done (within
+// tenantWait) and returns the largest RSS read, and how many reads.
+func (r *rssReader) stop() (float64, int) {
+	close(r.kicks)
+	select {
+	case <-r.done:
+	case <-time.After(tenantWait):
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.peak, r.reads
 }
 
 // rssRoots are the roots of the leg's own processes whose host RSS is the
@@ -684,6 +741,12 @@ func (s *Sampler) rssRoots() []int {
 func (s *Sampler) writeMemory(res *Result) {
 	if s.memPath == "" {
 		return
+	}
+	if s.rss != nil {
+		if peak, reads := s.rss.stop(); reads > 0 {
+			s.mem.AddHostRSS(peak)
+		}
+		s.rss = nil
 	}
 	rec, err := s.mem.Record()
 	if err == nil {

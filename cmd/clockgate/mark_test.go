@@ -176,7 +176,7 @@ func TestMarkWaitsForTheStream(t *testing.T) {
 	t.Run("right after sample &", func(t *testing.T) {
 		t.Parallel()
 		l := tools.leg(t, nil)
-		smp := l.start("", "sample", "--out", l.prefix, "--interval", recInterval.String(), "--backend", "nvidia-smi")
+		smp := l.start("", "sample", "--out", l.prefix, "--interval", "1s", "--backend", "nvidia-smi")
 		code, _, stderr := l.run("", "mark", "--out", l.prefix, "--point", "8/inf", "--", "sleep", "0.3")
 		if code != 0 {
 			t.Fatalf("mark: exit %d; stderr:\n%s", code, stderr)

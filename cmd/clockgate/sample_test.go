@@ -159,7 +159,28 @@ func (l *recLeg) run(stdin string, args ...string) (code int, stdout, stderr str
 // waitLines waits until the stream holds at least n whole lines.
 func (l *recLeg) waitLines(n int) {
 	l.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	l.waitLinesWithin(n, 10*time.Second)
+}
+
+// parsedRecordIfAny is the leg's record as check reads it, nil when there
+// is none or it does not parse.
+func (l *recLeg) parsedRecordIfAny() *clocks.Record {
+	data, err := os.ReadFile(l.record())
+	if err != nil {
+		return nil
+	}
+	rec, err := clocks.ParseRecord(data)
+	if err != nil {
+		return nil
+	}
+	return rec
+}
+
+// waitLinesWithin waits up to limit until the stream holds at least n whole
+// lines.
+func (l *recLeg) waitLinesWithin(n int, limit time.Duration) {
+	l.t.Helper()
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		data, _ := os.ReadFile(l.stream())
 		if bytes.Count(data, []byte("\n")) >= n {

@@ -381,3 +381,20 @@ func TestIntervalTheSamplerCannotHold(t *testing.T) {
 		}
 	}
 }
+
+// record whose command died of a signal says so on its verdict line: a
+// clean clock is no clean run.
+func TestRecordVerdictNamesTheSignal(t *testing.T) {
+	tools := newRecTools(t)
+	l := tools.leg(t, nil)
+	code, _, stderr := l.run("", "record", "--out", l.prefix, "--interval", "1s", "--backend", "nvidia-smi", "--", "sh", "-c", "sleep 0.3; kill -TERM $$")
+	want := "; but sh was killed by signal 15 (terminated): its run did not finish, so its results are not a leg's\n"
+	if code != 128+15 || !regexp.MustCompile(`clockgate record: verdict: [^\n]*`+regexp.QuoteMeta(want)).MatchString(stderr) {
+		t.Errorf("exit %d; stderr:\n%s\nwant the verdict line to end %q", code, stderr, want)
+	}
+	l = tools.leg(t, nil)
+	_, _, stderr = l.run("", "record", "--out", l.prefix, "--interval", "1s", "--backend", "nvidia-smi", "--", "sh", "-c", "sleep 0.3; exit 3")
+	if strings.Contains(stderr, "killed by signal") {
+		t.Errorf("a command that exited 3 named as killed:\n%s", stderr)
+	}
+}

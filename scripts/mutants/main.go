@@ -38,7 +38,7 @@ var historyPkg = []string{"./history/"}
 var fcPkgs = []string{"-run=^(TestForeignProcess|TestComputeProcessesValidated|TestPortListeners|TestPortListenersRefused|TestHostRSS|TestMemoryPath|TestMemoryPeaks|" +
 	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestAMDRealPartition|TestAMDRealOutputs|TestCSVQueryFieldsOrder|" +
 	"TestRecordEngineNamed|TestSampleEnginePIDList|TestEngineRefusedAtStart|TestRecordWritesMemory|TestMarkWaitsForTheStream|TestMarkRefuses|" +
-	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestIntervalTheSamplerCannotHold)$",
+	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestIntervalTheSamplerCannotHold|TestRecordVerdictNamesTheSignal)$",
 	"./clocks/", "./sampler/", "./summarize/", "./cmd/clockgate/"}
 
 var mutations = []mutation{
@@ -378,6 +378,8 @@ var mutations = []mutation{
 		"	if lat <= 0 || s.cfg.Interval >= HoldFactor*lat {", "	if true {", fcPkgs},
 	{"F29", "the interval held to 1 × the probe's reading", "sampler/sampler.go",
 		"const HoldFactor = 3", "const HoldFactor = 1", fcPkgs},
+	{"F30", "record's verdict silent on a command killed by a signal", "cmd/clockgate/record.go",
+		"ok && ws.Signaled() {\n			note =", "false && ws.Signaled() {\n			note =", fcPkgs},
 }
 
 func main() {

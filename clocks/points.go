@@ -400,11 +400,19 @@ func ComparePoint(label string, ours, baseline *Arm) (*PointClock, *Reason, []Po
 	for k, a := range []*Arm{ours, baseline} {
 		s := &PointSide{free: map[int]int{}, sources: map[string]bool{}}
 		busy, pm := 0, 0
+		// A share of power-managed samples means something only where a
+		// limit was recorded (SPEC §10.1): elsewhere it is absent, not 0.
+		limit := false
 		for _, l := range a.Legs {
 			if !l.Trusted() {
 				continue
 			}
 			legs++
+			if l.Fold != nil {
+				for _, g := range l.Fold.GPUs {
+					limit = limit || g.Managed != nil
+				}
+			}
 			lp := l.Points[label]
 			if lp == nil {
 				why := l.PointNotes[label]
@@ -431,7 +439,7 @@ func ComparePoint(label string, ours, baseline *Arm) (*PointClock, *Reason, []Po
 			}
 			s.freeSum.AddSum(lp.FreeSum)
 		}
-		if busy > 0 {
+		if busy > 0 && limit {
 			s.PowerManagedPct = ptr(round2(float64(pm) * 100 / float64(busy)))
 		}
 		if h := summarizeMap(s.free); h.n > 0 {

@@ -263,7 +263,14 @@ func TestAMDSMIRefusesAtStart(t *testing.T) {
 			if tc.gpu != "" {
 				sel, _ = ParseGPUFlag(tc.gpu)
 			}
-			_, err := NewAMDSMI(context.Background(), AMDSMIOptions{Path: path, GPUs: sel, QueryTimeout: time.Second})
+			// The probe's budget covers three calls of the fake: 1 s only
+			// where a hang is the point, 10 s elsewhere, so that a loaded
+			// machine starting the fake slowly is no refusal.
+			budget := 10 * time.Second
+			if tc.cfg.List != nil && tc.cfg.List.SleepMS > 0 {
+				budget = time.Second
+			}
+			_, err := NewAMDSMI(context.Background(), AMDSMIOptions{Path: path, GPUs: sel, QueryTimeout: budget})
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)

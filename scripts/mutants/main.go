@@ -38,7 +38,7 @@ var historyPkg = []string{"./history/"}
 var fcPkgs = []string{"-run=^(TestForeignProcess|TestComputeProcessesValidated|TestPortListeners|TestPortListenersRefused|TestHostRSS|TestMemoryPath|TestMemoryPeaks|" +
 	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestAMDRealPartition|TestAMDRealOutputs|TestCSVQueryFieldsOrder|" +
 	"TestRecordEngineNamed|TestSampleEnginePIDList|TestEngineRefusedAtStart|TestRecordWritesMemory|TestMarkWaitsForTheStream|TestMarkRefuses|" +
-	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestIntervalTheSamplerCannotHold|TestRecordVerdictNamesTheSignal)$",
+	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestIntervalTheSamplerCannotHold|TestRecordVerdictNamesTheSignal|TestGolden)$",
 	"./clocks/", "./sampler/", "./summarize/", "./cmd/clockgate/"}
 
 var mutations = []mutation{
@@ -380,6 +380,8 @@ var mutations = []mutation{
 		"const HoldFactor = 3", "const HoldFactor = 1", fcPkgs},
 	{"F30", "record's verdict silent on a command killed by a signal", "cmd/clockgate/record.go",
 		"ok && ws.Signaled() {\n			note =", "false && ws.Signaled() {\n			note =", fcPkgs},
+	{"F31", "a point's power-managed share shown where no limit was recorded", "clocks/points.go",
+		"		if busy > 0 && limit {", "		if busy > 0 {", fcPkgs},
 }
 
 func main() {

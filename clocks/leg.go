@@ -43,9 +43,13 @@ type Leg struct {
 	PointSource   string
 	PointNotes    map[string]string
 	PointWarnings []string
-	pointsPath    string
-	noSource      string
-	evidence      *PointEvidence
+	// BenchPoints, when not nil, are the labels of the points the leg has
+	// a bench file for: a point it has none for is not warned about as
+	// having no window (it was not run in this leg).
+	BenchPoints map[string]bool
+	pointsPath  string
+	noSource    string
+	evidence    *PointEvidence
 }
 
 // Trusted reports whether the leg's clock numbers can be used: its record

@@ -384,6 +384,9 @@ type PointMissing struct {
 	Engine string
 	Leg    *Leg
 	Why    string
+	// NoBench says the leg has no bench file for the point: it was not
+	// run there, which is no missing window to warn about.
+	NoBench bool
 }
 
 // ComparePoint judges one THROUGHPUT point (label as the report prints
@@ -427,7 +430,7 @@ func ComparePoint(label string, ours, baseline *Arm) (*PointClock, *Reason, []Po
 				default:
 					why = "no vLLM date for it"
 				}
-				missing = append(missing, PointMissing{a.Engine, l, why})
+				missing = append(missing, PointMissing{a.Engine, l, why, l.BenchPoints != nil && !l.BenchPoints[label]})
 				continue
 			}
 			s.sources[lp.Source] = true

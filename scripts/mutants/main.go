@@ -38,7 +38,7 @@ var historyPkg = []string{"./history/"}
 var fcPkgs = []string{"-run=^(TestForeignProcess|TestComputeProcessesValidated|TestPortListeners|TestPortListenersRefused|TestHostRSS|TestMemoryPath|TestMemoryPeaks|" +
 	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestAMDRealPartition|TestAMDRealOutputs|TestCSVQueryFieldsOrder|" +
 	"TestRecordEngineNamed|TestSampleEnginePIDList|TestEngineRefusedAtStart|TestRecordWritesMemory|TestMarkWaitsForTheStream|TestMarkRefuses|" +
-	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestIntervalTheSamplerCannotHold|TestRecordVerdictNamesTheSignal|TestGolden)$",
+	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestIntervalTheSamplerCannotHold|TestRecordVerdictNamesTheSignal|TestGolden|TestPointWarningsNameWhatWasRun)$",
 	"./clocks/", "./sampler/", "./summarize/", "./cmd/clockgate/"}
 
 var mutations = []mutation{
@@ -382,6 +382,10 @@ var mutations = []mutation{
 		"ok && ws.Signaled() {\n			note =", "false && ws.Signaled() {\n			note =", fcPkgs},
 	{"F31", "a point's power-managed share shown where no limit was recorded", "clocks/points.go",
 		"		if busy > 0 && limit {", "		if busy > 0 {", fcPkgs},
+	{"F32", "a point a leg did not run warned about as having no window", "ratio/ratio.go",
+		"			if m.NoBench {", "			if false {", fcPkgs},
+	{"F33", "a mark whose point no bench file has not named", "summarize/summarize.go",
+		"			if !l.Clock.BenchPoints[m.Point] && !named[m.Point] {", "			if false {", fcPkgs},
 }
 
 func main() {

@@ -379,7 +379,7 @@ var mutations = []mutation{
 	{"F29", "the interval held to 1 × the probe's reading", "sampler/sampler.go",
 		"const HoldFactor = 3", "const HoldFactor = 1", fcPkgs},
 	{"F30", "record's verdict silent on a command killed by a signal", "cmd/clockgate/record.go",
-		"ok && ws.Signaled() {\n			note =", "false && ws.Signaled() {\n			note =", fcPkgs},
+		"ok && ws.Signaled() {\n			note =", "ok && ws.Signaled() && false {\n			note =", fcPkgs},
 	{"F31", "a point's power-managed share shown where no limit was recorded", "clocks/points.go",
 		"		if busy > 0 && limit {", "		if busy > 0 {", fcPkgs},
 	{"F32", "a point a leg did not run warned about as having no window", "ratio/ratio.go",

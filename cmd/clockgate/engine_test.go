@@ -113,7 +113,10 @@ func TestRecordEngineNamed(t *testing.T) {
 			// window unobserved (what is judged here is whose processes
 			// are on the GPU).
 			args := append([]string{"record", "--out", l.prefix, "--interval", "1s", "--backend", "nvidia-smi"}, tc.flags...)
-			code, _, stderr := l.run("", append(args, "--", "sleep", "0.3")...)
+			// The command ends once the first sample is in the stream, as
+			// a bench client ends well after the sampler's first reading
+			// (a fixed sleep may end first on a loaded machine).
+			code, _, stderr := l.run("", append(args, "--", "sh", "-c", `while [ ! -s "$0" ]; do sleep 0.05; done; sleep 0.3`, l.stream())...)
 			if code != 0 {
 				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 			}
@@ -240,7 +243,7 @@ func TestRecordWritesMemory(t *testing.T) {
 	// a loaded test machine that stalls the sampler past 3 intervals ends
 	// it refused (exit 1), and the record is checked against the stream
 	// all the same.
-	code, _, stderr := l.run("", "record", "--out", l.prefix, "--interval", "250ms", "--backend", "nvidia-smi", "--gpu", "0,1", "--", "sleep", "1")
+	code, _, stderr := l.run("", "record", "--out", l.prefix, "--interval", "250ms", "--backend", "nvidia-smi", "--gpu", "0,1", "--", "sh", "-c", `while [ ! -s "$0" ]; do sleep 0.05; done; sleep 1`, l.stream())
 	if code != 0 && !strings.Contains(stderr, "the end of the window is unobserved") {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
@@ -310,7 +313,7 @@ func TestRecordWritesMemory(t *testing.T) {
 	// fake now repeats its plan's last step: 10 MiB on GPU 0).
 	out := filepath.Join(t.TempDir(), "leg")
 	memOut := filepath.Join(t.TempDir(), "mem", "leg.json")
-	code, _, stderr = l.run("", "record", "--out", out, "--memory-out", memOut, "--interval", "1s", "--backend", "nvidia-smi", "--", "sleep", "0.3")
+	code, _, stderr = l.run("", "record", "--out", out, "--memory-out", memOut, "--interval", "1s", "--backend", "nvidia-smi", "--", "sh", "-c", `while [ ! -s "$0" ]; do sleep 0.05; done; sleep 0.3`, out+".samples.jsonl")
 	if code != 0 || !strings.HasPrefix(readFile(t, memOut), `{"peak_gpu_memory_mib":10,"peak_host_rss_mib":`) {
 		t.Errorf("--memory-out: exit %d; stderr:\n%s", code, stderr)
 	}

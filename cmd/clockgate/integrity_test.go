@@ -441,7 +441,11 @@ func slowStop(t *testing.T, tools *recTools, kind string, interval time.Duration
 	stop()
 	code := p.wait(t)
 	stderr := p.stderr.String()
-	premise := l.maxGap() <= interval*5/2
+	// A reading 3 that the stop let run to 3 intervals after its start and
+	// that was still unanswered took over 3 intervals: the machine broke
+	// the premise there too (the regression this test is for kills it at
+	// the stop, without that grace, and says so otherwise).
+	premise := l.maxGap() <= interval*5/2 && !strings.Contains(stderr, "was let run to 3 × interval after its start and was still unanswered then")
 	if !premise && !last {
 		return false
 	}

@@ -72,6 +72,15 @@ func Compare(ours, baseline *Arm, allowCrossBoot bool) *Block {
 			b.Reasons = append(b.Reasons, r)
 		}
 	}
+	if msg := unprovenBoot(ours, baseline); msg != "" {
+		r := ratioReason(CodeUnprovenBoot, "%s", msg)
+		if allowCrossBoot {
+			r.Waived = true
+			b.Caveats = append(b.Caveats, r)
+		} else {
+			b.Reasons = append(b.Reasons, r)
+		}
+	}
 	if len(ours.boots) > 0 && len(baseline.boots) > 0 {
 		if len(ours.gpus) != len(baseline.gpus) {
 			b.Reasons = append(b.Reasons, ratioReason(CodeHardwareMismatch,

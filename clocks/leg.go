@@ -47,9 +47,16 @@ type Leg struct {
 	// a bench file for: a point it has none for is not warned about as
 	// having no window (it was not run in this leg).
 	BenchPoints map[string]bool
-	pointsPath  string
-	noSource    string
-	evidence    *PointEvidence
+	// Import is the leg's import.json when its record says stop_reason
+	// imported; nil otherwise.
+	Import *Import
+	// importPath is import.json beside the record, as messages name it,
+	// and importOpen as it is opened; read only for an imported record.
+	importPath string
+	importOpen string
+	pointsPath string
+	noSource   string
+	evidence   *PointEvidence
 }
 
 // Trusted reports whether the leg's clock numbers can be used: its record
@@ -118,6 +125,8 @@ func LoadLeg(lf LegFiles) *Leg {
 		l.add(CodeInvalid, "clock record %s: %v", lf.RecordPath, unwrapPath(err))
 		return l
 	}
+	l.importPath = ImportPath(lf.RecordPath)
+	l.importOpen = lf.open(l.importPath)
 	f, err := OpenRegular(lf.open(lf.StreamPath))
 	if err != nil {
 		l.judge(data, nil, err, lf.Trace)
@@ -177,11 +186,29 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 		return
 	}
 	l.Record = rec
+	if rec.Window.StopReason == StopImported {
+		var data []byte
+		err := errors.New("no path: the leg was judged from bytes")
+		if l.importOpen != "" {
+			data, err = ReadJSONFile(l.importOpen)
+		}
+		if err != nil {
+			l.add(CodeInvalid, "clock record %s: stop_reason %s needs its import.json: %s: %v", l.RecordPath, StopImported, l.importPath, unwrapPath(err))
+			return
+		}
+		im, err := ParseImport(data)
+		if err != nil {
+			l.add(CodeInvalid, "clock record %s: stop_reason %s: %s: %v", l.RecordPath, StopImported, l.importPath, err)
+			return
+		}
+		l.Import = im
+	}
 	fold := NewFold()
 	if trace {
 		fold = NewTracingFold()
 	}
 	cands := l.pointCandidates(l.evidence, rec)
+	l.evidence = nil // read: a large tree keeps nothing of it per leg
 	fold.Windows = foldWindows(cands)
 	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
 		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))
@@ -225,6 +252,8 @@ func (l *Leg) check() {
 			StopRebuilt)
 	case StopRefused:
 		l.add(CodeRefused, "stop_reason %s: the sampler refused mid-window: %s", StopRefused, l.Record.Refusal)
+	case StopImported:
+		l.checkImported()
 	}
 	if iv := l.Record.Window.IntervalS; f.MaxGapNS > coverageLimitNS(iv) {
 		pre := ""
@@ -289,7 +318,7 @@ func (l *Leg) checkGPU(g *GPUFold, pre string) {
 	if pm > 0 {
 		l.checkHiddenLimit(g, pre, pm)
 	}
-	if g.persistBad > 0 {
+	if g.persistBad > 0 && !l.unproven(CodeUnprovenPersistence) {
 		l.add(CodePersistence, "%spersistence_mode %q in %d of %d samples (first at line %d); want \"Enabled\" in every sample",
 			pre, g.persistFirstVal, g.persistBad, g.Total, g.persistFirst)
 	}

@@ -27,6 +27,11 @@ type lineParser struct {
 	lastBits     uint64
 	// xcd holds an AMD sample's XCD clocks, read from the array's text.
 	xcd []int
+	// lastStr holds, for each string key, the value and closing quote the
+	// any-order scanner last read, all printable ASCII.
+	lastStr [numKeys][]byte
+	// anyOrderLines counts the lines the any-order scanner read, for tests.
+	anyOrderLines int
 }
 
 // lineState is what the parser knows of the line being read.
@@ -251,10 +256,17 @@ func (p *lineParser) parseJSON(line []byte, row *Row) error {
 		row.StaticID = p.tmpl.staticID
 		return nil
 	}
-	// Not the learned layout: read the line in the general way, which
-	// writes any member's entry (and is the only way a template is learned).
+	// Not the learned layout: scan it in any key order, or else read it
+	// in the general way. Both write any member's entry, and learn the
+	// layout from the lines they read.
 	p.reset(line, row)
 	p.tmpl.primed = false
+	if p.anyOrder() {
+		p.anyOrderLines++
+		p.tmpl.learn(p)
+		return nil
+	}
+	p.reset(line, row)
 	if !utf8.Valid(line) {
 		off := 0
 		for off < len(line) {
@@ -378,7 +390,7 @@ func (p *lineParser) separator(j int) (done bool, err error) {
 func (p *lineParser) key() (key int, err error) {
 	keyAt := p.i
 	var k []byte
-	if key = quickKey(p.b[p.i:]); key >= 0 {
+	if key = quotedKey(p.b[p.i:]); key >= 0 {
 		k = p.b[p.i+1 : p.i+1+len(keyNames[key])]
 		p.i += len(keyNames[key]) + 2
 	} else {
@@ -404,68 +416,6 @@ func (p *lineParser) key() (key int, err error) {
 	return key, nil
 }
 
-// quickKey is the sample key that b starts with, written as a plain
-// string between quotes, or -1: a key with an escape, or another key, is
-// for the general reading.
-func quickKey(b []byte) int {
-	if len(b) < 3 {
-		return -1
-	}
-	var cands []int
-	switch b[1] {
-	case 't':
-		if b[2] == '"' {
-			return kT
-		}
-		cands = keysT[:]
-	case 'b':
-		cands = keysB[:]
-	case 'g':
-		cands = keysG[:]
-	case 'd':
-		cands = keysD[:]
-	case 's':
-		cands = keysS[:]
-	case 'c':
-		cands = keysC[:]
-	case 'p':
-		cands = keysP[:]
-	case 'u':
-		cands = keysU[:]
-	case 'e':
-		cands = keysE[:]
-	case 'm':
-		cands = keysM[:]
-	case 'v':
-		cands = keysV[:]
-	case 'x':
-		cands = keysX[:]
-	}
-	for _, k := range cands {
-		n := len(keyNames[k])
-		if len(b) >= n+2 && b[n+1] == '"' && string(b[1:n+1]) == keyNames[k] {
-			return k
-		}
-	}
-	return -1
-}
-
-// The sample keys by their first letter, for quickKey.
-var (
-	keysT = [...]int{kThrottle, kTemperature, kThrottleField}
-	keysB = [...]int{kBootID}
-	keysG = [...]int{kGPUIndex, kGPUUUID, kGPUName}
-	keysD = [...]int{kDriverVersion}
-	keysS = [...]int{kSMClock}
-	keysC = [...]int{kClocksMaxSM, kApps, kClocksMem}
-	keysP = [...]int{kPersistence, kPState, kPower, kPerfLevel}
-	keysU = [...]int{kUtilization}
-	keysE = [...]int{kPowerLimit, kCounters}
-	keysM = [...]int{kModuleLimit, kMemoryPartition}
-	keysV = [...]int{kVendor, kVbios}
-	keysX = [...]int{kXCDClocks}
-)
-
 // otherKey notes a key a sample does not have, refusing it twice.
 func (p *lineParser) otherKey(at int, k []byte) error {
 	for _, o := range p.other {
@@ -477,21 +427,23 @@ func (p *lineParser) otherKey(at int, k []byte) error {
 	return nil
 }
 
-// member reads the value of sample key key into the row. A value of the
-// wrong type is read whole and remembered as the key's defect.
+// member reads the value of sample key key into the row, as its kind
+// says. A value of the wrong type is read whole and remembered as the
+// key's defect.
 func (p *lineParser) member(key int) error {
 	c := byte(0)
 	if p.i < len(p.b) {
 		c = p.b[p.i]
 	}
-	switch key {
-	case kT, kBootID, kGPUUUID, kGPUName, kDriverVersion, kThrottle, kPersistence, kPState, kThrottleField,
-		kVendor, kPerfLevel, kMemoryPartition:
-		if c == 'n' && (key == kPersistence || key == kPState) {
-			// Null is what an AMD sample has; fields says whether this
-			// one may.
-			return p.null(key)
-		}
+	kind := sampleKeys[key].kind
+	if c == 'n' && kind.nullable() {
+		// A null optional reading is an absent one; a null persistence
+		// mode or pstate is what an AMD sample has, and fields says
+		// whether this one may.
+		return p.null(key)
+	}
+	switch kind {
+	case kindString, kindStringOrNull:
 		if c != '"' {
 			return p.wrongType(key)
 		}
@@ -501,23 +453,7 @@ func (p *lineParser) member(key int) error {
 		}
 		p.strs[key] = s
 		return nil
-	case kVbios:
-		switch c {
-		case 'n':
-			return p.null(key)
-		case '"':
-			s, err := p.str()
-			if err != nil {
-				return err
-			}
-			p.strs[key] = s
-			return nil
-		}
-		return p.wrongType(key)
-	case kTemperature, kPower, kPowerLimit, kModuleLimit:
-		if c == 'n' {
-			return p.null(key)
-		}
+	case kindNumberOrNull, kindWattsOrNull:
 		if c != '-' && (c < '0' || c > '9') {
 			return p.wrongType(key)
 		}
@@ -526,22 +462,19 @@ func (p *lineParser) member(key int) error {
 		if err != nil {
 			return err
 		}
-		if (key == kPowerLimit || key == kModuleLimit) && !(n.float > 0) {
+		if kind == kindWattsOrNull && !(n.float > 0) {
 			p.bad[key], p.hasBad = "want a positive number of W, found number "+string(p.b[start:p.i]), true
 			return nil
 		}
 		p.floats[key] = n.float
 		p.hasFloat |= 1 << key
 		return nil
-	case kCounters:
-		switch c {
-		case 'n':
-			return p.null(key)
-		case '{':
-			return p.counters()
+	case kindCounters:
+		if c != '{' {
+			return p.wrongType(key)
 		}
-		return p.wrongType(key)
-	case kXCDClocks:
+		return p.counters()
+	case kindIntArray:
 		if c != '[' {
 			return p.wrongType(key)
 		}
@@ -553,10 +486,7 @@ func (p *lineParser) member(key int) error {
 		p.strs[key] = p.b[start:p.i]
 		return nil
 	}
-	// The integer keys.
-	if c == 'n' && (key == kApps || key == kClocksMem) {
-		return p.null(key)
-	}
+	// kindInt, kindIntOrNull.
 	if c != '-' && (c < '0' || c > '9') {
 		return p.wrongType(key)
 	}
@@ -571,6 +501,12 @@ func (p *lineParser) member(key int) error {
 		p.bad[key], p.hasBad = "want an integer, found number "+string(p.b[start:p.i]), true
 	}
 	return nil
+}
+
+// nullable reports whether a null is read for the kind (as an absent
+// reading), rather than refused as the wrong type.
+func (k valueKind) nullable() bool {
+	return k == kindStringOrNull || k == kindIntOrNull || k == kindNumberOrNull || k == kindWattsOrNull || k == kindCounters
 }
 
 // null reads a null for an optional key, which is then as good as absent.
@@ -590,14 +526,14 @@ func (p *lineParser) wrongType(key int) error {
 		return err
 	}
 	want := "want a string, found "
-	switch key {
-	case kCounters:
+	switch sampleKeys[key].kind {
+	case kindCounters:
 		want = "want an object of counters, found "
-	case kTemperature, kPower, kPowerLimit, kModuleLimit:
+	case kindNumberOrNull, kindWattsOrNull:
 		want = "want a number, found "
-	case kGPUIndex, kSMClock, kClocksMaxSM, kUtilization, kApps, kClocksMem:
+	case kindInt, kindIntOrNull:
 		want = "want an integer, found "
-	case kXCDClocks:
+	case kindIntArray:
 		want = "want an array of integers, found "
 	}
 	p.bad[key], p.hasBad = want+desc, true

@@ -2,6 +2,7 @@ package clocks
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -86,111 +87,172 @@ const (
 	numKeys
 )
 
-var keyNames = [numKeys]string{
-	kT: "t", kBootID: "boot_id", kGPUIndex: "gpu_index", kGPUUUID: "gpu_uuid", kGPUName: "gpu_name",
-	kDriverVersion: "driver_version", kSMClock: "sm_clock_mhz", kClocksMaxSM: "clocks_max_sm_mhz",
-	kThrottle: "throttle_reasons_active", kPersistence: "persistence_mode", kPState: "pstate",
-	kUtilization: "utilization_gpu_pct", kApps: "clocks_applications_graphics_mhz",
-	kTemperature: "temperature_gpu_c", kPower: "power_draw_w", kClocksMem: "clocks_mem_mhz",
-	kThrottleField: "throttle_field",
-	kPowerLimit:    "enforced_power_limit_w", kModuleLimit: "module_enforced_power_limit_w", kCounters: "event_counters_us",
-	kVendor: "vendor", kPerfLevel: "perf_level", kMemoryPartition: "memory_partition", kXCDClocks: "xcd_clocks_mhz",
-	kVbios: "vbios_version",
+// valueKind is how a sample key's value is read.
+type valueKind uint8
+
+const (
+	kindString       valueKind = iota // a string
+	kindStringOrNull                  // a string, or null (then absent)
+	kindInt                           // an integer
+	kindIntOrNull                     // an integer, or null (then absent)
+	kindNumberOrNull                  // a number, or null (then absent)
+	kindWattsOrNull                   // a positive number of W, or null (then absent)
+	kindCounters                      // an object of counters, or null
+	kindIntArray                      // an array of integers
+)
+
+// sampleKeys is every sample key: its name and how its value is read. The
+// readers (the learned layout, the any-order scanner, the general
+// reading) and their key lookups are all built from this table, so a new
+// optional key is one line here (and its field in Row).
+var sampleKeys = [numKeys]struct {
+	name string
+	kind valueKind
+}{
+	kT:               {"t", kindString},
+	kBootID:          {"boot_id", kindString},
+	kGPUIndex:        {"gpu_index", kindInt},
+	kGPUUUID:         {"gpu_uuid", kindString},
+	kGPUName:         {"gpu_name", kindString},
+	kDriverVersion:   {"driver_version", kindString},
+	kSMClock:         {"sm_clock_mhz", kindInt},
+	kClocksMaxSM:     {"clocks_max_sm_mhz", kindInt},
+	kThrottle:        {"throttle_reasons_active", kindString},
+	kPersistence:     {"persistence_mode", kindStringOrNull},
+	kPState:          {"pstate", kindStringOrNull},
+	kUtilization:     {"utilization_gpu_pct", kindInt},
+	kApps:            {"clocks_applications_graphics_mhz", kindIntOrNull},
+	kTemperature:     {"temperature_gpu_c", kindNumberOrNull},
+	kPower:           {"power_draw_w", kindNumberOrNull},
+	kClocksMem:       {"clocks_mem_mhz", kindIntOrNull},
+	kThrottleField:   {"throttle_field", kindString},
+	kVendor:          {"vendor", kindString},
+	kPerfLevel:       {"perf_level", kindString},
+	kMemoryPartition: {"memory_partition", kindString},
+	kXCDClocks:       {"xcd_clocks_mhz", kindIntArray},
+	kPowerLimit:      {"enforced_power_limit_w", kindWattsOrNull},
+	kModuleLimit:     {"module_enforced_power_limit_w", kindWattsOrNull},
+	kCounters:        {"event_counters_us", kindCounters},
+	kVbios:           {"vbios_version", kindStringOrNull},
+}
+
+// keyNames are the sample keys' names, by key.
+var keyNames [numKeys]string
+
+// The key lookup of a key written as a plain string, from its first
+// eight bytes after the quote (w0): a key whose name and closing quote are
+// shorter than that (t, pstate, vendor) by its first byte and w0 masked to
+// its length; any other in a small table by a hash of w0, the rest of its
+// name compared a word at a time. init checks that no slot overflows.
+const (
+	keySlotBits = 6
+	keySlotWays = 2
+	keyHashMul  = 0x9E3779B97F4A7C15
+)
+
+// keyWords is a sample key's name and closing quote, n bytes, as
+// little-endian words: w0 the first eight (masked by mask when n is less
+// than eight), rest the next ones, the last ending at n.
+type keyWords struct {
+	key   int
+	n     int
+	w0    uint64
+	mask  uint64
+	nrest int
+	rest  [4]uint64
+}
+
+var (
+	shortKeys [256]keyWords
+	keySlots  [1 << keySlotBits][keySlotWays]keyWords
+)
+
+func keySlot(w0 uint64) int { return int((w0 * keyHashMul) >> (64 - keySlotBits)) }
+
+func init() {
+	for k, sk := range sampleKeys {
+		if sk.name == "" {
+			panic(fmt.Sprintf("clocks: sample key %d has no name", k))
+		}
+		keyNames[k] = sk.name
+		q := sk.name + `"`
+		kw := keyWords{key: k, n: len(q), mask: ^uint64(0)}
+		if len(q) < 8 {
+			kw.mask = 1<<(8*len(q)) - 1
+			kw.w0 = binary.LittleEndian.Uint64([]byte(q+"\x00\x00\x00\x00\x00\x00\x00")) & kw.mask
+			if shortKeys[q[0]].mask != 0 {
+				panic("clocks: two short sample keys begin with " + q[:1])
+			}
+			shortKeys[q[0]] = kw
+			continue
+		}
+		kw.w0 = binary.LittleEndian.Uint64([]byte(q))
+		for off := 8; off < kw.n; off += 8 {
+			kw.rest[kw.nrest] = binary.LittleEndian.Uint64([]byte(q[min(off, kw.n-8):]))
+			kw.nrest++
+		}
+		slot := &keySlots[keySlot(kw.w0)]
+		w := 0
+		for w < keySlotWays && slot[w].n != 0 {
+			w++
+		}
+		if w == keySlotWays {
+			panic("clocks: the sample key table overflows at " + sk.name)
+		}
+		slot[w] = kw
+	}
 }
 
 // keyOf is the index of a sample key, or -1 for a key a sample does not have.
 func keyOf(k []byte) int {
-	switch len(k) {
-	case 1:
-		if k[0] == 't' {
-			return kT
-		}
-	case 6:
-		switch string(k) {
-		case "pstate":
-			return kPState
-		case "vendor":
-			return kVendor
-		}
-	case 7:
-		if string(k) == "boot_id" {
-			return kBootID
-		}
-	case 8:
-		switch string(k) {
-		case "gpu_uuid":
-			return kGPUUUID
-		case "gpu_name":
-			return kGPUName
-		}
-	case 9:
-		if string(k) == "gpu_index" {
-			return kGPUIndex
-		}
-	case 10:
-		if string(k) == "perf_level" {
-			return kPerfLevel
-		}
-	case 12:
-		switch string(k) {
-		case "sm_clock_mhz":
-			return kSMClock
-		case "power_draw_w":
-			return kPower
-		}
-	case 13:
-		if string(k) == "vbios_version" {
-			return kVbios
-		}
-	case 14:
-		switch string(k) {
-		case "driver_version":
-			return kDriverVersion
-		case "clocks_mem_mhz":
-			return kClocksMem
-		case "throttle_field":
-			return kThrottleField
-		case "xcd_clocks_mhz":
-			return kXCDClocks
-		}
-	case 16:
-		switch string(k) {
-		case "persistence_mode":
-			return kPersistence
-		case "memory_partition":
-			return kMemoryPartition
-		}
-	case 17:
-		switch string(k) {
-		case "clocks_max_sm_mhz":
-			return kClocksMaxSM
-		case "temperature_gpu_c":
-			return kTemperature
-		case "event_counters_us":
-			return kCounters
-		}
-	case 19:
-		if string(k) == "utilization_gpu_pct" {
-			return kUtilization
-		}
-	case 22:
-		if string(k) == "enforced_power_limit_w" {
-			return kPowerLimit
-		}
-	case 23:
-		if string(k) == "throttle_reasons_active" {
-			return kThrottle
-		}
-	case 29:
-		if string(k) == "module_enforced_power_limit_w" {
-			return kModuleLimit
-		}
-	case 32:
-		if string(k) == "clocks_applications_graphics_mhz" {
-			return kApps
+	for i, n := range keyNames {
+		if len(n) == len(k) && n == string(k) {
+			return i
 		}
 	}
 	return -1
+}
+
+// quotedKey is the sample key that b starts with, written as a plain
+// string between quotes, or -1: a key with an escape, or another key, is
+// for the general reading.
+func quotedKey(b []byte) int {
+	if len(b) < 9 {
+		return keyOf(unquoted(b))
+	}
+	w0 := binary.LittleEndian.Uint64(b[1:])
+	if s := &shortKeys[b[1]]; s.mask != 0 && w0&s.mask == s.w0 {
+		return s.key
+	}
+	slot := &keySlots[keySlot(w0)]
+next:
+	for w := range slot {
+		c := &slot[w]
+		if c.w0 != w0 || c.n == 0 || len(b) < c.n+1 {
+			continue
+		}
+		for i := 0; i < c.nrest; i++ {
+			if binary.LittleEndian.Uint64(b[1+min(8*(i+1), c.n-8):]) != c.rest[i] {
+				continue next
+			}
+		}
+		return c.key
+	}
+	return -1
+}
+
+// unquoted is the plain string at the start of b, without its quotes, or
+// nil when b does not start with one.
+func unquoted(b []byte) []byte {
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return b[1:i]
+		case c == '\\' || c < 0x20:
+			return nil
+		}
+	}
+	return nil
 }
 
 // Row is one stream line as the Reader read it: every field of a sample.

@@ -26,6 +26,13 @@ const (
 	CodeGPUSkew        = "clock.gpu_skew"
 	CodeFreeSamples    = "clock.free_samples"
 	CodeForeignProcess = "clock.foreign_process"
+	// What an imported stream's source cannot prove (SPEC §11.4).
+	CodeUnprovenThrottle    = "clock.unproven_throttle"
+	CodeUnprovenPowerLimit  = "clock.unproven_power_limit"
+	CodeUnprovenCoverage    = "clock.unproven_coverage"
+	CodeUnprovenPersistence = "clock.unproven_persistence"
+	CodeUnprovenStatic      = "clock.unproven_static"
+	CodeUnprovenBusy        = "clock.unproven_busy"
 
 	CodeBenchMissing   = "bench.missing"
 	CodeBenchInvalid   = "bench.invalid"
@@ -38,6 +45,7 @@ const (
 	CodeStaircase      = "clock.staircase"
 
 	CodeCrossBoot        = "clock.cross_boot"
+	CodeUnprovenBoot     = "clock.unproven_boot"
 	CodeHardwareMismatch = "clock.hardware_mismatch"
 	CodeOffset           = "clock.offset"
 	CodeThermalStart     = "clock.thermal_start"
@@ -122,7 +130,7 @@ type CodeInfo struct {
 }
 
 // Registry lists every reason code clockgate gives, by scope then as the
-// README's tables order them.
+// tables of docs/reasons.md order them.
 var Registry = []CodeInfo{
 	{CodeMissing, ScopeLeg, false, true, BothFamilies, "no clock record for the leg"},
 	{CodeInvalid, ScopeLeg, false, true, BothFamilies, "the clock record is not a valid record"},
@@ -141,6 +149,12 @@ var Registry = []CodeInfo{
 	{CodeGPUSkew, ScopeLeg, false, true, BothFamilies, "the busy medians of a leg's GPUs differ by more than the offset bound"},
 	{CodeFreeSamples, ScopeLeg, false, true, BothFamilies, "a power-managed window with fewer free busy samples than the floor"},
 	{CodeForeignProcess, ScopeLeg, false, true, BothFamilies, "a compute process on the leg's GPUs that is not the recorded command, the --pid process or their descendants"},
+	{CodeUnprovenThrottle, ScopeLeg, false, true, BothFamilies, "an imported stream has no throttle bitmask, or its per-reason columns leave non-benign bits uncovered"},
+	{CodeUnprovenPowerLimit, ScopeLeg, false, true, BothFamilies, "an imported stream has no enforced power limit, so SwPowerCap cannot be told from a throttle"},
+	{CodeUnprovenCoverage, ScopeLeg, false, true, BothFamilies, "an imported stream has no per-sample time of its own (given times, or query_range steps)"},
+	{CodeUnprovenPersistence, ScopeLeg, false, true, BothFamilies, "an imported stream has no persistence mode"},
+	{CodeUnprovenStatic, ScopeLeg, false, true, BothFamilies, "an imported stream lacks a STATIC_FIELDS value (named)"},
+	{CodeUnprovenBusy, ScopeLeg, false, true, BothFamilies, "an imported stream has no utilization; busy was read from the clock (--busy-above-mhz)"},
 	{CodeBenchMissing, ScopeLeg, false, false, BothFamilies, "the leg has other evidence but no bench points"},
 	{CodeBenchInvalid, ScopeLeg, false, false, BothFamilies, "a bench file or object is malformed or refused"},
 	{CodeFailedRequests, ScopeLeg, false, false, BothFamilies, "requests failed at a point"},
@@ -150,6 +164,7 @@ var Registry = []CodeInfo{
 	{CodeStaticMismatch, ScopeArm, false, true, BothFamilies, "the arm's legs differ in a STATIC_FIELDS value"},
 	{CodeStaircase, ScopeArm, false, true, BothFamilies, "the arm's legs together span more than the spread bound"},
 	{CodeCrossBoot, ScopeRatio, true, true, BothFamilies, "the two arms ran on different boots"},
+	{CodeUnprovenBoot, ScopeRatio, true, true, BothFamilies, "imported legs have no boot id, and no counter continuity or node_boot_time_seconds proves them one boot"},
 	{CodeHardwareMismatch, ScopeRatio, false, true, BothFamilies, "the arms differ in a STATIC_FIELDS value"},
 	{CodeOffset, ScopeRatio, false, true, BothFamilies, "the arms' SM clocks differ by more than the offset bound"},
 	{CodeThermalStart, ScopeRatio, false, true, BothFamilies, "power-managed arms started their legs at temperatures further apart than the thermal bound"},

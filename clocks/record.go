@@ -27,13 +27,17 @@ const (
 	// StopRebuilt: the record was recomputed from its stream by clockgate
 	// build, so where the window ended is unknown.
 	StopRebuilt = "rebuilt"
+	// StopImported: the stream was converted from telemetry another
+	// recorder wrote (clockgate import); PREFIX.import.json beside the
+	// record says from what, and what the source cannot prove.
+	StopImported = "imported"
 )
 
 var stopReasons = map[string]bool{StopPIDExit: true, StopCommandExit: true, StopSignal: true, StopMaxDuration: true,
-	StopRefused: true, StopRebuilt: true}
+	StopRefused: true, StopRebuilt: true, StopImported: true}
 
 // stopReasonList is stopReasons in the order messages name them.
-const stopReasonList = "pid-exit, command-exit, signal, max-duration, refused, rebuilt"
+const stopReasonList = "pid-exit, command-exit, signal, max-duration, refused, rebuilt, imported"
 
 // Stats summarizes the SM clock over a window's busy samples, in MHz. With
 // N == 0 the other fields are nil: there is nothing to summarize.

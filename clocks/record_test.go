@@ -121,7 +121,7 @@ func TestParseRecordFailClosed(t *testing.T) {
 		{name: "spread just outside tolerance", edit: func(m map[string]any) { sm(m)["spread_pct"] = 3.6842 + 0.006 }, want: "disagrees"},
 		{name: "n zero", edit: func(m map[string]any) { sm(m)["n"] = 0 }, want: "sm_clock_mhz.n: 0: no busy sample"},
 		{name: "samples total disagrees", edit: func(m map[string]any) { win(m)["samples_total"] = 65 }, want: "window.samples_total: 65, but sm_clock_mhz.n 61 + idle_samples_excluded 3 = 64"},
-		{name: "unknown stop reason", edit: func(m map[string]any) { win(m)["stop_reason"] = "crash" }, want: `window.stop_reason: want one of pid-exit, command-exit, signal, max-duration, refused, rebuilt; found "crash"`},
+		{name: "unknown stop reason", edit: func(m map[string]any) { win(m)["stop_reason"] = "crash" }, want: `window.stop_reason: want one of pid-exit, command-exit, signal, max-duration, refused, rebuilt, imported; found "crash"`},
 		{name: "zero interval", edit: func(m map[string]any) { win(m)["interval_s"] = 0 }, want: "window.interval_s: want a positive number of seconds"},
 		{name: "bad first_t", edit: func(m map[string]any) { win(m)["first_t"] = "noon" }, want: `window.first_t: want an RFC 3339 time, found "noon"`},
 		{name: "not an object", raw: func(string) string { return `[1,2]` }, want: "want an object, found array"},

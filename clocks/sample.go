@@ -74,6 +74,10 @@ type Sample struct {
 	// in MiB, the memory record's evidence (SPEC §11.1); nil when not
 	// sampled.
 	MemoryUsedMiB *float64
+	// ImportedFrom names the source line an imported sample was converted
+	// from ("FILE:LINE", or a Prometheus series and time); "" for a
+	// sampler's reading (the key is then absent).
+	ImportedFrom string
 }
 
 // Counters are the driver's clock event counters
@@ -244,6 +248,10 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 	if s.MemoryUsedMiB != nil {
 		b = append(b, `,"memory_used_mib":`...)
 		b = strconv.AppendFloat(b, *s.MemoryUsedMiB, 'f', -1, 64)
+	}
+	if s.ImportedFrom != "" {
+		b = append(b, `,"imported_from":`...)
+		b = appendString(b, s.ImportedFrom)
 	}
 	return append(b, '}')
 }

@@ -122,7 +122,7 @@ var committed = []struct{ kind, file, code, fragment string }{
 	{"record", "number-as-string.json", "", `sm_clock_mhz.n: want an integer, found string "179"`},
 	{"record", "overflow.json", "", "number 1e999 is not finite in float64"},
 	{"record", "truncated.json", "", "want a key string, found end of input"},
-	{"record", "unknown-stop-reason.json", "", `window.stop_reason: want one of pid-exit, command-exit, signal, max-duration, refused, rebuilt; found "oom"`},
+	{"record", "unknown-stop-reason.json", "", `window.stop_reason: want one of pid-exit, command-exit, signal, max-duration, refused, rebuilt, imported; found "oom"`},
 	{"record", "wrong-nesting.json", "", "sm_clock_mhz: want an object, found array"},
 	{"record", "zero-clock.json", "", "clocks_max_sm_mhz: want a positive integer, found 0"},
 

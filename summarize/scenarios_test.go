@@ -51,7 +51,41 @@ func repeat(code string, n int) []string {
 	return out
 }
 
+// importedLegs are the imported trees' legs, each with the reasons of an
+// nvidia-smi log that records neither the reason bitmask, the enforced
+// limit, persistence mode nor the applications clock.
+func importedLegs() map[string][]string {
+	out := map[string][]string{}
+	for _, e := range []string{"fastengine", "vllm"} {
+		for _, r := range []string{"r1", "r2"} {
+			out[llama+"/"+e+"/"+r] = []string{clocks.CodeUnprovenPersistence, clocks.CodeUnprovenPowerLimit,
+				clocks.CodeUnprovenStatic, clocks.CodeUnprovenThrottle}
+		}
+	}
+	return out
+}
+
 var scenarioWants = map[string]wantScenario{
+	"imported-two-arm": {
+		legs:        importedLegs(),
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: repeat(clocks.CodeLegIneligible, 4)}},
+		fragments: []string{
+			"imported from nvidia-smi-csv: no throttle bitmask column (per-reason columns and event counters cover 0x00000000000000f4); bits not covered: 0x0000000000000008 HwSlowdown, 0x0000000000000200 BoardLimit, 0x0000000000000400 Reliability",
+			"imported from nvidia-smi-csv: no applications clock: clocks_applications_graphics_mhz is unproven",
+		},
+	},
+	"imported-unproven-boot": {
+		legs:        importedLegs(),
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: append([]string{clocks.CodeUnprovenBoot}, repeat(clocks.CodeLegIneligible, 4)...)}},
+		fragments: []string{
+			"no boot id in imported legs fastengine r1, fastengine r2, vllm r1, vllm r2; counter continuity does not prove one boot: GPU uuid GPU-8e1b4c7d-2a9f-4e63-b5d8-71c0f3a2e916, fastengine r1 then fastengine r2: hw_power_brake_slowdown_us, hw_thermal_slowdown_us, sw_power_cap_us, sw_thermal_slowdown_us, sync_boost_us: 1200000 not above the 211294000 µs (gap 211.294 s) a reset could have gathered",
+		},
+	},
+	"imported-unproven-boot/with-override": {
+		legs: importedLegs(),
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: repeat(clocks.CodeLegIneligible, 4),
+			caveats: []string{clocks.CodeUnprovenBoot}}},
+	},
 	"clean-grid": {
 		comparisons: []wantRatio{
 			{model: llama, ours: "fastengine", throughput: true, memory: true},

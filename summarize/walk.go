@@ -26,6 +26,9 @@ const (
 	memorySuffix = ".summary.json"
 	recordSuffix = ".summary.json"
 	streamSuffix = ".samples.jsonl"
+	// importSuffix is what clockgate import writes beside an imported
+	// leg's record: clocks.LoadLeg reads it there.
+	importSuffix = ".import.json"
 )
 
 // legKey names one leg.
@@ -505,6 +508,8 @@ func (w *walker) walkFlat(subtree string) error {
 				suffix = streamSuffix
 			case subtree == subtreeClocks && strings.HasSuffix(f.name, PointsSuffix):
 				suffix = PointsSuffix
+			case subtree == subtreeClocks && strings.HasSuffix(f.name, importSuffix):
+				suffix = importSuffix
 			}
 			n, ok := runNumber(strings.TrimSuffix(f.name, suffix))
 			if suffix == "" && w.tooDeep(subtree, f) {
@@ -530,6 +535,8 @@ func (w *walker) walkFlat(subtree string) error {
 				lf.record, lf.recRefused = f.rel, refused
 			case suffix == PointsSuffix:
 				lf.points, lf.pointsRefused = f.rel, refused
+			case suffix == importSuffix:
+				// Read beside its record, when the record says imported.
 			default:
 				lf.stream, lf.strRefused = f.rel, refused
 			}

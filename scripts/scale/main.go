@@ -8,11 +8,17 @@
 //
 //	go run ./scripts/scale                 # every layout at 200 legs × 3,600 samples; the memory shapes
 //	go run ./scripts/scale -legs 40 -runs 3 -memory=false   # a quick look
+//	go run ./scripts/scale -short          # CI's guard: small trees, bounds that fail on a regression
+//	go run ./scripts/scale -runs 7 -curve  # the whole table, then peak RSS of --out at 5,000 to 40,000 legs × 60
+//
+// With -max-ratio, -max-rss-mib or -short it exits 1 when a measurement
+// is past its bound (guard), after printing the table.
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -34,43 +40,91 @@ import (
 // layouts are the ways other recorders write the same samples.
 var layouts = []struct {
 	name string
-	// line rewrites one stream line (without its newline); eol ends it.
-	line func(rng *rand.Rand, l []byte) []byte
-	eol  string
+	// layout is how a stream line is written again, nil to keep it; eol
+	// ends each line.
+	layout func(rng *rand.Rand) strictjson.Layout
+	eol    string
 }{
 	{"lines as clockgate sample writes them", nil, "\n"},
-	{"keys in another recorder's order", relayout(func(*rand.Rand) strictjson.Layout {
+	{"keys in another recorder's order", func(*rand.Rand) strictjson.Layout {
 		return strictjson.Layout{Order: []string{"gpu_name", "gpu_uuid", "gpu_index", "driver_version", "boot_id", "t",
 			"pstate", "persistence_mode", "utilization_gpu_pct", "throttle_reasons_active",
 			"clocks_applications_graphics_mhz", "clocks_max_sm_mhz", "sm_clock_mhz"}}
-	}), "\n"},
-	{`Python json.dumps separators (", ", ": ")`, relayout(func(*rand.Rand) strictjson.Layout {
+	}, "\n"},
+	{`Python json.dumps separators (", ", ": ")`, func(*rand.Rand) strictjson.Layout {
 		return strictjson.Layout{Comma: ", ", Colon: ": "}
-	}), "\n"},
+	}, "\n"},
 	{"CRLF line ends", nil, "\r\n"},
-	{"key order changing on every line", relayout(func(rng *rand.Rand) strictjson.Layout {
+	{"key order changing on every line", func(rng *rand.Rand) strictjson.Layout {
 		keys := []string{"t", "boot_id", "gpu_index", "gpu_uuid", "gpu_name", "driver_version", "sm_clock_mhz",
 			"clocks_max_sm_mhz", "clocks_applications_graphics_mhz", "throttle_reasons_active", "persistence_mode",
 			"pstate", "utilization_gpu_pct"}
 		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 		return strictjson.Layout{Order: keys}
-	}), "\n"},
+	}, "\n"},
 }
 
 func relayout(layout func(*rand.Rand) strictjson.Layout) func(*rand.Rand, []byte) []byte {
 	return func(rng *rand.Rand, l []byte) []byte {
+		lay := layout(rng)
+		if out, ok := quickLayout(l, lay); ok {
+			return out
+		}
 		v, err := strictjson.ParseObject(l)
 		check(err)
-		return strictjson.AppendLayout(nil, v, layout(rng))
+		return strictjson.AppendLayout(nil, v, lay)
 	}
+}
+
+// quickLayout writes a flat line (no object or array in it, no comma in a
+// string) as strictjson.AppendLayout would, without decoding its values:
+// the generator's lines are such, and rewriting them is most of -short's
+// setup otherwise. ok is false for any other line.
+func quickLayout(l []byte, lay strictjson.Layout) (out []byte, ok bool) {
+	if len(l) < 2 || l[0] != '{' || l[len(l)-1] != '}' || bytes.ContainsAny(l[1:len(l)-1], "{}[]\\") {
+		return nil, false
+	}
+	parts := bytes.Split(l[1:len(l)-1], []byte(","))
+	members := map[string][]byte{}
+	var keys []string
+	for _, m := range parts {
+		k, v, found := bytes.Cut(m, []byte(`":`))
+		if !found || len(k) < 2 || k[0] != '"' || bytes.Count(m, []byte(`"`))%2 != 0 {
+			return nil, false
+		}
+		key := string(k[1:])
+		if _, dup := members[key]; dup {
+			return nil, false
+		}
+		members[key] = v
+		keys = append(keys, key)
+	}
+	comma, colon := cmp.Or(lay.Comma, ","), cmp.Or(lay.Colon, ":")
+	out = append(out, '{')
+	written := map[string]bool{}
+	for _, k := range append(append([]string(nil), lay.Order...), keys...) {
+		v, has := members[k]
+		if !has || written[k] {
+			continue
+		}
+		if len(written) > 0 {
+			out = append(out, comma...)
+		}
+		written[k] = true
+		out = append(append(append(append(out, '"'), k...), '"'), colon...)
+		out = append(out, v...)
+	}
+	return append(out, '}'), true
 }
 
 type result struct {
 	tree, what string
-	bytes      int64
-	cat, sum   time.Duration
-	cpu        time.Duration
-	rss        int64
+	// layout says the tree is one of the layouts, which -max-ratio bounds.
+	layout   bool
+	bytes    int64
+	cat, sum time.Duration
+	cpu      time.Duration
+	rss      int64
 }
 
 func main() {
@@ -81,7 +135,25 @@ func main() {
 	tp := flag.Int("tp", 8, "also measure a tensor-parallel tree of 50 legs × -ticks ticks of this many GPUs against a single-GPU tree of the same bytes (0: not)")
 	ticks := flag.Int("ticks", 3600, "ticks per leg of the tensor-parallel tree")
 	work := flag.String("work", "", "directory for the trees and binary (default: a temporary one, removed after)")
+	short := flag.Bool("short", false, "CI's guard: every layout at 30 legs × 3,600 samples, 3 runs, and --out on 2,000 legs × 60 for memory, "+
+		"with the bounds -max-ratio "+fmt.Sprint(shortBounds.MaxRatio)+" and -max-rss-mib "+fmt.Sprint(shortBounds.MaxRSSMiB)+" unless given")
+	curve := flag.Bool("curve", false, "also measure peak RSS and time of --out at 5,000, 10,000, 20,000 and 40,000 legs × 60 samples, and the growth per leg")
+	var b bounds
+	flag.Float64Var(&b.MaxRatio, "max-ratio", 0, "fail when any layout's --json takes more than this many times cat of the same bytes (0: no bound)")
+	flag.Float64Var(&b.MaxRSSMiB, "max-rss-mib", 0, "fail when any command's peak RSS is more than this many MiB (0: no bound)")
 	flag.Parse()
+	if *short {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		*legs, *samples, *runs, *tp = 30, 3600, 3, 0
+		*memory = false
+		if !set["max-ratio"] {
+			b.MaxRatio = shortBounds.MaxRatio
+		}
+		if !set["max-rss-mib"] {
+			b.MaxRSSMiB = shortBounds.MaxRSSMiB
+		}
+	}
 
 	dir := *work
 	if dir == "" {
@@ -93,14 +165,27 @@ func main() {
 	bin := filepath.Join(dir, "clockgate")
 	run("go", "build", "-o", bin, "./cmd/clockgate")
 
+	fmt.Println(machine())
 	base := generate(dir, *legs, *samples)
 	var results []result
 	for i, l := range layouts {
 		tree := base
 		if i > 0 {
-			tree = derive(base, fmt.Sprintf("%s-layout%d", base, i), l.line, l.eol)
+			var line func(*rand.Rand, []byte) []byte
+			if l.layout != nil {
+				line = relayout(l.layout)
+			}
+			tree = derive(base, fmt.Sprintf("%s-layout%d", base, i), line, l.eol)
 		}
-		results = append(results, timeTree(bin, tree, l.name, *runs)...)
+		rs := timeTree(bin, tree, l.name, *runs)
+		for k := range rs {
+			rs[k].layout = true
+		}
+		results = append(results, rs...)
+	}
+	if *short {
+		tree := generate(dir, 2000, 60)
+		results = append(results, timeTree(bin, tree, "2000 legs × 60 samples", 1)...)
 	}
 	if *memory {
 		for _, shape := range [][2]int{{400, 7200}, {20000, 60}} {
@@ -116,8 +201,7 @@ func main() {
 		results = append(results, timeTree(bin, multi, fmt.Sprintf("50 legs × %d ticks × %d GPUs", *ticks, *tp), *runs)...)
 	}
 
-	fmt.Printf("machine: %d cores (GOMAXPROCS %d), %s/%s, %s; median of %d runs, warm cache\n\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, cpuName(), *runs)
+	fmt.Printf("median of %d runs, warm cache\n\n", *runs)
 	fmt.Println("| tree | command | bytes | cat (floor) | clockgate | ratio | cores used | peak RSS |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
@@ -131,6 +215,88 @@ func main() {
 		}
 	}
 	fmt.Println()
+	if *curve {
+		fmt.Println()
+		memoryCurve(bin, dir, []int{5000, 10000, 20000, 40000})
+		fmt.Println("\nat the end:", machine())
+	}
+	if b.MaxRatio > 0 || b.MaxRSSMiB > 0 {
+		fmt.Printf("\nguard: --json at most %.2f× cat on every layout, peak RSS at most %.0f MiB\n", b.MaxRatio, b.MaxRSSMiB)
+		if bad := b.check(results); len(bad) > 0 {
+			for _, msg := range bad {
+				fmt.Println("guard: FAILED:", msg)
+			}
+			os.Exit(1)
+		}
+		fmt.Println("guard: ok")
+	}
+}
+
+// bounds are the guard's: the most a layout's --json may take against
+// cat of the same bytes, and the most peak RSS any command may reach.
+type bounds struct {
+	MaxRatio  float64
+	MaxRSSMiB float64
+}
+
+// shortBounds are -short's bounds, for CI (docs/performance-notes.md).
+// On a quiet 2-core machine -short's layouts read at 1.2–2.6× cat; a
+// reader that falls back to member-by-member reading of a changing key
+// order took 5–7×, past the ratio bound of 4, which is about 1.5 times the
+// worst layout. Its 2,000 legs peak at 78 MiB with --out; 112 MiB is 44%
+// above that, room for the collector's timing, and fails a leg that keeps
+// its samples or bench arrays. The growth per leg is held exactly, without
+// timing, by summarize's TestLiveMemoryPerLeg.
+var shortBounds = bounds{MaxRatio: 4, MaxRSSMiB: 112}
+
+// check returns a message for every result past a bound.
+func (b bounds) check(results []result) []string {
+	var bad []string
+	for _, r := range results {
+		ratio := r.sum.Seconds() / r.cat.Seconds()
+		if b.MaxRatio > 0 && r.what == "--json" && r.layout && ratio > b.MaxRatio {
+			bad = append(bad, fmt.Sprintf("%s: --json took %.3f s, %.2f× cat's %.3f s of the same bytes; the bound is %.2f×",
+				r.tree, r.sum.Seconds(), ratio, r.cat.Seconds(), b.MaxRatio))
+		}
+		if rss := float64(r.rss) / 1024; b.MaxRSSMiB > 0 && rss > b.MaxRSSMiB {
+			bad = append(bad, fmt.Sprintf("%s: %s peaked at %.1f MiB RSS; the bound is %.0f MiB", r.tree, r.what, rss, b.MaxRSSMiB))
+		}
+	}
+	return bad
+}
+
+// memoryCurve measures summarize --out on trees of each number of legs ×
+// 60 samples, once each, and prints peak RSS, time, and the growth per
+// leg between consecutive sizes.
+func memoryCurve(bin, dir string, sizes []int) {
+	fmt.Println("| legs × 60 samples | bytes | --out time | peak RSS | growth per leg from the size before |")
+	fmt.Println("|---:|---:|---:|---:|---:|")
+	var prevLegs int
+	var prevRSS int64
+	for _, n := range sizes {
+		tree := generate(dir, n, 60)
+		_, size := listFiles(tree)
+		out := tree + "-out"
+		m := measure([]string{bin, "summarize", "--out", out, tree})
+		os.RemoveAll(out)
+		growth := "–"
+		if prevLegs > 0 {
+			growth = fmt.Sprintf("%.1f KiB", float64(m.maxRSS-prevRSS)/float64(n-prevLegs))
+		}
+		fmt.Printf("| %d | %.0f MiB | %.1f s | %.1f MiB | %s |\n", n, float64(size)/(1<<20), m.wall.Seconds(), float64(m.maxRSS)/1024, growth)
+		prevLegs, prevRSS = n, m.maxRSS
+	}
+}
+
+// machine describes where the measurement ran: cores, CPU, load, date.
+func machine() string {
+	load := "unknown"
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	return fmt.Sprintf("machine: %d cores (GOMAXPROCS %d), %s/%s, %s, %s; load average %s; %s",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, cpuName(), runtime.Version(), load,
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 }
 
 // generate writes a tree of legs × samples with the generator, once.

@@ -223,13 +223,16 @@ type leg struct {
 	idleGap, idleTail int
 
 	// Defects.
-	persistence  string // persistence_mode of every sample; "" is Enabled
-	throttleRun  int    // busy samples, mid-window, with SwPowerCap set (throttleBit, when set)
-	throttleBit  uint64
-	noClocks     bool // the tree predates clock recording
-	noMemory     bool // the memory record is missing
-	editRecord   func(*clocks.Record)
-	tearStream   bool        // the last line is cut mid-JSON
+	persistence string // persistence_mode of every sample; "" is Enabled
+	throttleRun int    // busy samples, mid-window, with SwPowerCap set (throttleBit, when set)
+	throttleBit uint64
+	noClocks    bool // the tree predates clock recording
+	noMemory    bool // the memory record is missing
+	editRecord  func(*clocks.Record)
+	tearStream  bool // the last line is cut mid-JSON
+	// imported, when not nil, writes the leg's clock evidence as
+	// clockgate import makes it of an nvidia-smi CSV log of the samples.
+	imported     *importedLog
 	legacyBench  bool        // benchmarks/benchmark_serving.py format, no failed key
 	appendResult bool        // every point in one --append-result file
 	failedAt     map[int]int // max_concurrency → requests that did not complete
@@ -577,7 +580,7 @@ var scenarios = append([]Scenario{
 			t.real("bench/"+m+"/sglang-offline/r1/llama_3_3_70b_offline_output.jsonl", "sglang/outputs/llama_3_3_70b_offline_output.jsonl")
 			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
 		}},
-}, append(append(significanceScenarios, tpScenarios...), append(amdScenarios, append(powerScenarios, pointScenarios...)...)...)...)
+}, append(append(significanceScenarios, tpScenarios...), append(amdScenarios, append(powerScenarios, append(pointScenarios, importedScenarios...)...)...)...)...)
 
 // extremeRates are the extreme-numbers scenario's request rates, by point:
 // float64's smallest and a huge one, the others unbounded.
@@ -737,7 +740,11 @@ func (t *tree) render(l leg) map[string][]byte {
 			`{"peak_gpu_memory_mib": %s, "peak_host_rss_mib": %s, "n": %d}`, peak, pyFloat(rss), n))
 	}
 
-	if !l.noClocks {
+	if l.imported != nil {
+		for p, b := range l.imported.files(l, samples, base) {
+			out[p] = b
+		}
+	} else if !l.noClocks {
 		var stream []byte
 		fold := clocks.NewFold()
 		for i := range samples {

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clockgate/clockgate/atomicfile"
+	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/foreign"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+type importOptions struct {
+	IO         *IO
+	Format     string
+	Out        string
+	Columns    string
+	TZ         string
+	Start      string
+	Interval   time.Duration
+	BusyAbove  int
+	From, To   string
+	Prometheus string
+	Host, GPU  string
+	Node       string
+	RawScrapes bool
+	Files      []string
+	set        map[string]string
+}
+
+func init() { register(NewCmdImport) }
+
+// NewCmdImport builds `clockgate import`.
+func NewCmdImport(s *IO) *cobra.Command {
+	opts := &importOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "import --format FORMAT FILE… --out PREFIX",
+		Short: "Convert telemetry another recorder wrote into a clock stream and record",
+		Long: `import converts one leg's GPU telemetry that clockgate did not record into
+a clock stream (PREFIX.samples.jsonl, every line with imported_from), the
+record it recomputes to (PREFIX.summary.json, stop_reason imported) and
+PREFIX.import.json: each file's SHA-256, the format, the column map, the
+time zone, the values flags gave, the lines dropped and the
+clock.unproven_* codes for what the source cannot prove. summarize then
+judges the leg like any other, those codes included.
+
+Formats: nvidia-smi-csv (nvidia-smi --query-gpu=… --format=csv -l/-lms,
+with or without header and units), nvidia-smi-dmon (nvidia-smi dmon, -o DT
+for time), prometheus (a Prometheus API matrix of dcgm-exporter metrics;
+--raw-scrapes when it answers an instant query of metric[DURATION], else it
+is read as query_range steps and carries clock.unproven_coverage).
+--prometheus URL --from T --to T queries a live server for the raw scrapes.
+
+A source that cannot be converted faithfully is refused (exit 2), naming
+file, line and column, and nothing is written.`,
+		Example: `  clockgate import --format nvidia-smi-csv --tz -07:00 power.csv --out evidence/clocks/qwen/vllm/r1
+  clockgate import --format prometheus --prometheus http://127.0.0.1:9090 --host node-a \
+      --from 2026-07-18T17:00:00Z --to 2026-07-18T17:10:00Z --out evidence/clocks/qwen/vllm/r1`,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Files = args
+			opts.set = map[string]string{}
+			c.Flags().Visit(func(f *pflag.Flag) {
+				if f.Name != "out" && f.Name != "format" {
+					opts.set[f.Name] = f.Value.String()
+				}
+			})
+			return runImport(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Format, "format", "", "the source's format: "+strings.Join(foreign.Formats, ", "))
+	f.StringVar(&opts.Out, "out", "", "write PREFIX.samples.jsonl, PREFIX.summary.json and PREFIX.import.json (none may exist)")
+	f.StringVar(&opts.Columns, "columns", "", "a headerless CSV's --query-gpu field list, comma-separated")
+	f.StringVar(&opts.TZ, "tz", "", "the zone of times printed without one: UTC, an IANA zone, or an offset like -07:00")
+	f.StringVar(&opts.Start, "start", "", "the first sample's time (RFC 3339), for a source with no time column (needs --interval)")
+	f.DurationVar(&opts.Interval, "interval", 0, "the time between readings, for a source with no time column; also the record's interval_s (default: the median gap)")
+	f.IntVar(&opts.BusyAbove, "busy-above-mhz", 0, "a source without utilization: count a sample busy when its SM clock is above N MHz (clock.unproven_busy)")
+	f.StringVar(&opts.From, "from", "", "keep samples from this time (RFC 3339)")
+	f.StringVar(&opts.To, "to", "", "keep samples up to this time (RFC 3339)")
+	f.StringVar(&opts.Prometheus, "prometheus", "", "query this Prometheus for raw dcgm-exporter scrapes between --from and --to")
+	f.StringVar(&opts.Host, "host", "", "select series by their Hostname/hostname label")
+	f.StringVar(&opts.GPU, "gpu", "", "select series by their UUID/uuid or gpu label")
+	f.StringVar(&opts.Node, "node-instance", "", "with --prometheus: the instance label of the node's node_exporter, whose node_boot_time_seconds proves the boot")
+	f.BoolVar(&opts.RawScrapes, "raw-scrapes", false, "a prometheus file answers an instant query of a range selector (raw scrapes), not query_range")
+	return cmd
+}
+
+// importFiles are the three files an import writes, by suffix.
+var importFiles = []string{".samples.jsonl", ".summary.json", ".import.json"}
+
+func runImport(opts *importOptions) error {
+	if opts.Out == "" {
+		return usageErr("import: --out PREFIX is required")
+	}
+	if opts.Format == "" {
+		return usageErr("import: --format is required: one of %s", strings.Join(foreign.Formats, ", "))
+	}
+	if _, err := foreign.ParserFor(opts.Format); err != nil {
+		return usageErr("import: %v", err)
+	}
+	live := opts.Prometheus != ""
+	switch {
+	case live && opts.Format != foreign.FormatPrometheus:
+		return usageErr("import: --prometheus needs --format prometheus")
+	case live && len(opts.Files) > 0:
+		return usageErr("import: --prometheus reads the server, not files: %s", strings.Join(opts.Files, " "))
+	case !live && len(opts.Files) == 0:
+		return usageErr("import: no FILE given")
+	}
+	o := foreign.Options{BusyAboveMHz: opts.BusyAbove, Interval: opts.Interval, Host: opts.Host, GPU: opts.GPU, NodeInstance: opts.Node,
+		RawScrapes: opts.RawScrapes, Given: opts.set}
+	if opts.BusyAbove < 0 {
+		return usageErr("import: --busy-above-mhz %d: want a positive number of MHz", opts.BusyAbove)
+	}
+	if opts.Interval < 0 {
+		return usageErr("import: --interval %v: want a positive duration", opts.Interval)
+	}
+	if opts.Columns != "" {
+		o.Columns = strings.Split(opts.Columns, ",")
+	}
+	if opts.TZ != "" {
+		loc, err := parseZone(opts.TZ)
+		if err != nil {
+			return usageErr("import: --tz %q: %v", opts.TZ, err)
+		}
+		o.TZ, o.TZName = loc, opts.TZ
+	}
+	for _, t := range []struct {
+		flag, v string
+		to      *time.Time
+	}{{"start", opts.Start, &o.Start}, {"from", opts.From, &o.From}, {"to", opts.To, &o.To}} {
+		if t.v == "" {
+			continue
+		}
+		x, err := time.Parse(time.RFC3339Nano, t.v)
+		if err != nil {
+			return usageErr("import: --%s %q: want an RFC 3339 time like 2026-07-18T17:00:00Z", t.flag, t.v)
+		}
+		*t.to = x
+	}
+	if opts.Start != "" && opts.Interval == 0 {
+		return usageErr("import: --start needs --interval")
+	}
+	for _, s := range importFiles {
+		if _, err := os.Lstat(opts.Out + s); err == nil {
+			return usageErr("import: %s%s already exists; import never replaces a file", opts.Out, s)
+		}
+	}
+	var res *foreign.Result
+	var err error
+	if live {
+		in, _, qerr := foreign.QueryLive(opts.Prometheus, &o, &http.Client{Timeout: 60 * time.Second})
+		if qerr != nil {
+			return usageErr("import: %v", qerr)
+		}
+		res, err = foreign.ConvertLive(in, o)
+	} else {
+		var inputs []foreign.Input
+		for _, p := range opts.Files {
+			data, rerr := readInput(p)
+			if rerr != nil {
+				return usageErr("import: %v", rerr)
+			}
+			inputs = append(inputs, foreign.Input{Path: p, Data: data})
+		}
+		res, err = foreign.Convert(opts.Format, inputs, o)
+	}
+	if err != nil {
+		return usageErr("import: %v", err)
+	}
+	return writeImport(opts.Out, res)
+}
+
+// readInput reads one source file, regular and at most 1 GiB.
+func readInput(p string) ([]byte, error) {
+	f, err := clocks.OpenRegular(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > 1<<30 {
+		return nil, fmt.Errorf("%s: %d bytes, over 1 GiB", p, st.Size())
+	}
+	data := make([]byte, 0, st.Size())
+	buf := make([]byte, 1<<20)
+	for {
+		n, rerr := f.Read(buf)
+		data = append(data, buf[:n]...)
+		if rerr != nil {
+			if errors.Is(rerr, io.EOF) {
+				return data, nil
+			}
+			return nil, rerr
+		}
+	}
+}
+
+// writeImport writes the three files, each atomically and new; if one
+// cannot be written, those already written are removed.
+func writeImport(prefix string, res *foreign.Result) error {
+	rec, err := json.MarshalIndent(res.Record, "", "  ")
+	if err != nil {
+		return err
+	}
+	im, err := json.MarshalIndent(res.Import, "", "  ")
+	if err != nil {
+		return err
+	}
+	data := [][]byte{res.Stream, append(rec, '\n'), append(im, '\n')}
+	var written []string
+	for i, s := range importFiles {
+		if werr := atomicfile.WriteNew(prefix+s, data[i], 0o644); werr != nil {
+			for _, w := range written {
+				os.Remove(w)
+			}
+			return usageErr("import: %v", werr)
+		}
+		written = append(written, prefix+s)
+	}
+	return nil
+}
+
+// parseZone reads --tz: UTC, an IANA name, or an offset like -07:00.
+func parseZone(s string) (*time.Location, error) {
+	if len(s) == 6 && (s[0] == '+' || s[0] == '-') && s[3] == ':' {
+		h, err1 := strconv.Atoi(s[1:3])
+		m, err2 := strconv.Atoi(s[4:6])
+		if err1 != nil || err2 != nil || h > 14 || m > 59 {
+			return nil, fmt.Errorf("not an offset like -07:00")
+		}
+		off := h*3600 + m*60
+		if s[0] == '-' {
+			off = -off
+		}
+		return time.FixedZone(s, off), nil
+	}
+	return time.LoadLocation(s)
+}

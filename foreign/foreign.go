@@ -1,0 +1,534 @@
+// Package foreign converts GPU telemetry other recorders wrote (nvidia-smi
+// CSV logs, nvidia-smi dmon, amd-smi CSV, dcgm-exporter metrics read from
+// Prometheus) into clockgate's own stream and record (SPEC §11.4). A
+// foreign file is converted, never judged in place: one parser per format
+// behind Parser, one writer (clocks.Sample.AppendJSON, the sampler's), and
+// what a source cannot prove is written down as a clock.unproven_* code in
+// import.json for the judge, never guessed.
+package foreign
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clockgate/clockgate/clocks"
+)
+
+// The formats clockgate import reads.
+const (
+	FormatSMICSV     = "nvidia-smi-csv"
+	FormatDmon       = "nvidia-smi-dmon"
+	FormatPrometheus = "prometheus"
+)
+
+// Formats lists the formats in the order help text names them.
+var Formats = []string{FormatSMICSV, FormatDmon, FormatPrometheus}
+
+// Options are what flags say of a source.
+type Options struct {
+	// Columns are the --query-gpu names of a headerless CSV (--columns).
+	Columns []string
+	// TZ is the zone of times printed without one (--tz); nil when not
+	// given. TZName is the flag as given.
+	TZ     *time.Location
+	TZName string
+	// Start and Interval time a source with no time column (--start,
+	// --interval); Interval also stands as the record's interval_s.
+	Start    time.Time
+	Interval time.Duration
+	// BusyAboveMHz says a sample is busy when its SM clock is above it, for
+	// a source without utilization (--busy-above-mhz); 0 when not given.
+	BusyAboveMHz int
+	// From and To bound the window (--from, --to); zero when not given.
+	From, To time.Time
+	// Host and GPU select a Prometheus series by its Hostname/hostname and
+	// UUID/gpu labels; "" selects any.
+	Host, GPU string
+	// NodeInstance, for a live query, is the instance label of the node's
+	// node_exporter, whose node_boot_time_seconds is the boot identity.
+	NodeInstance string
+	// RawScrapes says a Prometheus JSON file is the answer to an instant
+	// query of a range selector (raw scrapes); without it a file is read
+	// as query_range steps (clock.unproven_coverage).
+	RawScrapes bool
+	// Given are the flags as given, by flag name, for import.json.
+	Given map[string]string
+}
+
+// Input is one source file.
+type Input struct {
+	Path string
+	Data []byte
+}
+
+// Parser reads one format.
+type Parser interface {
+	// Parse reads in into c; a refusal is a *Refusal.
+	Parse(in Input, o *Options, c *Collector) error
+}
+
+// ParserFor returns the parser of format.
+func ParserFor(format string) (Parser, error) {
+	switch format {
+	case FormatSMICSV:
+		return smiCSV{}, nil
+	case FormatDmon:
+		return dmon{}, nil
+	case FormatPrometheus:
+		return promFile{}, nil
+	}
+	return nil, fmt.Errorf("--format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+// Refusal is a source clockgate will not convert: it names the file, the
+// line and the column (1-based; 0 when not one).
+type Refusal struct {
+	Path      string
+	Line, Col int
+	Msg       string
+}
+
+func (r *Refusal) Error() string {
+	switch {
+	case r.Line == 0:
+		return fmt.Sprintf("%s: %s", r.Path, r.Msg)
+	case r.Col == 0:
+		return fmt.Sprintf("%s:%d: %s", r.Path, r.Line, r.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", r.Path, r.Line, r.Col, r.Msg)
+}
+
+func refuse(path string, line, col int, format string, args ...any) *Refusal {
+	return &Refusal{Path: path, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Not-available tokens: a value the source did not have. Where a value is
+// required they are refusals; where a reading is optional the key is left
+// out of that sample.
+var notAvailable = map[string]bool{"N/A": true, "[N/A]": true, "[Not Supported]": true, "[Unknown Error]": true,
+	"[Insufficient Permissions]": true, "[GPU is lost]": true, "": true, "-": true}
+
+// reading is one GPU's sample as a source gave it, before the stream's
+// stand-ins are filled.
+type reading struct {
+	path       string
+	line       int
+	timeCol    int
+	src        string // imported_from
+	t          time.Time
+	hasT       bool
+	index      int
+	hasIndex   bool
+	uuid, name string
+	driver     string
+	persist    string
+	pstate     string
+	vbios      string
+	sm         int
+	maxSM      int
+	apps       int
+	appsKind   int // 0 absent, 1 a value, 2 deprecated
+	mask       uint64
+	hasMask    bool
+	reasons    uint64 // per-reason columns' bits set
+	util       int
+	hasUtil    bool
+	temp       *float64
+	power      *float64
+	limit      *float64
+	module     *float64
+	memClock   *int
+	counters   map[string]int64 // event_counters_us keys, µs
+	cum        map[string]float64
+}
+
+// Collector gathers what the parsers read from every input of one leg.
+type Collector struct {
+	readings []*reading
+	// columns maps each source column read to the stream key it became.
+	columns map[string]string
+	dropped []clocks.Dropped
+	// covered is the union of the bits per-reason columns cover; masked
+	// says a full bitmask column was read; limitRead that an enforced
+	// limit was.
+	covered   uint64
+	masked    bool
+	timeZone  string
+	coverage  string // why sample times are not the source's own, or ""
+	bootID    string // a proven boot identity (node_boot_time_seconds)
+	bootWhy   string
+	sorted    bool // sort readings by time then GPU (a source read by series)
+	noIDWhere string
+}
+
+func newCollector() *Collector {
+	return &Collector{columns: map[string]string{}}
+}
+
+func (c *Collector) column(src, key string) { c.columns[src] = key }
+
+func (c *Collector) drop(path string, line int, why string) {
+	c.dropped = append(c.dropped, clocks.Dropped{File: path, Line: line, Why: why})
+}
+
+// Result is a converted leg.
+type Result struct {
+	// Stream is the native stream, one sample per line.
+	Stream []byte
+	// Record is what the stream recomputes to, stop_reason imported.
+	Record *clocks.Record
+	// Import is import.json.
+	Import *clocks.Import
+}
+
+// Convert reads inputs in format and converts them to one leg.
+func Convert(format string, inputs []Input, o Options) (*Result, error) {
+	p, err := ParserFor(format)
+	if err != nil {
+		return nil, err
+	}
+	c := newCollector()
+	if o.TZ != nil {
+		c.timeZone = o.TZName
+	}
+	sums := map[string]string{}
+	for _, in := range inputs {
+		h := sha256.Sum256(in.Data)
+		sums[in.Path] = hex.EncodeToString(h[:])
+		if err := p.Parse(in, &o, c); err != nil {
+			return nil, err
+		}
+	}
+	return finish(format, c, &o, sums)
+}
+
+// nonBenign are the bits of the clock contract that are not benign, as
+// §3 names them; a source must cover each to prove no throttle.
+var nonBenign = []uint64{0x4, 0x8, 0x10, 0x20, 0x40, 0x80, 0x200, 0x400}
+
+// gpuKey groups a source's readings by GPU.
+func (r *reading) gpuKey() string {
+	switch {
+	case r.hasIndex:
+		return fmt.Sprintf("i%d", r.index)
+	case r.uuid != "":
+		return "u" + r.uuid
+	}
+	return ""
+}
+
+type gpuState struct {
+	first, last *reading
+	index       int
+	maxSM       int
+	prev        *reading
+}
+
+func finish(format string, c *Collector, o *Options, sums map[string]string) (*Result, error) {
+	if len(c.readings) == 0 {
+		path := ""
+		for p := range sums {
+			path = p
+		}
+		return nil, refuse(path, 0, 0, "no samples")
+	}
+	if c.sorted {
+		sort.SliceStable(c.readings, func(i, j int) bool {
+			a, b := c.readings[i], c.readings[j]
+			if !a.t.Equal(b.t) {
+				return a.t.Before(b.t)
+			}
+			return a.index < b.index
+		})
+	}
+	// Per GPU: time only forward; one GPU without an identity.
+	gpus := map[string]*gpuState{}
+	var order []string
+	for _, r := range c.readings {
+		k := r.gpuKey()
+		g := gpus[k]
+		if g == nil {
+			g = &gpuState{first: r, index: r.index}
+			gpus[k] = g
+			order = append(order, k)
+		}
+		if p := g.prev; p != nil {
+			switch {
+			case r.t.Before(p.t):
+				return nil, refuse(r.path, r.line, r.timeCol, "time goes backwards for GPU %s: %s after %s (line %d)",
+					describeGPU(r), r.t.UTC().Format(time.RFC3339Nano), p.t.UTC().Format(time.RFC3339Nano), p.line)
+			case k == "" && r.t.Equal(p.t):
+				return nil, refuse(r.path, r.line, r.timeCol, "several GPUs without index or UUID: two rows at %s (lines %d and %d); log index and uuid",
+					r.t.UTC().Format(time.RFC3339Nano), p.line, r.line)
+			}
+		}
+		g.prev, g.last = r, r
+		if r.sm > g.maxSM {
+			g.maxSM = r.sm
+		}
+	}
+	// A GPU known only by UUID takes its index by order of appearance.
+	if _, ok := gpus[""]; !ok {
+		next := 0
+		for _, k := range order {
+			if strings.HasPrefix(k, "u") {
+				for used := true; used; {
+					used = false
+					if _, ok := gpus[fmt.Sprintf("i%d", next)]; ok {
+						used, next = true, next+1
+					}
+				}
+				gpus[k].index = next
+				next++
+			}
+		}
+	}
+	un := map[string][]string{}
+	note := func(code, why string) {
+		for _, w := range un[code] {
+			if w == why {
+				return
+			}
+		}
+		un[code] = append(un[code], why)
+	}
+	first := c.readings[0]
+	if first.uuid == "" {
+		note(clocks.CodeUnprovenStatic, "no GPU UUID: gpu_uuid is unproven (log uuid)")
+	}
+	if first.name == "" {
+		note(clocks.CodeUnprovenStatic, "no GPU name: gpu_name is unproven (log name)")
+	}
+	if first.driver == "" {
+		note(clocks.CodeUnprovenStatic, "no driver version: driver_version is unproven (log driver_version)")
+	}
+	if first.maxSM == 0 {
+		note(clocks.CodeUnprovenStatic, "no maximum SM clock: clocks_max_sm_mhz is unproven and stands at the highest SM clock read (log clocks.max.sm)")
+	}
+	if first.appsKind == 0 {
+		note(clocks.CodeUnprovenStatic, "no applications clock: clocks_applications_graphics_mhz is unproven and written null (log clocks.applications.graphics)")
+	}
+	if first.persist == "" {
+		note(clocks.CodeUnprovenPersistence, "no persistence mode: whether the driver stayed loaded between legs is unproven (log persistence_mode)")
+	}
+	if !c.masked {
+		var left []string
+		for _, b := range nonBenign {
+			if c.covered&b == 0 {
+				left = append(left, fmt.Sprintf("%s %s", clocks.FormatThrottle(b), clocks.ThrottleBitName(b)))
+			}
+		}
+		what := "no throttle bitmask column"
+		if c.covered != 0 {
+			what += fmt.Sprintf(" (per-reason columns and event counters cover %s)", clocks.FormatThrottle(c.covered))
+		}
+		note(clocks.CodeUnprovenThrottle, fmt.Sprintf("%s; bits not covered: %s (log clocks_event_reasons.active, or DCGM_FI_DEV_CLOCKS_EVENT_REASONS)",
+			what, strings.Join(left, ", ")))
+	}
+	if first.limit == nil {
+		note(clocks.CodeUnprovenPowerLimit, "no enforced power limit: SwPowerCap cannot be told from a throttle (log enforced.power.limit, or DCGM_FI_DEV_ENFORCED_POWER_LIMIT)")
+	}
+	if !first.hasUtil {
+		note(clocks.CodeUnprovenBusy, fmt.Sprintf("no utilization: a sample is counted busy when its SM clock is above %d MHz (--busy-above-mhz) (log utilization.gpu)", o.BusyAboveMHz))
+	}
+	if c.coverage != "" {
+		note(clocks.CodeUnprovenCoverage, c.coverage)
+	}
+	bootID := c.bootID
+	if bootID == "" {
+		bootID = clocks.Unproven
+		why := "no boot id"
+		if c.bootWhy != "" {
+			why += ": " + c.bootWhy
+		}
+		note(clocks.CodeUnprovenBoot, why+"; proven across legs only by counter continuity")
+	}
+
+	// The stream.
+	var out bytes.Buffer
+	var line []byte
+	boot := map[string]*clocks.BootCounters{}
+	for _, r := range c.readings {
+		g := gpus[r.gpuKey()]
+		s := clocks.Sample{T: r.t.UTC().Format("2006-01-02T15:04:05.000Z"), BootID: bootID, GPUIndex: g.index,
+			GPUUUID: orUnproven(r.uuid), GPUName: orUnproven(r.name), DriverVersion: orUnproven(r.driver),
+			SMClockMHz: r.sm, ClocksMaxSMMHz: r.maxSM, PersistenceMode: orUnproven(r.persist), PState: orUnproven(r.pstate),
+			TemperatureGPUC: r.temp, PowerDrawW: r.power, ClocksMemMHz: r.memClock, ImportedFrom: r.src}
+		if s.ClocksMaxSMMHz == 0 {
+			s.ClocksMaxSMMHz = g.maxSM
+		}
+		if r.appsKind == 1 {
+			s.ClocksApplicationsGraphicsMHz = &r.apps
+		}
+		bits := r.reasons
+		if c.masked {
+			bits = r.mask
+		}
+		s.ThrottleReasonsActive = clocks.FormatThrottle(bits)
+		if r.hasUtil {
+			s.UtilizationGPUPct = r.util
+		} else if r.sm > o.BusyAboveMHz {
+			s.UtilizationGPUPct = 100
+		}
+		if r.limit != nil {
+			s.EnforcedPowerLimitW = r.limit
+			s.ModuleEnforcedPowerLimitW = r.module
+		}
+		if r.counters != nil {
+			var cs clocks.Counters
+			for i, n := range clocks.CounterNames {
+				v, ok := r.counters[n]
+				if !ok {
+					return nil, refuse(r.path, r.line, 0, "event counter %s missing where the others are given", n)
+				}
+				cs.Set(i, v)
+			}
+			s.EventCountersUS = &cs
+		}
+		if r.vbios != "" {
+			v := r.vbios
+			s.VbiosVersion = &v
+		}
+		line = s.AppendJSON(line[:0])
+		out.Write(line)
+		out.WriteByte('\n')
+
+		bc := boot[r.gpuKey()]
+		if bc == nil {
+			bc = &clocks.BootCounters{GPUIndex: g.index, GPUUUID: s.GPUUUID, GPUName: s.GPUName, FirstT: s.T, Counters: map[string][2]float64{}}
+			boot[r.gpuKey()] = bc
+		}
+		bc.LastT = s.T
+		if r.power != nil && (bc.MaxPowerW == nil || *r.power > *bc.MaxPowerW) {
+			p := *r.power
+			bc.MaxPowerW = &p
+		}
+		cum := map[string]float64{}
+		for k, v := range r.cum {
+			cum[k] = v
+		}
+		for k, v := range r.counters {
+			cum[k+"_us"] = float64(v)
+		}
+		for k, v := range cum {
+			if pair, ok := bc.Counters[k]; ok {
+				pair[1] = v
+				bc.Counters[k] = pair
+			} else {
+				bc.Counters[k] = [2]float64{v, v}
+			}
+		}
+	}
+
+	// The record, as the stream recomputes to.
+	fold := clocks.NewFold()
+	if err := fold.FoldStream(bytes.NewReader(out.Bytes()), "stream"); err != nil {
+		return nil, fmt.Errorf("the converted stream is not valid: %v", err)
+	}
+	interval := o.Interval.Seconds()
+	if interval == 0 {
+		var err error
+		if interval, err = medianGap(c.readings, gpus); err != nil {
+			return nil, refuse(first.path, 0, 0, "%v; pass --interval", err)
+		}
+	}
+	rec, err := fold.Record(interval, clocks.StopImported)
+	if err != nil {
+		return nil, err
+	}
+
+	im := &clocks.Import{SHA256: sums, Format: format, Columns: c.columns, TimeZone: c.timeZone,
+		Given: o.Given, DroppedLines: c.dropped, UnprovenWhy: map[string]string{}}
+	if im.Given == nil {
+		im.Given = map[string]string{}
+	}
+	if im.DroppedLines == nil {
+		im.DroppedLines = []clocks.Dropped{}
+	}
+	for code, why := range un {
+		im.Unproven = append(im.Unproven, code)
+		im.UnprovenWhy[code] = strings.Join(why, "; ")
+	}
+	sort.Strings(im.Unproven)
+	if im.Unproven == nil {
+		im.Unproven = []string{}
+	}
+	for _, k := range order {
+		im.BootCounters = append(im.BootCounters, *boot[k])
+	}
+	return &Result{Stream: out.Bytes(), Record: rec, Import: im}, nil
+}
+
+func orUnproven(s string) string {
+	if s == "" {
+		return clocks.Unproven
+	}
+	return s
+}
+
+func describeGPU(r *reading) string {
+	switch {
+	case r.hasIndex:
+		return fmt.Sprint(r.index)
+	case r.uuid != "":
+		return r.uuid
+	}
+	return "(the only one)"
+}
+
+// medianGap is the median time between successive readings of one GPU,
+// rounded to the millisecond, in seconds.
+func medianGap(rs []*reading, gpus map[string]*gpuState) (float64, error) {
+	last := map[string]time.Time{}
+	var gaps []time.Duration
+	for _, r := range rs {
+		k := r.gpuKey()
+		if t, ok := last[k]; ok {
+			gaps = append(gaps, r.t.Sub(t))
+		}
+		last[k] = r.t
+	}
+	if len(gaps) == 0 {
+		return 0, errors.New("fewer than two samples of any one GPU: the interval cannot be inferred")
+	}
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
+	g := gaps[len(gaps)/2].Round(time.Millisecond).Seconds()
+	if g <= 0 {
+		return 0, errors.New("samples are not spaced in time")
+	}
+	return g, nil
+}
+
+// parseWhole reads a non-negative integer value, allowing a decimal point
+// with only zeros after it ("1410.000000", as DCGM prints gauges), up to
+// 2^53 (a counter of µs since the driver loaded runs past 2^32 in about an
+// hour of capping; above 2^53 a float64 is no longer exact).
+func parseWhole(s string) (int, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 && n <= 1<<53 {
+		return int(n), true
+	}
+	f, ok := parseNumber(s)
+	if !ok || f < 0 || f != math.Trunc(f) || f > 1<<53 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+func parseNumber(s string) (float64, bool) {
+	if s == "" || !(s[0] == '-' || s[0] == '.' || s[0] >= '0' && s[0] <= '9') || strings.ContainsAny(s, "xXpP_") {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockgate/clockgate/strictjson"
+)
+
+// fakeRun is what -short measures on a healthy build (timings of a run on
+// the 2-core VM), with the reader of one layout slowed as given.
+func fakeRun(slowLayout string, slow float64, outRSSMiB int64) []result {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	var rs []result
+	for _, l := range layouts {
+		sum := 2.5 * 40.0
+		if l.name == slowLayout {
+			sum *= slow
+		}
+		rs = append(rs,
+			result{tree: l.name, what: "--json", layout: true, cat: ms(40), sum: ms(sum), rss: 26 << 10},
+			result{tree: l.name, what: "--out", layout: true, cat: ms(40), sum: ms(sum * 1.5), rss: 30 << 10})
+	}
+	return append(rs,
+		result{tree: "2000 legs × 60 samples", what: "--json", cat: ms(500), sum: ms(900), rss: 40 << 10},
+		result{tree: "2000 legs × 60 samples", what: "--out", cat: ms(500), sum: ms(1900), rss: outRSSMiB << 10})
+}
+
+func TestGuardPassesAHealthyRun(t *testing.T) {
+	if bad := shortBounds.check(fakeRun("", 1, 55)); len(bad) > 0 {
+		t.Fatalf("a healthy run failed the guard: %q", bad)
+	}
+}
+
+// TestGuardFailsASlowedReader: the reader of a key order changing on
+// every line slowed back to this round's 7× cat fails the guard, naming
+// the layout, its ratio and the bound; so does a reader only just past
+// the bound.
+func TestGuardFailsASlowedReader(t *testing.T) {
+	for _, slow := range []float64{7.0 / 2.5, 4.01 / 2.5} {
+		bad := shortBounds.check(fakeRun("key order changing on every line", slow, 55))
+		if len(bad) != 1 {
+			t.Fatalf("×%.2f: want one failure, got %q", slow, bad)
+		}
+		want := "key order changing on every line: --json took"
+		if !strings.HasPrefix(bad[0], want) || !strings.HasSuffix(bad[0], "the bound is 4.00×") {
+			t.Errorf("×%.2f: message %q, want it to begin %q and name the bound 4.00×", slow, bad[0], want)
+		}
+	}
+	// At the bound exactly is within it.
+	if bad := shortBounds.check(fakeRun("CRLF line ends", 4.0/2.5, 55)); len(bad) > 0 {
+		t.Errorf("a layout at exactly the bound failed: %q", bad)
+	}
+}
+
+// TestGuardFailsMemoryGrowth: --out past the RSS bound fails the guard,
+// naming the tree, the command, its peak and the bound.
+func TestGuardFailsMemoryGrowth(t *testing.T) {
+	bad := shortBounds.check(fakeRun("", 1, 113))
+	want := []string{"2000 legs × 60 samples: --out peaked at 113.0 MiB RSS; the bound is 112 MiB"}
+	if strings.Join(bad, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got %q, want %q", bad, want)
+	}
+	if bad := shortBounds.check(fakeRun("", 1, 112)); len(bad) > 0 {
+		t.Errorf("a run at exactly the RSS bound failed: %q", bad)
+	}
+}
+
+// TestQuickLayoutIsAppendLayout: the fast rewrite of a generator's line is
+// byte for byte strictjson's, in every layout.
+func TestQuickLayoutIsAppendLayout(t *testing.T) {
+	line := []byte(`{"t":"2026-08-12T10:03:00.472Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-5f3c","gpu_name":"NVIDIA GB10","driver_version":"580.159.03","sm_clock_mhz":2480,"clocks_max_sm_mhz":3003,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":96,"temperature_gpu_c":51.5,"power_draw_w":37.79}`)
+	v, err := strictjson.ParseObject(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	n := 0
+	for _, l := range layouts {
+		if l.layout == nil {
+			continue
+		}
+		for range 5 {
+			lay := l.layout(rng)
+			got, ok := quickLayout(line, lay)
+			if want := strictjson.AppendLayout(nil, v, lay); !ok || !bytes.Equal(got, want) {
+				t.Errorf("%s (ok %v):\n got %s\nwant %s", l.name, ok, got, want)
+			}
+			n++
+		}
+	}
+	if n < 15 {
+		t.Fatalf("%d layouts compared", n)
+	}
+	if _, ok := quickLayout([]byte(`{"a":{"b":1}}`), strictjson.Layout{}); ok {
+		t.Error("a nested object was rewritten the quick way")
+	}
+}

@@ -43,6 +43,10 @@ type Leg struct {
 	PointSource   string
 	PointNotes    map[string]string
 	PointWarnings []string
+	// BenchPoints, when not nil, are the labels of the points the leg has
+	// a bench file for: a point it has none for is not warned about as
+	// having no window (it was not run in this leg).
+	BenchPoints map[string]bool
 	// Import is the leg's import.json when its record says stop_reason
 	// imported; nil otherwise.
 	Import *Import

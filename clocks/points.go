@@ -387,6 +387,9 @@ type PointMissing struct {
 	Engine string
 	Leg    *Leg
 	Why    string
+	// NoBench says the leg has no bench file for the point: it was not
+	// run there, which is no missing window to warn about.
+	NoBench bool
 }
 
 // ComparePoint judges one THROUGHPUT point (label as the report prints
@@ -403,11 +406,19 @@ func ComparePoint(label string, ours, baseline *Arm) (*PointClock, *Reason, []Po
 	for k, a := range []*Arm{ours, baseline} {
 		s := &PointSide{free: map[int]int{}, sources: map[string]bool{}}
 		busy, pm := 0, 0
+		// A share of power-managed samples means something only where a
+		// limit was recorded (SPEC §10.1): elsewhere it is absent, not 0.
+		limit := false
 		for _, l := range a.Legs {
 			if !l.Trusted() {
 				continue
 			}
 			legs++
+			if l.Fold != nil {
+				for _, g := range l.Fold.GPUs {
+					limit = limit || g.Managed != nil
+				}
+			}
 			lp := l.Points[label]
 			if lp == nil {
 				why := l.PointNotes[label]
@@ -422,7 +433,7 @@ func ComparePoint(label string, ours, baseline *Arm) (*PointClock, *Reason, []Po
 				default:
 					why = "no vLLM date for it"
 				}
-				missing = append(missing, PointMissing{a.Engine, l, why})
+				missing = append(missing, PointMissing{a.Engine, l, why, l.BenchPoints != nil && !l.BenchPoints[label]})
 				continue
 			}
 			s.sources[lp.Source] = true
@@ -434,7 +445,7 @@ func ComparePoint(label string, ours, baseline *Arm) (*PointClock, *Reason, []Po
 			}
 			s.freeSum.AddSum(lp.FreeSum)
 		}
-		if busy > 0 {
+		if busy > 0 && limit {
 			s.PowerManagedPct = ptr(round2(float64(pm) * 100 / float64(busy)))
 		}
 		if h := summarizeMap(s.free); h.n > 0 {

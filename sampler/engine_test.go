@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clockgate/clockgate/clocks"
 )
@@ -237,5 +239,48 @@ func TestMemoryPeaks(t *testing.T) {
 	}
 	if err := WriteMemoryRecord(path, rec); err == nil {
 		t.Errorf("a memory record was replaced")
+	}
+}
+
+// An interval shorter than HoldFactor times the probe's reading is refused
+// before anything runs, naming the interval the sampler can hold: here a
+// fake nvidia-smi that takes 400 ms to answer, measured.
+func TestHoldRefused(t *testing.T) {
+	t.Parallel()
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{SleepMS: 400}, {}}})
+	cfg := testConfig(t)
+	cfg.ProbeLatency = 0
+	cfg.Interval = time.Second
+	var smi *SMI
+	open := func(ctx context.Context) (Backend, error) {
+		b, err := Open(ctx, Options{Kind: KindSMI, SMIPath: path, Logf: t.Logf})
+		smi, _ = b.(*SMI)
+		return b, err
+	}
+	_, err := New(context.Background(), cfg, open)
+	if smi == nil {
+		t.Fatalf("no nvidia-smi backend: %v", err)
+	}
+	lat := smi.ProbeLatency()
+	hold := (3*lat + 10*time.Millisecond - 1).Truncate(10 * time.Millisecond)
+	want := fmt.Sprintf("invalid sampler configuration: --interval 1s is shorter than 3 × %.3f s, the time one reading took at the probe: this sampler cannot hold it on this box (a reading over 3 intervals is a gap that voids the leg, clock.coverage); use --interval %v or more (reading %s)",
+		lat.Seconds(), hold, smi.Name())
+	if lat < 400*time.Millisecond || !errors.Is(err, ErrConfig) || err.Error() != want {
+		t.Fatalf("probe %v; err %v\nwant %s", lat, err, want)
+	}
+	if _, err := os.Stat(StreamPath(cfg.Prefix)); err == nil {
+		t.Errorf("a stream was started")
+	}
+	// An interval of HoldFactor times what the probe measured is held.
+	cfg.Interval = hold
+	cfg.ProbeLatency = lat
+	s, err := New(context.Background(), cfg, opener(smi))
+	if err != nil {
+		t.Fatalf("interval %v for a %v probe: %v", hold, lat, err)
+	}
+	s.Close()
+	cfg.Interval = HoldFactor*lat - time.Nanosecond
+	if _, err := New(context.Background(), cfg, opener(smi)); !errors.Is(err, ErrConfig) {
+		t.Errorf("interval %v for a %v probe: %v", cfg.Interval, lat, err)
 	}
 }

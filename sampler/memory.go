@@ -62,6 +62,12 @@ func (m *MemoryPeaks) Add(samples []*clocks.Sample, hostRSSMiB *float64) {
 	}
 }
 
+// AddHostRSS folds a host RSS read apart from the readings (the sampler
+// reads it beside them): it counts toward the peak, not toward N.
+func (m *MemoryPeaks) AddHostRSS(mib float64) {
+	m.rss, m.hasRSS = math.Max(m.rss, mib), true
+}
+
 // N is the number of readings folded.
 func (m *MemoryPeaks) N() int { return m.n }
 

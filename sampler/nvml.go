@@ -258,7 +258,9 @@ type nvmlLib interface {
 // in one pass over their handles per reading. Each field is the NVML call
 // nvidia-smi answers the same query field with.
 type NVML struct {
-	lib nvmlLib
+	// probe is how long the probe's reading took.
+	probe time.Duration
+	lib   nvmlLib
 	// devs are the handles of the GPUs read, in the order of gpus (sorted
 	// by index).
 	devs     []nvmlDevice
@@ -420,7 +422,10 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 	if n.energyField {
 		n.reqs = append(n.reqs, nvmlFieldReq{ID: nvmlFieldTotalEnergy, Scope: n.energyScope})
 	}
-	if _, err := n.Read(context.Background(), time.Now(), "probe"); err != nil {
+	began := time.Now()
+	_, err = n.Read(context.Background(), began, "probe")
+	n.probe = time.Since(began)
+	if err != nil {
 		return nil, err
 	}
 	ok = true
@@ -459,6 +464,9 @@ func (n *NVML) probeEnergy(logf func(string, ...any)) {
 		logf("NVML: optional field %s dropped: neither %s (field %d) nor %s answers", FieldEnergy, symFieldValues, nvmlFieldTotalEnergy, symTotalEnergy)
 	}
 }
+
+// ProbeLatency is how long the probe's reading took.
+func (n *NVML) ProbeLatency() time.Duration { return n.probe }
 
 // onGPU is "GPU 2: " where several GPUs are read, "" for one.
 func (n *NVML) onGPU(gpu int) string {

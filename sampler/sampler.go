@@ -112,6 +112,10 @@ type Config struct {
 	// port without a listener a process in ProcRoot holds, is ErrEngine.
 	EnginePIDs  []int
 	EnginePorts []int
+	// ProbeLatency, when not zero, stands for the backend's measured
+	// probe reading in the interval check (for tests: a fake's latency on
+	// a loaded test machine is not a GPU's).
+	ProbeLatency time.Duration
 	// MemoryOut names the memory record's file (SPEC §2.2); "" means
 	// MemoryPath(Prefix) where Prefix is TREE/clocks/<model>/<engine>/r<N>,
 	// and no memory record elsewhere. An existing file is ErrExists.
@@ -193,7 +197,7 @@ type Sampler struct {
 	// own processes (nil where it names none).
 	memPath string
 	mem     MemoryPeaks
-	rss     *HostRSS
+	rss     *rssReader
 }
 
 // checkConfig refuses what cannot give a valid leg, before anything starts.
@@ -284,6 +288,10 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (Backend, e
 	if s.backend, err = open(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.checkHold(); err != nil {
+		s.backend.Close()
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(s.paths[0]), 0o755); err != nil {
 		s.backend.Close()
 		return nil, err
@@ -368,6 +376,35 @@ func ReadBootID(path string) (string, error) {
 	return id, nil
 }
 
+// HoldFactor is how many times the slowest reading at the probe an
+// --interval must be: a reading that takes longer than clocks.MaxGapIntervals
+// intervals is a gap that voids the leg (clock.coverage), so an interval
+// shorter than this is refused before anything runs, not found too short
+// when the leg is over.
+const HoldFactor = 3
+
+// ProbeTimer is a backend that measured its reading at the probe.
+type ProbeTimer interface {
+	// ProbeLatency is how long the probe's reading took.
+	ProbeLatency() time.Duration
+}
+
+// checkHold refuses (ErrConfig) an interval shorter than HoldFactor times
+// the probe's reading, naming the interval the sampler can hold.
+func (s *Sampler) checkHold() error {
+	lat := s.cfg.ProbeLatency
+	pt, ok := s.backend.(ProbeTimer)
+	if lat == 0 && ok {
+		lat = pt.ProbeLatency()
+	}
+	if lat <= 0 || s.cfg.Interval >= HoldFactor*lat {
+		return nil
+	}
+	hold := (HoldFactor*lat + 10*time.Millisecond - 1).Truncate(10 * time.Millisecond)
+	return fmt.Errorf("%w: --interval %v is shorter than %d × %.3f s, the time one reading took at the probe: this sampler cannot hold it on this box (a reading over %d intervals is a gap that voids the leg, clock.coverage); use --interval %v or more (reading %s)",
+		ErrConfig, s.cfg.Interval, HoldFactor, lat.Seconds(), clocks.MaxGapIntervals, hold, s.backend.Name())
+}
+
 // engineWhat says how an engine process was named, for status lines.
 func engineWhat(e clocks.Engine) string {
 	if port, ok := strings.CutPrefix(e.How, clocks.EnginePortPrefix); ok {
@@ -430,6 +467,12 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	}
 	s.ran = true
 	defer s.backend.Close()
+	defer func() {
+		// A run that ends without its memory record ends its RSS reader.
+		if s.rss != nil {
+			s.rss.stop()
+		}
+	}()
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -614,21 +657,72 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	return res, nil
 }
 
-// addMemory folds one reading into the memory record, with the host RSS
-// of the leg's own processes read now.
+// addMemory folds one reading into the memory record, and asks the host
+// RSS reader for the leg's own processes' RSS now. That reader runs beside
+// the readings (a walk of /proc takes milliseconds to tens of them on a
+// loaded box, which the interval must not pay): a reading that comes while
+// it still reads the one before is read once it is done.
 func (s *Sampler) addMemory(rows []*clocks.Sample) {
 	if s.memPath == "" {
 		return
 	}
 	if s.mem.N() == 0 {
-		s.rss = NewHostRSS(s.procRoot, s.rssRoots()...)
+		if h := NewHostRSS(s.procRoot, s.rssRoots()...); h != nil {
+			s.rss = startRSSReader(h)
+		}
 	}
-	var rss *float64
+	s.mem.Add(rows, nil)
 	if s.rss != nil {
-		mib, _ := s.rss.Read()
-		rss = &mib
+		s.rss.kick()
 	}
-	s.mem.Add(rows, rss)
+}
+
+// rssReader reads the host RSS of the leg's own processes when kicked, in
+// a goroutine of its own, keeping the largest.
+type rssReader struct {
+	h     *HostRSS
+	kicks chan struct{}
+	done  chan struct{}
+	mu    sync.Mutex
+	peak  float64
+	reads int
+}
+
+func startRSSReader(h *HostRSS) *rssReader {
+	r := &rssReader{h: h, kicks: make(chan struct{}, 1), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for range r.kicks {
+			mib, _ := r.h.Read()
+			r.mu.Lock()
+			r.peak = max(r.peak, mib)
+			r.reads++
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+// kick asks for a read; one asked for while another is under way waits
+// for it, and a third is the same read as the second.
+func (r *rssReader) kick() {
+	select {
+	case r.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the reader once the read asked for last is done (within
+// tenantWait) and returns the largest RSS read, and how many reads.
+func (r *rssReader) stop() (float64, int) {
+	close(r.kicks)
+	select {
+	case <-r.done:
+	case <-time.After(tenantWait):
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.peak, r.reads
 }
 
 // rssRoots are the roots of the leg's own processes whose host RSS is the
@@ -647,6 +741,12 @@ func (s *Sampler) rssRoots() []int {
 func (s *Sampler) writeMemory(res *Result) {
 	if s.memPath == "" {
 		return
+	}
+	if s.rss != nil {
+		if peak, reads := s.rss.stop(); reads > 0 {
+			s.mem.AddHostRSS(peak)
+		}
+		s.rss = nil
 	}
 	rec, err := s.mem.Record()
 	if err == nil {

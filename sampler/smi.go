@@ -48,6 +48,8 @@ type SMIOptions struct {
 // so a wrapper's children never outlive a reading.
 type SMI struct {
 	path string
+	// probe is how long the probe's reading took (the call that answered).
+	probe time.Duration
 	// gpus are the GPUs read, sorted by index; ids is them as -i takes them.
 	gpus     []int
 	ids      string
@@ -120,7 +122,9 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 	optional := OptionalQueryFields()
 	for {
 		fields := append(QueryFields(throttle), optional...)
+		began := time.Now()
 		out, err := s.query(pctx, fields)
+		s.probe = time.Since(began)
 		var qe *queryError
 		if errors.As(err, &qe) {
 			if m := rejectedRE.FindStringSubmatch(qe.output); m != nil {
@@ -168,6 +172,9 @@ func NewSMI(ctx context.Context, o SMIOptions) (*SMI, error) {
 		return s, nil
 	}
 }
+
+// ProbeLatency is how long the probe's reading took.
+func (s *SMI) ProbeLatency() time.Duration { return s.probe }
 
 // smiNotFound is nvidia-smi's exit status for "a query to find an object was
 // unsuccessful" (nvidia-smi(1), RETURN VALUE), which an -i naming no GPU

@@ -373,11 +373,26 @@ func (w *walker) load(k legKey, lf *legFiles, trace bool) *Leg {
 	// The bench points first: their dates are windows the stream's fold
 	// counts in the same pass.
 	bench := w.loadBench(l, base, lf)
-	l.Clock = w.loadClock(clocks.LegFiles{Name: l.Name(), Engine: k.engine, Run: k.run, Root: w.root,
+	files := clocks.LegFiles{Name: l.Name(), Engine: k.engine, Run: k.run, Root: w.root,
 		RecordPath: path.Join(subtreeClocks, base) + recordSuffix,
 		StreamPath: path.Join(subtreeClocks, base) + streamSuffix, Trace: trace,
-		Points: w.pointEvidence(l, lf)}, lf)
+		Points: w.pointEvidence(l, lf)}
+	l.Clock = w.loadClock(files, lf)
 	l.Reasons = append(l.Reasons, l.Clock.Reasons...)
+	l.Clock.BenchPoints = map[string]bool{}
+	for _, p := range l.Points {
+		l.Clock.BenchPoints[p.ID.Label()] = true
+	}
+	if ev := files.Points; ev != nil && ev.MarksPath != "" {
+		named := map[string]bool{}
+		for _, m := range ev.Marks {
+			if !l.Clock.BenchPoints[m.Point] && !named[m.Point] {
+				named[m.Point] = true
+				l.benchWarnings = append(l.benchWarnings, fmt.Sprintf("%s/%s/%s: %s marks point %s, which no bench file of the leg has: a mislabelled mark (--point), or a point whose result was not saved in bench/%s/",
+					k.model, k.engine, l.Name(), ev.MarksPath, m.Point, base))
+			}
+		}
+	}
 	for _, msg := range l.Clock.PointWarnings {
 		l.benchWarnings = append(l.benchWarnings, fmt.Sprintf("%s/%s/%s: %s", k.model, k.engine, l.Name(), msg))
 	}

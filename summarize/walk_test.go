@@ -601,3 +601,47 @@ func TestBadArmAsBaseline(t *testing.T) {
 		}
 	}
 }
+
+// TestPointWarningsNameWhatWasRun: a point a leg has no bench file for was
+// not run there, and is never warned about as having no clock window (here
+// windows come from vLLM dates, and the leg lacks 8/inf's result); a mark
+// whose point no bench file of the leg has is named (a mislabelled
+// --point).
+func TestPointWarningsNameWhatWasRun(t *testing.T) {
+	root := copyTree(t, "points-drift-dates")
+	s := run(t, root)
+	before := false
+	for _, w := range s.Warnings {
+		before = before || strings.Contains(w, "point 8/inf has no clock window")
+	}
+	must(t, os.Remove(filepath.Join(root, "bench", llama, "fastengine", "r1", "c8.json")))
+	s = run(t, root)
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "fastengine/r1: point 8/inf has no clock window") {
+			t.Errorf("a point the leg did not run warned about: %s", w)
+		}
+	}
+	if before {
+		t.Fatalf("the tree warned about 8/inf before its result was removed")
+	}
+	for _, c := range s.Comparisons {
+		for _, p := range c.Throughput.Points {
+			if p.ID.Label() == "8/inf" && p.Clock != nil && p.Clock.Judged {
+				t.Errorf("8/inf judged on its clock without a window in fastengine/r1")
+			}
+		}
+	}
+
+	root = copyTree(t, "points-drift")
+	marks := filepath.Join(root, "clocks", llama, "fastengine", "r2.points.jsonl")
+	f, err := os.OpenFile(marks, os.O_APPEND|os.O_WRONLY, 0o644)
+	must(t, err)
+	_, err = f.WriteString(`{"point":"64/inf","event":"begin","t":"2026-08-12T09:09:00.000Z"}` + "\n" + `{"point":"64/inf","event":"end","t":"2026-08-12T09:09:30.000Z","exit":0}` + "\n")
+	must(t, err)
+	must(t, f.Close())
+	s = run(t, root)
+	want := llama + "/fastengine/r2: clocks/" + llama + "/fastengine/r2.points.jsonl marks point 64/inf, which no bench file of the leg has: a mislabelled mark (--point), or a point whose result was not saved in bench/" + llama + "/fastengine/r2/"
+	if !slices.Contains(s.Warnings, want) {
+		t.Errorf("warnings %q\nwant %q", s.Warnings, want)
+	}
+}

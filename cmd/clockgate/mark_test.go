@@ -176,11 +176,12 @@ func TestMarkWaitsForTheStream(t *testing.T) {
 	t.Run("right after sample &", func(t *testing.T) {
 		t.Parallel()
 		l := tools.leg(t, nil)
-		smp := l.start("", "sample", "--out", l.prefix, "--interval", recInterval.String(), "--backend", "nvidia-smi")
+		smp := l.start("", "sample", "--out", l.prefix, "--interval", "1s", "--backend", "nvidia-smi")
 		code, _, stderr := l.run("", "mark", "--out", l.prefix, "--point", "8/inf", "--", "sleep", "0.3")
 		if code != 0 {
 			t.Fatalf("mark: exit %d; stderr:\n%s", code, stderr)
 		}
+		l.waitLines(1) // a sampler stopped before its first sample writes no record
 		smp.cmd.Process.Signal(syscall.SIGTERM)
 		if code := smp.wait(t); code != 0 {
 			t.Fatalf("sample: exit %d; stderr:\n%s", code, smp.stderr.String())

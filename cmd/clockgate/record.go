@@ -146,7 +146,15 @@ func runRecord(opts *recordOptions) error {
 	}()
 
 	res, runErr := smp.Run(ctx, stop)
-	printVerdict(opts.IO, "record", opts.flags.out, res)
+	note := ""
+	select {
+	case <-exited:
+		if ws, ok := child.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			note = fmt.Sprintf("; but %s was killed by signal %d (%v): its run did not finish, so its results are not a leg's", name, int(ws.Signal()), ws.Signal())
+		}
+	default:
+	}
+	printVerdict(opts.IO, "record", opts.flags.out, res, note)
 	select {
 	case <-exited:
 	default:

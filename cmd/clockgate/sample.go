@@ -22,6 +22,11 @@ import (
 // file, for tests.
 const bootIDFileEnv = "CLOCKGATE_BOOT_ID_FILE"
 
+// probeLatencyEnv names the environment variable that stands for the
+// probe's measured reading time in the interval check, for tests (a fake
+// on a loaded test machine is not a GPU).
+const probeLatencyEnv = "CLOCKGATE_TEST_PROBE_LATENCY"
+
 // recordingFlags are the flags sample and record share.
 type recordingFlags struct {
 	out         string
@@ -95,16 +100,21 @@ func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) 
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(s.ErrOut, "clockgate %s: %s\n", name, fmt.Sprintf(format, args...))
 	}
+	var probe time.Duration
+	if v := os.Getenv(probeLatencyEnv); v != "" {
+		probe, _ = time.ParseDuration(v)
+	}
 	cfg := sampler.Config{
-		Prefix:      f.out,
-		Interval:    f.interval,
-		MaxDuration: f.maxDuration,
-		PID:         pid,
-		BootIDFile:  bootIDFile,
-		Logf:        logf,
-		EnginePIDs:  f.enginePIDs,
-		EnginePorts: f.enginePorts,
-		MemoryOut:   f.memoryOut,
+		ProbeLatency: probe,
+		Prefix:       f.out,
+		Interval:     f.interval,
+		MaxDuration:  f.maxDuration,
+		PID:          pid,
+		BootIDFile:   bootIDFile,
+		Logf:         logf,
+		EnginePIDs:   f.enginePIDs,
+		EnginePorts:  f.enginePorts,
+		MemoryOut:    f.memoryOut,
 	}
 	open := func(ctx context.Context) (sampler.Backend, error) {
 		return sampler.Open(ctx, sampler.Options{Kind: f.backend, GPUs: f.gpus, Logf: logf})
@@ -116,19 +126,20 @@ func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) 
 // prints the verdict in one line on errOut: ok, or the reason codes. When
 // the sampler wrote no record (res says so), there is nothing to check:
 // the leg is clock.missing, and the line says so instead of pointing at a
-// record that is not there, or is not the sampler's.
-func printVerdict(s *IO, name, prefix string, res *sampler.Result) {
+// record that is not there, or is not the sampler's. note, when not empty,
+// ends the line (what the clock cannot say: a command killed by a signal).
+func printVerdict(s *IO, name, prefix string, res *sampler.Result, note string) {
 	if res == nil || res.Record == nil {
-		fmt.Fprintf(s.ErrOut, "clockgate %s: verdict: %s (no record was written, so this leg has no clock evidence: measure it again)\n", name, clocks.CodeMissing)
+		fmt.Fprintf(s.ErrOut, "clockgate %s: verdict: %s (no record was written, so this leg has no clock evidence: measure it again)%s\n", name, clocks.CodeMissing, note)
 		return
 	}
 	rec := sampler.RecordPath(prefix)
 	leg := clocks.LoadLeg(clocks.LegFiles{Name: filepath.Base(prefix), RecordPath: rec, StreamPath: sampler.StreamPath(prefix)})
 	if leg.Eligible() {
-		fmt.Fprintf(s.ErrOut, "clockgate %s: verdict: ok\n", name)
+		fmt.Fprintf(s.ErrOut, "clockgate %s: verdict: ok%s\n", name, note)
 		return
 	}
-	fmt.Fprintf(s.ErrOut, "clockgate %s: verdict: %s (clockgate check %s says why)\n", name, strings.Join(clocks.Codes(leg.Reasons), " "), rec)
+	fmt.Fprintf(s.ErrOut, "clockgate %s: verdict: %s (clockgate check %s says why)%s\n", name, strings.Join(clocks.Codes(leg.Reasons), " "), rec, note)
 }
 
 // samplerExit gives a sampler error its exit code: setup errors about the
@@ -279,7 +290,7 @@ func runSample(opts *sampleOptions) error {
 		}
 	}()
 	res, err := smp.Run(ctx, stop)
-	printVerdict(opts.IO, "sample", opts.flags.out, res)
+	printVerdict(opts.IO, "sample", opts.flags.out, res, "")
 	if err != nil {
 		return samplerExit(err)
 	}

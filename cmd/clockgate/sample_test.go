@@ -79,11 +79,14 @@ func (tools *recTools) leg(t *testing.T, cfg map[string]any) *recLeg {
 	if err := os.WriteFile(filepath.Join(smiDir, "fakesmi.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{recAsMainEnv + "=1", bootIDFileEnv + "=" + tools.bootFile, "PATH=" + smiDir + ":" + os.Getenv("PATH")}
+	// The fake's time to answer on a loaded test machine is not a GPU's:
+	// the interval check (TestIntervalTheSamplerCannotHold) is given 1 ns
+	// for it, unless a test means to measure.
+	env := []string{recAsMainEnv + "=1", bootIDFileEnv + "=" + tools.bootFile, "PATH=" + smiDir + ":" + os.Getenv("PATH"), probeLatencyEnv + "=1ns"}
 	// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER choose the GPUs without
 	// --gpu: a test sets them when it means to, never the box it runs on.
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, bootIDFileEnv+"=") &&
+		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, bootIDFileEnv+"=") && !strings.HasPrefix(kv, probeLatencyEnv+"=") &&
 			!strings.HasPrefix(kv, sampler.EnvCUDAVisibleDevices+"=") && !strings.HasPrefix(kv, sampler.EnvCUDADeviceOrder+"=") {
 			env = append(env, kv)
 		}
@@ -156,7 +159,28 @@ func (l *recLeg) run(stdin string, args ...string) (code int, stdout, stderr str
 // waitLines waits until the stream holds at least n whole lines.
 func (l *recLeg) waitLines(n int) {
 	l.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	l.waitLinesWithin(n, 10*time.Second)
+}
+
+// parsedRecordIfAny is the leg's record as check reads it, nil when there
+// is none or it does not parse.
+func (l *recLeg) parsedRecordIfAny() *clocks.Record {
+	data, err := os.ReadFile(l.record())
+	if err != nil {
+		return nil
+	}
+	rec, err := clocks.ParseRecord(data)
+	if err != nil {
+		return nil
+	}
+	return rec
+}
+
+// waitLinesWithin waits up to limit until the stream holds at least n whole
+// lines.
+func (l *recLeg) waitLinesWithin(n int, limit time.Duration) {
+	l.t.Helper()
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		data, _ := os.ReadFile(l.stream())
 		if bytes.Count(data, []byte("\n")) >= n {

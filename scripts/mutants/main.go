@@ -41,9 +41,9 @@ var foreignPkg = []string{"./foreign/"}
 
 // fcPkgs run the tests that judge SPEC §11.1's recording, by name.
 var fcPkgs = []string{"-run=^(TestForeignProcess|TestComputeProcessesValidated|TestPortListeners|TestPortListenersRefused|TestHostRSS|TestMemoryPath|TestMemoryPeaks|" +
-	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestCSVQueryFieldsOrder|" +
+	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestAMDRealPartition|TestAMDRealOutputs|TestCSVQueryFieldsOrder|" +
 	"TestRecordEngineNamed|TestSampleEnginePIDList|TestEngineRefusedAtStart|TestRecordWritesMemory|TestMarkWaitsForTheStream|TestMarkRefuses|" +
-	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg)$",
+	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestIntervalTheSamplerCannotHold|TestRecordVerdictNamesTheSignal|TestGolden|TestPointWarningsNameWhatWasRun)$",
 	"./clocks/", "./sampler/", "./summarize/", "./cmd/clockgate/"}
 
 var mutations = []mutation{
@@ -438,11 +438,11 @@ var mutations = []mutation{
 	{"F12", "a peak of 0 MiB accepted", "sampler/memory.go",
 		"	case !(m.gpu > 0):", "	case false:", fcPkgs},
 	{"F13", "a memory record replaced", "sampler/memory.go",
-		"	return atomicfile.WriteNew(path, rec.JSON(), 0o644)", "	return os.WriteFile(path, rec.JSON(), 0o644)", fcPkgs},
+		"	return atomicfile.WriteNew(path, rec.JSON(), 0o644)", "	os.Remove(path)\n	return atomicfile.WriteNew(path, rec.JSON(), 0o644)", fcPkgs},
 	{"F14", "a reparented worker's RSS dropped", "sampler/memory.go",
-		"		if start[pid] == st {", "		if false {", fcPkgs},
+		"		if start[pid] == st {", "		if start[pid] == st && false {", fcPkgs},
 	{"F15", "a reused pid's RSS counted", "sampler/memory.go",
-		"		if start[pid] == st {", "		if true {", fcPkgs},
+		"		if start[pid] == st {", "		if start[pid] == st || true {", fcPkgs},
 	{"F16", "the memory path for a prefix outside the layout", "sampler/memory.go",
 		"!legRE.MatchString(run) || ", "", fcPkgs},
 	{"F17", "an existing memory record not refused at start", "sampler/sampler.go",
@@ -467,6 +467,18 @@ var mutations = []mutation{
 		"				if !w.tooDeep(subtreeBench, r) {", "				if true {", fcPkgs},
 	{"F27", "a memory or clocks directory one level too deep not named", "summarize/walk.go",
 		"			if suffix == \"\" && w.tooDeep(subtree, f) {", "			if false {", fcPkgs},
+	{"F28", "an interval the sampler cannot hold accepted", "sampler/sampler.go",
+		"	if lat <= 0 || s.cfg.Interval >= HoldFactor*lat {", "	if true {", fcPkgs},
+	{"F29", "the interval held to 1 × the probe's reading", "sampler/sampler.go",
+		"const HoldFactor = 3", "const HoldFactor = 1", fcPkgs},
+	{"F30", "record's verdict silent on a command killed by a signal", "cmd/clockgate/record.go",
+		"ok && ws.Signaled() {\n			note =", "ok && ws.Signaled() && false {\n			note =", fcPkgs},
+	{"F31", "a point's power-managed share shown where no limit was recorded", "clocks/points.go",
+		"		if busy > 0 && limit {", "		if busy > 0 {", fcPkgs},
+	{"F32", "a point a leg did not run warned about as having no window", "ratio/ratio.go",
+		"			if m.NoBench {", "			if false {", fcPkgs},
+	{"F33", "a mark whose point no bench file has not named", "summarize/summarize.go",
+		"			if !l.Clock.BenchPoints[m.Point] && !named[m.Point] {", "			if false {", fcPkgs},
 	{"SG1", "the scale guard's ratio to cat never fails", "scripts/scale/main.go",
 		`r.what == "--json" && r.layout && ratio > b.MaxRatio`, `r.what == "--json" && r.layout && false`, scalePkg},
 	{"SG2", "the scale guard's ratio bound widened to 8× cat", "scripts/scale/main.go",

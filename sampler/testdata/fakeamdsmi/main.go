@@ -78,6 +78,10 @@ type config struct {
 	// ROCm 7 do so too).
 	ROCm            string `json:"rocm"`
 	OldPartitionKey bool   `json:"old_partition_key"`
+	// Partition, when set for a GPU (keyed by its index), is printed as
+	// its static partition object as it is written (a test gives the
+	// object of a real answer).
+	Partition map[string]json.RawMessage `json:"partition"`
 	// GPUs is the number of GPUs (default 1); XCDs per GPU (default 8).
 	GPUs int `json:"gpus"`
 	XCDs int `json:"xcds"`
@@ -236,7 +240,7 @@ func (c config) static() any {
 				"device_id", "0x74a1", "target_graphics_version", "gfx942"),
 			"driver", obj("name", "amdgpu", "version", v["driver"]),
 			"limit", limit,
-			"partition", c.partition(v)))
+			"partition", c.partition(i, v)))
 	}
 	return out
 }
@@ -245,7 +249,10 @@ func (c config) static() any {
 // compute partition accelerator_partition, with the memory allocation
 // mode amd-smi 26 adds (amdsmi_cli/amdsmi_commands.py); older ones
 // compute_partition.
-func (c config) partition(v map[string]any) *ordered {
+func (c config) partition(i int, v map[string]any) any {
+	if raw, ok := c.Partition[strconv.Itoa(i)]; ok {
+		return raw
+	}
 	if c.ROCm == "7" && !c.OldPartitionKey {
 		return obj("accelerator_partition", v["compute_partition"], "memory_partition", v["memory_partition"], "partition_id", 0,
 			"compute_partition_mem_alloc_mode", "CAPPING")

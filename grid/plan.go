@@ -136,19 +136,19 @@ func (e *PlanError) Error() string {
 }
 
 type rawPlan struct {
-	Tree              *string       `toml:"tree"`
-	Model             *string       `toml:"model"`
-	ModelDir          *string       `toml:"model_dir"`
-	GPUs              *string       `toml:"gpus"`
-	Port              *int64        `toml:"port"`
-	Repeats           *int64        `toml:"repeats"`
-	AllowUnderpowered bool          `toml:"allow_underpowered"`
-	Order             *string       `toml:"order"`
-	Seed              *int64        `toml:"seed"`
-	Interval          *string       `toml:"interval"`
-	Engine            []rawEngine   `toml:"engine"`
-	Bench             *rawBench     `toml:"bench"`
-	Cooldown          *rawCooldown  `toml:"cooldown"`
+	Tree              *string      `toml:"tree"`
+	Model             *string      `toml:"model"`
+	ModelDir          *string      `toml:"model_dir"`
+	GPUs              *string      `toml:"gpus"`
+	Port              *int64       `toml:"port"`
+	Repeats           *int64       `toml:"repeats"`
+	AllowUnderpowered bool         `toml:"allow_underpowered"`
+	Order             *string      `toml:"order"`
+	Seed              *int64       `toml:"seed"`
+	Interval          *string      `toml:"interval"`
+	Engine            []rawEngine  `toml:"engine"`
+	Bench             *rawBench    `toml:"bench"`
+	Cooldown          *rawCooldown `toml:"cooldown"`
 }
 
 type rawEngine struct {

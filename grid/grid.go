@@ -323,7 +323,7 @@ func (g *grid) run(ctx context.Context) error {
 			return err
 		}
 		legs := strings.Fields(OrderString(g.legs))
-		if err := g.j.write(Event{Event: EvGridStart, PlanSHA256: g.p.SHA256, Order: g.p.Order, Seed: g.seed, Legs: legs,
+		if err := g.j.write(Event{Event: EvGridStart, PlanSHA256: g.p.SHA256, Model: g.p.ModelDir, Order: g.p.Order, Seed: g.seed, Legs: legs,
 			BootID: g.bootID, GPUUUIDs: g.uuids, Driver: g.driver, IdleTempC: g.idle}); err != nil {
 			return stopped("%v", err)
 		}

@@ -35,6 +35,7 @@ type Event struct {
 	T     string `json:"t"`
 	// grid.start (and grid.resume: the same identity, checked).
 	PlanSHA256 string    `json:"plan_sha256,omitempty"`
+	Model      string    `json:"model,omitempty"`
 	Order      string    `json:"order,omitempty"`
 	Seed       *int64    `json:"seed,omitempty"`
 	Legs       []string  `json:"legs,omitempty"`

@@ -113,7 +113,7 @@ func (g *grid) finish() error {
 		v := g.verdicts[n]
 		start, wait, tries := "(earlier run)", "", ""
 		if v.tries > 0 {
-			start, wait, tries = temps(v.temps), (time.Duration(v.wait*float64(time.Second))).Round(time.Second).String(), fmt.Sprint(v.tries)
+			start, wait, tries = temps(v.temps), (time.Duration(v.wait * float64(time.Second))).Round(time.Second).String(), fmt.Sprint(v.tries)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", l.Slot, n, l.Block, start, wait, tries, v.verdict)
 	}

@@ -60,7 +60,7 @@ func main() {
 		"median_itl_ms": 10.5, "median_tpot_ms": 11.2, "median_ttft_ms": 55.7,
 		"model_id": "facebook/opt-125m", "num_prompts": n,
 		"output_throughput": float64(outTok) / 2.0,
-		"p99_itl_ms": 29.8, "p99_tpot_ms": 12.0, "p99_ttft_ms": 734.4,
+		"p99_itl_ms":        29.8, "p99_tpot_ms": 12.0, "p99_ttft_ms": 734.4,
 		"request_goodput": nil, "request_rate": *rate,
 		"request_throughput": float64(n) / 2.0, "rtfx": 0.0,
 		"std_itl_ms": 3.5, "std_tpot_ms": 0.6, "std_ttft_ms": 292.1,

@@ -69,6 +69,11 @@ type Sample struct {
 	// VbiosVersion is the GPU's VBIOS version (vbios_version), a static
 	// field where the driver gives it; nil where it does not.
 	VbiosVersion *string
+	// MemoryUsedMiB is the GPU memory used (memory_used_mib: nvidia-smi's
+	// memory.used, NVML's nvmlDeviceGetMemoryInfo, amd-smi's used VRAM),
+	// in MiB, the memory record's evidence (SPEC §11.1); nil when not
+	// sampled.
+	MemoryUsedMiB *float64
 }
 
 // Counters are the driver's clock event counters
@@ -235,6 +240,10 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 	if s.VbiosVersion != nil {
 		b = append(b, `,"vbios_version":`...)
 		b = appendString(b, *s.VbiosVersion)
+	}
+	if s.MemoryUsedMiB != nil {
+		b = append(b, `,"memory_used_mib":`...)
+		b = strconv.AppendFloat(b, *s.MemoryUsedMiB, 'f', -1, 64)
 	}
 	return append(b, '}')
 }

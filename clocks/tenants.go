@@ -10,11 +10,59 @@ import (
 // ComputeProcesses are the compute processes the driver listed on the
 // leg's GPUs at its first and last reading (SPEC §10.1, another tenant),
 // and the pids of the sampler's own processes at those moments: the
-// recorded command, the --pid process and their descendants.
+// recorded command, the --pid process, the engine's processes (SPEC §11.1)
+// and their descendants.
 type ComputeProcesses struct {
 	First []ComputeProcess `json:"first"`
 	Last  []ComputeProcess `json:"last"`
 	Own   []int            `json:"own"`
+	// Engine are the processes named as the engine under test
+	// (--engine-pid, --engine-port), each with how it was named; absent
+	// when none was.
+	Engine []Engine `json:"engine,omitempty"`
+}
+
+// Engine is one process named as the engine under test (SPEC §11.1): it and
+// its descendants are the leg's own.
+type Engine struct {
+	PID int `json:"pid"`
+	// How is EnginePID, or EnginePortPrefix and the TCP port it listened
+	// on ("port:8000").
+	How string `json:"how"`
+}
+
+// How an engine process was named.
+const (
+	// EnginePID: named with --engine-pid.
+	EnginePID = "pid"
+	// EnginePortPrefix, followed by the port: the process listening on
+	// the --engine-port when sampling started.
+	EnginePortPrefix = "port:"
+)
+
+// EngineHint is what clock.foreign_process adds for a process already
+// present at the first reading: the engine under test, started before the
+// leg, is named as the leg's own with these flags.
+const EngineHint = "if it is the engine under test, started before the leg, name it with --engine-pid PID or --engine-port PORT"
+
+// validEngineHow reports whether how is "pid" or "port:N" with N a TCP
+// port (1 to 65535, no sign or leading zero).
+func validEngineHow(how string) bool {
+	if how == EnginePID {
+		return true
+	}
+	n, ok := strings.CutPrefix(how, EnginePortPrefix)
+	if !ok || n == "" || n[0] == '0' || len(n) > 5 {
+		return false
+	}
+	port := 0
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+		port = port*10 + int(c-'0')
+	}
+	return port <= 65535
 }
 
 // ComputeProcess is one compute process on a GPU, as the driver names it,
@@ -126,11 +174,46 @@ func parseComputeProcesses(o *obj, r *Record) {
 			}
 		}
 	}
+	if eng, ok := co.v.Fields["engine"]; co.err == nil && ok {
+		parseEngines(co, eng, cp)
+	}
 	if co.err != nil {
 		o.err = co.err
 		return
 	}
 	r.ComputeProcesses = cp
+}
+
+// parseEngines reads compute_processes.engine: the processes named as the
+// engine under test, each pid once, each named "pid" or "port:N".
+func parseEngines(co *obj, eng *strictjson.Value, cp *ComputeProcesses) {
+	if eng.Kind != strictjson.Array {
+		co.fail("engine", "want an array of processes, found %s", eng.Describe())
+		return
+	}
+	seen := map[int]bool{}
+	for i, e := range eng.Elems {
+		name := fmt.Sprintf("engine[%d]", i)
+		if e.Kind != strictjson.Object {
+			co.fail(name, "want {\"pid\", \"how\"}, found %s", e.Describe())
+			return
+		}
+		eo := &obj{v: e, prefix: co.prefix + name + "."}
+		en := Engine{PID: eo.intMin("pid", 1), How: eo.str("how")}
+		switch {
+		case eo.err != nil:
+		case !validEngineHow(en.How):
+			eo.fail("how", "want %q or %q and a TCP port, found %q", EnginePID, EnginePortPrefix+"N", en.How)
+		case seen[en.PID]:
+			eo.fail("pid", "pid %d named twice", en.PID)
+		}
+		if eo.err != nil {
+			co.err = eo.err
+			return
+		}
+		seen[en.PID] = true
+		cp.Engine = append(cp.Engine, en)
+	}
 }
 
 // checkTenants gates another tenant (SPEC §10.1): a compute process on the
@@ -175,8 +258,10 @@ func (l *Leg) checkTenants() {
 		return
 	}
 	var parts []string
+	atFirst := false
 	for _, k := range order {
 		s := byKey[k]
+		atFirst = atFirst || s.first
 		when := "at the first reading"
 		switch {
 		case s.first && s.last:
@@ -186,6 +271,10 @@ func (l *Leg) checkTenants() {
 		}
 		parts = append(parts, fmt.Sprintf("pid %d %q on %s %s", s.p.PID, s.p.Name, s.p.GPUUUID, when))
 	}
-	l.add(CodeForeignProcess, "another tenant on the leg's GPUs: %s; it is neither the recorded command, the --pid process nor one of their descendants, and its work shares the GPU and its power budget: stop it before the leg",
-		strings.Join(parts, "; "))
+	hint := ""
+	if atFirst {
+		hint = "; " + EngineHint
+	}
+	l.add(CodeForeignProcess, "another tenant on the leg's GPUs: %s; it is neither the recorded command, the --pid process, the named engine nor one of their descendants, and its work shares the GPU and its power budget: stop it before the leg%s",
+		strings.Join(parts, "; "), hint)
 }

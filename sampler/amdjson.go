@@ -244,6 +244,11 @@ type amdMetric struct {
 	perfLevel string
 	// acc are amdCauses' accumulators.
 	acc [len(amdCauses)]uint64
+	// usedMiB is mem_usage.used_vram (amd-smi's MB are MiB: it divides
+	// bytes by 1024²), and usedErr why it could not be read: the field is
+	// optional, kept when the probe reads it on every GPU.
+	usedMiB float64
+	usedErr error
 }
 
 // lowest is the lowest XCD clock: the pace of a kernel spread over them.
@@ -257,6 +262,9 @@ func (m *amdMetric) lowest() int {
 
 // perfLevelPrefix is how amd-smi spells a performance level's enum.
 const perfLevelPrefix = "AMDSMI_DEV_PERF_LEVEL_"
+
+// amdMemUsed is the metric --mem-usage answer's VRAM used.
+const amdMemUsed = "mem_usage.used_vram"
 
 // parseAMDMetric reads one GPU object of an amd-smi metric answer. xcds
 // are the XCDs the GPU has (from the probe): each must give a clock, and
@@ -277,6 +285,10 @@ func parseAMDMetric(g *strictjson.Value, xcds []int, obj string) (*amdMetric, er
 	}
 	if m.powerW < 0 {
 		return nil, &amdFieldError{"power.socket_power.value", fmt.Errorf("negative: %v W", m.powerW)}
+	}
+	m.usedMiB, m.usedErr = amdQuantity(g, amdMemUsed, "MB")
+	if m.usedErr == nil && m.usedMiB < 0 {
+		m.usedErr = &amdFieldError{amdMemUsed + ".value", fmt.Errorf("negative: %v MB", m.usedMiB)}
 	}
 	clock, err := lookup(g, "clock")
 	if err != nil {
@@ -382,8 +394,29 @@ type amdStatic struct {
 	// limit.ppt0.socket_power_limit (ROCm 7).
 	capW float64
 	// compute and memory are the partition modes (SPX, CPX, …; NPS1, NPS4),
-	// "" where the GPU has none (amd-smi prints N/A).
+	// "" where the GPU has none (amd-smi prints N/A). compute is read from
+	// partition.accelerator_partition (amd-smi 25 and 26, ROCm 6.4 and
+	// 7.x) or partition.compute_partition (older).
 	compute, memory string
+}
+
+// The keys of the static compute partition mode: amd-smi 25 and 26 (ROCm
+// 6.4, 7.x) print accelerator_partition, older ones compute_partition.
+const (
+	amdAcceleratorPartition = "partition.accelerator_partition"
+	amdComputePartition     = "partition.compute_partition"
+)
+
+// computePartitionKey is the key g's static answer holds its compute
+// partition mode under: accelerator_partition where the answer has it,
+// else compute_partition (whose absence is then the defect named).
+func computePartitionKey(g *strictjson.Value) string {
+	if p, err := lookup(g, "partition"); err == nil && p.Kind == strictjson.Object {
+		if _, ok := p.Fields["accelerator_partition"]; ok {
+			return amdAcceleratorPartition
+		}
+	}
+	return amdComputePartition
 }
 
 // parseAMDStatic reads one GPU object of an amd-smi static answer.
@@ -414,7 +447,7 @@ func parseAMDStatic(g *strictjson.Value) (*amdStatic, error) {
 	for _, p := range []struct {
 		key string
 		dst *string
-	}{{"partition.compute_partition", &s.compute}, {"partition.memory_partition", &s.memory}} {
+	}{{computePartitionKey(g), &s.compute}, {"partition.memory_partition", &s.memory}} {
 		v, err := amdString(g, p.key)
 		switch {
 		case errors.Is(err, errAMDNA):

@@ -51,6 +51,8 @@ type AMDSMI struct {
 	// the reading before.
 	xcds map[int][]int
 	prev map[int][len(amdCauses)]uint64
+	// memUsed is set when every GPU gave mem_usage.used_vram at the probe.
+	memUsed bool
 }
 
 // partitionAdvice says what to do about a compute-partitioned GPU.
@@ -168,9 +170,14 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.memUsed = true
 	for _, m := range ms {
 		a.xcds[m.index] = m.xcds
 		a.prev[m.index] = m.acc
+		if m.usedErr != nil && a.memUsed {
+			a.memUsed = false
+			logf("amd-smi: optional field %s dropped: GPU %d: %v", amdMemUsed, m.index, m.usedErr)
+		}
 	}
 	logf("%v", res)
 	return a, nil
@@ -206,7 +213,7 @@ func (a *AMDSMI) metricArgs() []string {
 	for _, g := range a.gpus {
 		args = append(args, strconv.Itoa(g))
 	}
-	return append(args, "--usage", "--power", "--clock", "--temperature", "--perf-level", a.flag, "--json")
+	return append(args, "--usage", "--power", "--clock", "--temperature", "--perf-level", "--mem-usage", a.flag, "--json")
 }
 
 // what names the reading call in messages: "amd-smi metric -g 0 1 … --violation".
@@ -316,6 +323,13 @@ func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clock
 			}
 		}
 		next[m.index] = m.acc
+		var used *float64
+		if a.memUsed {
+			if m.usedErr != nil {
+				return nil, fmt.Errorf("%s: GPU %d: %v (it gave it at the probe)", a.what(), m.index, m.usedErr)
+			}
+			used = ptrTo(m.usedMiB)
+		}
 		st := a.static[m.index]
 		samples[i] = &clocks.Sample{
 			T:                     t.UTC().Format(SampleTimeLayout),
@@ -336,6 +350,7 @@ func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clock
 			PerfLevel:             m.perfLevel,
 			MemoryPartition:       st.memory,
 			XCDClocksMHz:          append([]int(nil), m.clocks...),
+			MemoryUsedMiB:         used,
 		}
 	}
 	for k, v := range next {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +25,7 @@ type amdStep struct {
 	Activity *int                `json:"activity,omitempty"`
 	PowerW   *float64            `json:"power_w,omitempty"`
 	HotspotC *float64            `json:"hotspot_c,omitempty"`
+	UsedMB   *float64            `json:"used_mb,omitempty"`
 	MaxClk   int                 `json:"max_clk,omitempty"`
 	Perf     string              `json:"perf_level,omitempty"`
 	Advance  map[string]uint64   `json:"advance,omitempty"`
@@ -41,6 +44,7 @@ type amdStep struct {
 
 type amdConfig struct {
 	ROCm      string                    `json:"rocm,omitempty"`
+	OldKey    bool                      `json:"old_partition_key,omitempty"`
 	GPUs      int                       `json:"gpus,omitempty"`
 	XCDs      int                       `json:"xcds,omitempty"`
 	Name      string                    `json:"market_name,omitempty"`
@@ -180,7 +184,7 @@ func TestAMDSMIReadsROCm7(t *testing.T) {
 	// Once at start: list, static, the probe; then one metric call per
 	// reading for both GPUs, and nothing else.
 	calls := amdCalls(t, path)
-	metric := "metric -g 0 1 --usage --power --clock --temperature --perf-level --violation --json"
+	metric := "metric -g 0 1 --usage --power --clock --temperature --perf-level --mem-usage --violation --json"
 	want := []string{"list --json", "static --asic --driver --limit --partition --json", metric, metric, metric, metric, metric}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
@@ -224,6 +228,10 @@ func TestAMDSMIRefusesAtStart(t *testing.T) {
 		{"compute partition CPX", amdConfig{Compute: "CPX"}, "", "GPU 0 (abff74a1-0000-1000-80d1-3c23a9580000) is in compute partition mode CPX: " + partitionAdvice, true},
 		{"compute partition DPX on the GPU asked for", amdConfig{GPUs: 2, GPUStatic: map[string]map[string]any{"1": {"compute_partition": "DPX"}}}, "1",
 			"GPU 1 (bcff74a1-0000-1000-80d1-3c23a9580001) is in compute partition mode DPX: " + partitionAdvice, true},
+		{"compute partition CPX as amd-smi 25 and 26 print it (accelerator_partition)", amdConfig{Compute: "CPX"}, "", "GPU 0 (abff74a1-0000-1000-80d1-3c23a9580000) is in compute partition mode CPX: " + partitionAdvice, true},
+		{"compute partition CPX as older amd-smi prints it (compute_partition)", amdConfig{Compute: "CPX", OldKey: true}, "", "GPU 0 (abff74a1-0000-1000-80d1-3c23a9580000) is in compute partition mode CPX: " + partitionAdvice, true},
+		{"compute partition CPX, ROCm 6", amdConfig{ROCm: "6", Compute: "CPX"}, "", "GPU 0 (abff74a1-0000-1000-80d1-3c23a9580000) is in compute partition mode CPX: " + partitionAdvice, true},
+		{"compute partition not a string", amdConfig{GPUStatic: map[string]map[string]any{"0": {"compute_partition": 3}}}, "", amdStaticWhat + `: GPU 0: partition.accelerator_partition: want a string, found number 3`, false},
 		{"socket power cap N/A", amdConfig{CapW: "N/A"}, "", amdStaticWhat + `: GPU 0: limit.ppt0.socket_power_limit: "N/A", where every sample needs a number`, false},
 		{"socket power cap N/A, ROCm 6", amdConfig{ROCm: "6", CapW: "N/A"}, "", amdStaticWhat + `: GPU 0: limit.socket_power: "N/A", where every sample needs a number`, false},
 		{"market name N/A", amdConfig{GPUStatic: map[string]map[string]any{"0": {"market_name": "N/A"}}}, "", amdStaticWhat + `: GPU 0: asic.market_name: "N/A"`, false},
@@ -496,5 +504,42 @@ func TestAMDSMIReadNeedsTimeAndBoot(t *testing.T) {
 		if _, err := a.Read(context.Background(), c.t, c.boot); err == nil || err.Error() != "a reading needs its time and the boot id" {
 			t.Errorf("%v %q: %v", c.t, c.boot, err)
 		}
+	}
+}
+
+// amd-smi metric --mem-usage's used VRAM is each sample's memory_used_mib;
+// a GPU that gives none at the probe drops the field (said), one that
+// stops giving it is a refusal.
+func TestAMDSMIMemoryUsed(t *testing.T) {
+	t.Parallel()
+	mb := func(x float64) *float64 { return &x }
+	a, _, err := newAMD(t, amdConfig{GPUs: 2, Plan: []*amdStep{{GPU: map[string]*amdStep{"1": {UsedMB: mb(1234.5)}}}, {},
+		{NA: []string{"mem_usage.used_vram"}}}}, "0,1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := a.Read(context.Background(), time.Now(), testBoot)
+	if err != nil || len(rows) != 2 || rows[0].MemoryUsedMiB == nil || *rows[0].MemoryUsedMiB != 150000 || rows[1].MemoryUsedMiB == nil || *rows[1].MemoryUsedMiB != 150000 {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+	if !strings.HasSuffix(string(rows[0].AppendJSON(nil)), `,"memory_used_mib":150000}`) {
+		t.Errorf("sample %s", rows[0].AppendJSON(nil))
+	}
+	if _, err := a.Read(context.Background(), time.Now(), testBoot); err == nil ||
+		!strings.Contains(err.Error(), `GPU 0: mem_usage.used_vram: "N/A", where every sample needs a number (it gave it at the probe)`) {
+		t.Errorf("used VRAM gone: %v", err)
+	}
+	var logged []string
+	path := installFakeAMD(t, amdConfig{Plan: []*amdStep{{NA: []string{"mem_usage"}}}})
+	b, err := NewAMDSMI(context.Background(), AMDSMIOptions{Path: path, GPUs: DefaultSelection(), QueryTimeout: 5 * time.Second,
+		Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := b.Read(context.Background(), time.Now(), testBoot); err != nil || rows[0].MemoryUsedMiB != nil {
+		t.Errorf("no mem_usage: %v, %v", rows, err)
+	}
+	if want := `amd-smi: optional field mem_usage.used_vram dropped: GPU 0: mem_usage: "N/A", where every sample needs a number`; !slices.Contains(logged, want) {
+		t.Errorf("log %q\nwant %q", logged, want)
 	}
 }

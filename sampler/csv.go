@@ -55,6 +55,9 @@ const (
 	// FieldVbiosVersion is the GPU's VBIOS version (optional): a static
 	// field, constant within a window and across legs and arms.
 	FieldVbiosVersion = "vbios_version"
+	// FieldMemoryUsed is the GPU memory used, in MiB (optional): the
+	// memory record's evidence (SPEC §11.1).
+	FieldMemoryUsed = "memory.used"
 )
 
 // CounterFields are the clock event counters (optional, drivers from 590):
@@ -90,7 +93,7 @@ func QueryFields(throttleField string) []string {
 // QueryFields, in order, when the driver gives numbers for them.
 func OptionalQueryFields() []string {
 	return append(append([]string{FieldTemperatureGPU, FieldPowerDraw, FieldClocksMem, FieldEnforcedPowerLimit, FieldModulePowerLimit},
-		CounterFields[:]...), FieldVbiosVersion)
+		CounterFields[:]...), FieldVbiosVersion, FieldMemoryUsed)
 }
 
 // counterIndex is the index of a counter field in CounterFields, or -1.
@@ -134,6 +137,7 @@ var fieldAliases = map[string]string{
 	CounterFields[3]:                CounterFields[3],
 	CounterFields[4]:                CounterFields[4],
 	FieldVbiosVersion:               FieldVbiosVersion,
+	FieldMemoryUsed:                 FieldMemoryUsed,
 }
 
 // canonicalField returns the canonical spelling of an nvidia-smi field.
@@ -186,6 +190,8 @@ type Reading struct {
 	HasCounter [len(CounterFields)]bool
 	// VbiosVersion is vbios_version, nil when not queried.
 	VbiosVersion *string
+	// MemoryUsedMiB is memory.used in MiB, nil when not queried.
+	MemoryUsedMiB *float64
 }
 
 // Has reports whether the reading was queried with the canonical field
@@ -387,6 +393,12 @@ func (r *Reading) set(f, raw string) error {
 			return bad("want a power in W, a non-negative number")
 		}
 		r.PowerDrawW = &x
+	case FieldMemoryUsed:
+		x, err := parseDecimal(raw, "MiB", decimalRE)
+		if err != nil {
+			return bad("want the memory used in MiB, a non-negative number")
+		}
+		r.MemoryUsedMiB = &x
 	case FieldEnforcedPowerLimit, FieldModulePowerLimit:
 		x, err := parseDecimal(raw, "W", decimalRE)
 		if err != nil || !(x > 0) {
@@ -487,6 +499,7 @@ func (r *Reading) Sample(t time.Time, bootID string) (*clocks.Sample, error) {
 		ModuleEnforcedPowerLimitW:     r.modulePowerLimit(),
 		EventCountersUS:               r.counters(),
 		VbiosVersion:                  r.VbiosVersion,
+		MemoryUsedMiB:                 r.MemoryUsedMiB,
 	}, nil
 }
 

@@ -22,7 +22,7 @@ import (
 // smiLine is the line the fake prints for GPU i with its default values,
 // for the new driver's full query (noheader,nounits).
 func smiLine(i int) string {
-	return fmt.Sprintf("%d, GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a3%d, NVIDIA H100 80GB HBM3, 590.44.01, 1980, 1980, [Requested functionality has been deprecated], 0x0000000000000000, Enabled, P0, 100, 45, 312.45, 2619", i, i)
+	return fmt.Sprintf("%d, GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a3%d, NVIDIA H100 80GB HBM3, 590.44.01, 1980, 1980, [Requested functionality has been deprecated], 0x0000000000000000, Enabled, P0, 100, 45, 312.45, 2619, 71234", i, i)
 }
 
 func smiLines(indices ...int) string {
@@ -482,7 +482,7 @@ func TestSamplerNVMLSeveralGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	if !contains(logged, "GPUs 0,1,2,3,4,5,6,7 chosen by --gpu all") || n.Name() != "NVML GPUs 0,1,2,3,4,5,6,7, throttle field clocks_event_reasons.active, optional temperature.gpu power.draw clocks.mem enforced.power.limit" {
+	if !contains(logged, "GPUs 0,1,2,3,4,5,6,7 chosen by --gpu all") || n.Name() != "NVML GPUs 0,1,2,3,4,5,6,7, throttle field clocks_event_reasons.active, optional temperature.gpu power.draw clocks.mem enforced.power.limit memory.used" {
 		t.Errorf("name %q, log:\n%s", n.Name(), strings.Join(logged, "\n"))
 	}
 	g.set(func(g *fakeNVML) { g.smReads = map[int]int{} })

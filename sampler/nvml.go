@@ -211,6 +211,9 @@ type nvmlLib interface {
 	// one value per id, each with its own status.
 	DeviceGetFieldValues(dev nvmlDevice, ids []uint32) ([]nvmlFieldValue, nvmlReturn)
 	DeviceGetVbiosVersion(nvmlDevice) (string, nvmlReturn)
+	// DeviceGetMemoryInfo returns nvmlMemory_t's total, free and used
+	// framebuffer memory, in bytes (nvmlDeviceGetMemoryInfo).
+	DeviceGetMemoryInfo(nvmlDevice) (total, free, used uint64, ret nvmlReturn)
 	// DeviceGetComputeRunningProcesses returns the pids of the device's
 	// compute processes (nvmlDeviceGetComputeRunningProcesses_v3).
 	DeviceGetComputeRunningProcesses(nvmlDevice) ([]uint32, nvmlReturn)
@@ -236,6 +239,8 @@ type NVML struct {
 	counterIDs [len(clocks.CounterNames)]uint32
 	// vbios is set when every device gave its VBIOS version at open.
 	vbios bool
+	// memUsed is set when every device gave its memory used at open.
+	memUsed bool
 
 	mu     sync.Mutex
 	closed bool
@@ -315,7 +320,7 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 	}
 	logf("%v", res)
 	n.temp, n.power, n.mem, n.limit = true, true, true, true
-	n.vbios = true
+	n.vbios, n.memUsed = true, true
 	n.counters = lib.Has(symFieldValues)
 	if !n.counters {
 		logf("NVML: optional fields clocks_event_reasons_counters.* dropped: the driver has no %s", symFieldValues)
@@ -353,6 +358,10 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 		if v, ret := lib.DeviceGetVbiosVersion(dev); (ret != nvmlSuccess || !printable(v)) && n.vbios {
 			n.vbios = false
 			logf("NVML: optional field %s dropped: %snvmlDeviceGetVbiosVersion: %v (%q)", FieldVbiosVersion, on, ret, v)
+		}
+		if total, _, _, ret := lib.DeviceGetMemoryInfo(dev); (ret != nvmlSuccess || total == 0) && n.memUsed {
+			n.memUsed = false
+			logf("NVML: optional field %s dropped: %snvmlDeviceGetMemoryInfo: %v (%d bytes in all)", FieldMemoryUsed, on, ret, total)
 		}
 		if v, ret := lib.DeviceGetEnforcedPowerLimit(dev); (ret != nvmlSuccess || v == 0) && n.limit {
 			n.limit = false
@@ -436,6 +445,9 @@ func (n *NVML) optional() []string {
 	}
 	if n.vbios {
 		o = append(o, FieldVbiosVersion)
+	}
+	if n.memUsed {
+		o = append(o, FieldMemoryUsed)
 	}
 	return o
 }
@@ -653,6 +665,17 @@ func (n *NVML) read(gpu int, dev nvmlDevice, t time.Time, bootID string) (*clock
 			return nil, n.failf(gpu, FieldVbiosVersion, "nvmlDeviceGetVbiosVersion gave %q, not printable text", v)
 		}
 		r.VbiosVersion = &v
+	}
+	if n.memUsed {
+		total, _, used, ret := lib.DeviceGetMemoryInfo(dev)
+		switch {
+		case ret != nvmlSuccess:
+			return nil, n.fail(gpu, dev, FieldMemoryUsed, "nvmlDeviceGetMemoryInfo", ret)
+		case used > total:
+			return nil, n.failf(gpu, FieldMemoryUsed, "nvmlDeviceGetMemoryInfo gave %d bytes used of %d", used, total)
+		}
+		mib := float64(used) / (1 << 20) // NVML reports bytes
+		r.MemoryUsedMiB = &mib
 	}
 	if n.counters {
 		us, err := n.readCounters(gpu, dev)

@@ -52,6 +52,7 @@ type dlNVML struct {
 	deviceGetTemperature       func(dev uintptr, sensor uint32, c *uint32) int32
 	deviceGetPowerUsage        func(dev uintptr, mw *uint32) int32
 	deviceGetEnforcedLimit     func(dev uintptr, mw *uint32) int32
+	deviceGetMemoryInfo        func(dev uintptr, mem *[3]uint64) int32
 	deviceGetMigMode           func(dev uintptr, cur, pending *uint32) int32
 	deviceGetFieldValues       func(dev uintptr, count int32, values *cFieldValue) int32
 	deviceGetVbiosVersion      func(dev uintptr, buf *byte, n uint32) int32
@@ -130,6 +131,7 @@ func loadNVML(path string) (*dlNVML, error) {
 	bind(&l.deviceGetTemperature, "nvmlDeviceGetTemperature")
 	bind(&l.deviceGetPowerUsage, "nvmlDeviceGetPowerUsage")
 	bind(&l.deviceGetEnforcedLimit, "nvmlDeviceGetEnforcedPowerLimit")
+	bind(&l.deviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo")
 	bind(&l.deviceGetMigMode, symMigMode)
 	bind(&l.deviceGetFieldValues, symFieldValues)
 	bind(&l.deviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion")
@@ -276,6 +278,17 @@ func (l *dlNVML) DeviceGetPowerUsage(d nvmlDevice) (uint32, nvmlReturn) {
 
 func (l *dlNVML) DeviceGetEnforcedPowerLimit(d nvmlDevice) (uint32, nvmlReturn) {
 	return outCall(l.deviceGetEnforcedLimit, d)
+}
+
+// DeviceGetMemoryInfo reads nvmlMemory_t (v1): unsigned long long total,
+// free, used, in bytes.
+func (l *dlNVML) DeviceGetMemoryInfo(d nvmlDevice) (total, free, used uint64, ret nvmlReturn) {
+	if l.deviceGetMemoryInfo == nil {
+		return 0, 0, 0, nvmlReturn(missing)
+	}
+	var m [3]uint64
+	r := l.deviceGetMemoryInfo(uintptr(d), &m)
+	return m[0], m[1], m[2], nvmlReturn(r)
 }
 
 func (l *dlNVML) DeviceGetUtilizationRates(d nvmlDevice) (gpu, memory uint32, ret nvmlReturn) {

@@ -34,9 +34,13 @@ type fakeNVML struct {
 	tempRet  nvmlReturn
 	powRet   nvmlReturn
 	limitRet nvmlReturn
-	smBy     map[int]uint32
-	utilBy   map[int]uint32
-	smRetBy  map[int]nvmlReturn
+	// memRet is what nvmlDeviceGetMemoryInfo answers; memUsed the bytes
+	// used it gives, by device index (71234 MiB where not set).
+	memRet  nvmlReturn
+	memUsed map[int]uint64
+	smBy    map[int]uint32
+	utilBy  map[int]uint32
+	smRetBy map[int]nvmlReturn
 	// hang makes every SM clock read wait until release is closed; hangBy
 	// makes one device's.
 	hang    bool
@@ -264,6 +268,16 @@ func (g *fakeNVML) DeviceGetPowerUsage(d nvmlDevice) (uint32, nvmlReturn) {
 func (g *fakeNVML) DeviceGetEnforcedPowerLimit(d nvmlDevice) (uint32, nvmlReturn) {
 	return 700000, g.get(d).limitRet
 }
+func (g *fakeNVML) DeviceGetMemoryInfo(d nvmlDevice) (uint64, uint64, uint64, nvmlReturn) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	used, ok := g.memUsed[int(d-fakeDev)]
+	if !ok {
+		used = 71234 << 20
+	}
+	const total = 81559 << 20
+	return total, total - min(used, total), used, g.memRet
+}
 func (g *fakeNVML) DeviceGetMigMode(d nvmlDevice) (uint32, uint32, nvmlReturn) {
 	s := g.get(d)
 	return s.mig, s.mig, g.dev(d)
@@ -287,7 +301,7 @@ func TestSamplerNVMLReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1980,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":100,"temperature_gpu_c":45,"power_draw_w":312.45,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active","enforced_power_limit_w":700}`
+	const want = `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a37","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1980,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":100,"temperature_gpu_c":45,"power_draw_w":312.45,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active","enforced_power_limit_w":700,"memory_used_mib":71234}`
 	if got := string(smp.AppendJSON(nil)); got != want {
 		t.Errorf("sample\n got %s\nwant %s", got, want)
 	}
@@ -395,7 +409,7 @@ func TestSamplerNVMLOptionalFields(t *testing.T) {
 	if smp.TemperatureGPUC != nil || smp.PowerDrawW == nil || *smp.PowerDrawW != 312.45 {
 		t.Errorf("sample %s", smp.AppendJSON(nil))
 	}
-	if !strings.HasSuffix(n.Name(), "optional power.draw clocks.mem enforced.power.limit") {
+	if !strings.HasSuffix(n.Name(), "optional power.draw clocks.mem enforced.power.limit memory.used") {
 		t.Errorf("name %q", n.Name())
 	}
 	g.set(func(g *fakeNVML) { g.powRet = nvmlErrorUnknown })
@@ -521,7 +535,7 @@ func TestSamplerNVMLCounters(t *testing.T) {
 	if got := string(smp.AppendJSON(nil)); !strings.Contains(got, want) {
 		t.Errorf("sample %s\nwant it to hold %s", got, want)
 	}
-	if !strings.HasSuffix(n.Name(), "enforced.power.limit "+strings.Join(CounterFields[:], " ")) {
+	if !strings.HasSuffix(n.Name(), "enforced.power.limit "+strings.Join(CounterFields[:], " ")+" memory.used") {
 		t.Errorf("name %q", n.Name())
 	}
 	// A counter that stops answering is a refusal naming it.
@@ -641,7 +655,7 @@ func TestSamplerNVMLVbios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(smp.AppendJSON(nil)); !strings.HasSuffix(got, `,"vbios_version":"96.00.A5.00.01"}`) || !strings.HasSuffix(n.Name(), " vbios_version") {
+	if got := string(smp.AppendJSON(nil)); !strings.HasSuffix(got, `,"vbios_version":"96.00.A5.00.01","memory_used_mib":71234}`) || !strings.HasSuffix(n.Name(), " vbios_version memory.used") {
 		t.Errorf("sample %s, name %q", got, n.Name())
 	}
 	g.set(func(g *fakeNVML) { g.vbiosRet = nvmlErrorUnknown })
@@ -670,5 +684,44 @@ func TestSamplerNVMLVbios(t *testing.T) {
 		if len(logs) == 0 || logs[len(logs)-1] != c.log {
 			t.Errorf("logs %q\nwant %q", logs, c.log)
 		}
+	}
+}
+
+// NVML's memory used (nvmlDeviceGetMemoryInfo, bytes) is each sample's
+// memory_used_mib; a driver without it at open drops the field, one that
+// stops giving it, or gives more used than there is, is a refusal.
+func TestSamplerNVMLMemoryUsed(t *testing.T) {
+	g := newFakeNVML()
+	g.memUsed = map[int]uint64{0: 1536 << 19}
+	n, err := NewNVML(g, GPUIndices(0), time.Second, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := one(n.Read(context.Background(), time.Now(), testBoot))
+	if err != nil || smp.MemoryUsedMiB == nil || *smp.MemoryUsedMiB != 768 {
+		t.Fatalf("sample %v, %v; want 768 MiB", smp, err)
+	}
+	g.set(func(g *fakeNVML) { g.memRet = nvmlErrorUnknown })
+	if _, err := n.Read(context.Background(), time.Now(), testBoot); err == nil || !strings.Contains(err.Error(), "NVML GPU 0: memory.used: nvmlDeviceGetMemoryInfo returned ERROR_UNKNOWN") {
+		t.Errorf("a memory reading that fails: %v", err)
+	}
+	g.set(func(g *fakeNVML) { g.memRet = nvmlSuccess; g.memUsed[0] = 1 << 40 })
+	if _, err := n.Read(context.Background(), time.Now(), testBoot); err == nil || !strings.Contains(err.Error(), "nvmlDeviceGetMemoryInfo gave 1099511627776 bytes used of 85520809984") {
+		t.Errorf("more used than there is: %v", err)
+	}
+	n.Close()
+	g = newFakeNVML()
+	g.memRet = nvmlErrorNotSupported
+	var logged []string
+	n, err = NewNVML(g, GPUIndices(0), time.Second, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if smp, err := one(n.Read(context.Background(), time.Now(), testBoot)); err != nil || smp.MemoryUsedMiB != nil || strings.Contains(n.Name(), "memory.used") {
+		t.Errorf("a driver without memory info: %v, %v, %q", smp, err, n.Name())
+	}
+	if !contains(logged, "NVML: optional field memory.used dropped: nvmlDeviceGetMemoryInfo: ERROR_NOT_SUPPORTED (85520809984 bytes in all)") {
+		t.Errorf("log %q", logged)
 	}
 }

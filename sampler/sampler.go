@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,6 +104,21 @@ type Config struct {
 	PID int
 	// BootIDFile is read for the boot id; "" means BootIDPath.
 	BootIDFile string
+	// EnginePIDs name the engine under test's processes (--engine-pid),
+	// and EnginePorts the TCP ports its server listens on (--engine-port),
+	// each resolved once, by New, to the process listening on it (SPEC
+	// §11.1). Each engine process and its descendants are the leg's own
+	// at every listing of the compute processes; a pid not running, or a
+	// port without a listener a process in ProcRoot holds, is ErrEngine.
+	EnginePIDs  []int
+	EnginePorts []int
+	// MemoryOut names the memory record's file (SPEC §2.2); "" means
+	// MemoryPath(Prefix) where Prefix is TREE/clocks/<model>/<engine>/r<N>,
+	// and no memory record elsewhere. An existing file is ErrExists.
+	MemoryOut string
+	// ProcRoot is where /proc is read (engine ports, the owners of the
+	// compute processes, host RSS); "" means /proc.
+	ProcRoot string
 	// Logf, when not nil, receives status lines (no trailing newline).
 	Logf func(format string, args ...any)
 }
@@ -137,6 +153,11 @@ type Result struct {
 	// Record is the record written to RecordPath, nil when none was.
 	Record     *clocks.Record
 	RecordPath string
+	// Memory is the memory record written to MemoryPath, nil when none
+	// was (MemoryErr says why, where one was asked for).
+	Memory     *MemoryRecord
+	MemoryPath string
+	MemoryErr  error
 }
 
 // Sampler is one recording, set up and ready to run.
@@ -163,6 +184,16 @@ type Sampler struct {
 	// procRoot is where the sampler reads /proc (a test points it
 	// elsewhere).
 	procRoot string
+	// engines are the engine's processes, as named (SPEC §11.1).
+	engines []clocks.Engine
+	// commandPID is the recorded command's pid (SetCommand), 0 for none.
+	commandPID int
+	// memPath is where the memory record goes, "" for nowhere; mem
+	// folds the readings into it, and rss reads the host RSS of the leg's
+	// own processes (nil where it names none).
+	memPath string
+	mem     MemoryPeaks
+	rss     *HostRSS
 }
 
 // checkConfig refuses what cannot give a valid leg, before anything starts.
@@ -178,6 +209,16 @@ func checkConfig(cfg Config) error {
 		return fmt.Errorf("%w: max duration %v is negative", ErrConfig, cfg.MaxDuration)
 	case cfg.PID < 0:
 		return fmt.Errorf("%w: pid %d is negative", ErrConfig, cfg.PID)
+	}
+	for _, p := range cfg.EnginePorts {
+		if p <= 0 || p > MaxPort {
+			return fmt.Errorf("%w: --engine-port %d: want a TCP port, 1 to %d", ErrConfig, p, MaxPort)
+		}
+	}
+	for _, p := range cfg.EnginePIDs {
+		if p <= 0 {
+			return fmt.Errorf("%w: --engine-pid %d: want a process id > 0", ErrConfig, p)
+		}
 	}
 	base := filepath.Base(cfg.Prefix)
 	if base == "." || base == ".." {
@@ -207,9 +248,16 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (Backend, e
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Sampler{cfg: cfg, paths: [2]string{StreamPath(cfg.Prefix), RecordPath(cfg.Prefix)}, procRoot: "/proc"}
-	for _, p := range s.paths {
-		if _, err := os.Lstat(p); err == nil {
+	if cfg.ProcRoot == "" {
+		cfg.ProcRoot = "/proc"
+	}
+	s := &Sampler{cfg: cfg, paths: [2]string{StreamPath(cfg.Prefix), RecordPath(cfg.Prefix)}, procRoot: cfg.ProcRoot}
+	s.memPath = cfg.MemoryOut
+	if s.memPath == "" {
+		s.memPath, _ = MemoryPath(cfg.Prefix)
+	}
+	for _, p := range append(s.paths[:], s.memPath) {
+		if _, err := os.Lstat(p); p != "" && err == nil {
 			return nil, existsErr(p)
 		}
 	}
@@ -226,6 +274,12 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (Backend, e
 		if s.proc, err = watchProcess(cfg.PID); err != nil {
 			return nil, err
 		}
+	}
+	if s.engines, err = ResolveEngines(s.procRoot, cfg.EnginePIDs, cfg.EnginePorts); err != nil {
+		return nil, err
+	}
+	for _, e := range s.engines {
+		cfg.Logf("engine under test: pid %d (%s), its descendants the leg's own", e.PID, engineWhat(e))
 	}
 	if s.backend, err = open(ctx); err != nil {
 		return nil, err
@@ -313,6 +367,22 @@ func ReadBootID(path string) (string, error) {
 	}
 	return id, nil
 }
+
+// engineWhat says how an engine process was named, for status lines.
+func engineWhat(e clocks.Engine) string {
+	if port, ok := strings.CutPrefix(e.How, clocks.EnginePortPrefix); ok {
+		return "listening on --engine-port " + port
+	}
+	return "--engine-pid"
+}
+
+// Engines returns the engine's processes, as named and resolved by New.
+func (s *Sampler) Engines() []clocks.Engine { return append([]clocks.Engine(nil), s.engines...) }
+
+// SetCommand names the recorded command's process, started after New and
+// before Run: its tree's host RSS is the leg's (the compute processes' own
+// set already holds it, as the sampler's child).
+func (s *Sampler) SetCommand(pid int) { s.commandPID = pid }
 
 // BootID returns the boot id the samples carry.
 func (s *Sampler) BootID() string { return s.bootID }
@@ -488,6 +558,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		for _, back := range backs {
 			fold.Add(back, fold.Total+1)
 		}
+		s.addMemory(rows)
 		res.Ticks++
 		if res.Ticks == 1 {
 			uuids := map[string]bool{}
@@ -535,11 +606,66 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		return res, err
 	}
 	res.Record, res.RecordPath = rec, s.paths[1]
+	s.writeMemory(res)
 	s.cfg.Logf("stopped (%s) after %s(%d busy, %d idle); wrote %s", res.StopReason, s.count(res), res.Busy, res.Idle, s.paths[1])
 	if res.StopReason == clocks.StopMaxDuration {
 		s.cfg.Logf("the window was cut off at --max-duration %v: the record is partial and its leg will not be established", s.cfg.MaxDuration)
 	}
 	return res, nil
+}
+
+// addMemory folds one reading into the memory record, with the host RSS
+// of the leg's own processes read now.
+func (s *Sampler) addMemory(rows []*clocks.Sample) {
+	if s.memPath == "" {
+		return
+	}
+	if s.mem.N() == 0 {
+		s.rss = NewHostRSS(s.procRoot, s.rssRoots()...)
+	}
+	var rss *float64
+	if s.rss != nil {
+		mib, _ := s.rss.Read()
+		rss = &mib
+	}
+	s.mem.Add(rows, rss)
+}
+
+// rssRoots are the roots of the leg's own processes whose host RSS is the
+// leg's: the --pid process, the recorded command and the engine's
+// processes (never the sampler itself).
+func (s *Sampler) rssRoots() []int {
+	roots := []int{s.cfg.PID, s.commandPID}
+	for _, e := range s.engines {
+		roots = append(roots, e.PID)
+	}
+	return roots
+}
+
+// writeMemory writes the memory record where one is asked for, saying so,
+// or why there is none: the leg is then memory.missing.
+func (s *Sampler) writeMemory(res *Result) {
+	if s.memPath == "" {
+		return
+	}
+	rec, err := s.mem.Record()
+	if err == nil {
+		err = WriteMemoryRecord(s.memPath, rec)
+		if errors.Is(err, atomicfile.ErrExists) {
+			err = fmt.Errorf("%s appeared while sampling; it was not replaced", s.memPath)
+		}
+	}
+	if err != nil {
+		res.MemoryErr = err
+		s.cfg.Logf("no memory record written to %s: %v; the leg will be memory.missing", s.memPath, err)
+		return
+	}
+	res.Memory, res.MemoryPath = rec, s.memPath
+	rss := "no process of the leg's own named, so no host RSS"
+	if rec.PeakHostRSSMiB != nil {
+		rss = fmt.Sprintf("peak host RSS %s MiB", strconv.FormatFloat(*rec.PeakHostRSSMiB, 'f', -1, 64))
+	}
+	s.cfg.Logf("wrote %s: peak GPU memory %s MiB, %s, %d readings", s.memPath, strconv.FormatFloat(rec.PeakGPUMemoryMiB, 'f', -1, 64), rss, rec.N)
 }
 
 // reading is one reading in flight, as a stop sees it. mu, the run's
@@ -721,6 +847,7 @@ func (s *Sampler) refuse(res *Result, fold *clocks.Fold, why error, ours bool) (
 		return res, fmt.Errorf("%w: %v; the record could not be written either: %v (%s keeps its %d samples)", ErrRefused, why, err, s.paths[0], fold.Total)
 	}
 	res.Record, res.RecordPath = rec, s.paths[1]
+	s.writeMemory(res)
 	s.cfg.Logf("refused after %s(%d busy, %d idle); wrote %s with stop_reason refused", s.count(res), res.Busy, res.Idle, s.paths[1])
 	return res, fmt.Errorf("%w: %v; the record says stop_reason refused, and the leg will not be established", ErrRefused, why)
 }

@@ -130,7 +130,7 @@ func TestSamplerSMINewDriver(t *testing.T) {
 	}
 	want := "index,uuid,name,driver_version,clocks.sm,clocks.max.sm,clocks.applications.graphics,clocks_event_reasons.active,persistence_mode,pstate,utilization.gpu,temperature.gpu,power.draw,clocks.mem," +
 		"enforced.power.limit,module.enforced.power.limit,clocks_event_reasons_counters.sw_power_cap,clocks_event_reasons_counters.sync_boost," +
-		"clocks_event_reasons_counters.sw_thermal_slowdown,clocks_event_reasons_counters.hw_thermal_slowdown,clocks_event_reasons_counters.hw_power_brake_slowdown,vbios_version"
+		"clocks_event_reasons_counters.sw_thermal_slowdown,clocks_event_reasons_counters.hw_thermal_slowdown,clocks_event_reasons_counters.hw_power_brake_slowdown,vbios_version,memory.used"
 	if got := strings.Join(s.Fields(), ","); got != want {
 		t.Errorf("fields %s", got)
 	}
@@ -140,7 +140,7 @@ func TestSamplerSMINewDriver(t *testing.T) {
 	}
 	line := string(smp.AppendJSON(nil))
 	const wantLine = `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1980,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":100,"temperature_gpu_c":45,"power_draw_w":312.45,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active",` +
-		`"enforced_power_limit_w":700,"module_enforced_power_limit_w":900,"event_counters_us":{"sw_power_cap":0,"sync_boost":0,"sw_thermal_slowdown":0,"hw_thermal_slowdown":0,"hw_power_brake_slowdown":0},"vbios_version":"96.00.A5.00.01"}`
+		`"enforced_power_limit_w":700,"module_enforced_power_limit_w":900,"event_counters_us":{"sw_power_cap":0,"sync_boost":0,"sw_thermal_slowdown":0,"hw_thermal_slowdown":0,"hw_power_brake_slowdown":0},"vbios_version":"96.00.A5.00.01","memory_used_mib":71234}`
 	if line != wantLine {
 		t.Errorf("sample\n got %s\nwant %s", line, wantLine)
 	}
@@ -237,7 +237,7 @@ func TestSamplerSMIRefusesAtStart(t *testing.T) {
 		{"wrong GPU answers", smiConfig{GPUs: 2, WrongIndex: true}, 0, "nvidia-smi -i 0 answered for GPU 1"},
 		{"nothing printed", smiConfig{Plan: []smiStep{{Raw: "\n"}}}, 0, "nvidia-smi -i 0 printed nothing"},
 		{"missing column", smiConfig{Plan: []smiStep{{Raw: "0, GPU-x, NVIDIA H100 80GB HBM3, 590.44.01, 1980, 1980\n"}}}, 0,
-			"nvidia-smi -i 0: 6 values for 22 queried fields"},
+			"nvidia-smi -i 0: 6 values for 23 queried fields"},
 		{"empty value", smiConfig{Plan: []smiStep{{Values: map[string]string{"utilization.gpu": ""}}}}, 0,
 			`nvidia-smi -i 0: utilization.gpu: nvidia-smi printed "": empty value`},
 		{"negative GPU", smiConfig{}, -1, "--gpu -1: -1 is negative: want a GPU index ≥ 0"},

@@ -222,9 +222,19 @@ type tenantListing struct {
 	err   error
 }
 
+// ownRoots are the roots of the leg's own process trees for the compute
+// processes' listing: the sampler itself (the recorded command is its
+// child), the --pid process and the engine's processes.
+func (s *Sampler) ownRoots() []int {
+	roots := []int{os.Getpid(), s.cfg.PID}
+	for _, e := range s.engines {
+		roots = append(roots, e.PID)
+	}
+	return roots
+}
+
 // listTenants lists the compute processes on the GPUs whose UUIDs are
-// given, each classified from the sampler's /proc: its own roots are
-// itself (the recorded command is its child) and the --pid process.
+// given, each classified from the sampler's /proc against ownRoots.
 func (s *Sampler) listTenants(ctx context.Context, uuids map[string]bool, ownBefore map[int]bool) tenantListing {
 	pl, ok := s.backend.(ProcessLister)
 	if !ok {
@@ -234,7 +244,7 @@ func (s *Sampler) listTenants(ctx context.Context, uuids map[string]bool, ownBef
 	if err != nil {
 		return tenantListing{err: err}
 	}
-	return tenantListing{procs: classifyProcs(onGPUs(ps, uuids), s.procRoot, []int{os.Getpid(), s.cfg.PID}, ownBefore), uuids: uuids}
+	return tenantListing{procs: classifyProcs(onGPUs(ps, uuids), s.procRoot, s.ownRoots(), ownBefore), uuids: uuids}
 }
 
 // tenantWait bounds the wait for one listing of the compute processes:
@@ -281,7 +291,7 @@ func (s *Sampler) tenants(ctx context.Context, first tenantListing) *clocks.Comp
 			own[p.PID] = true
 		}
 	}
-	cp := &clocks.ComputeProcesses{First: first.procs, Last: last.procs, Own: []int{}}
+	cp := &clocks.ComputeProcesses{First: first.procs, Last: last.procs, Own: []int{}, Engine: s.Engines()}
 	for pid := range own {
 		cp.Own = append(cp.Own, pid)
 	}

@@ -24,13 +24,26 @@ type markOptions struct {
 	argv  []string
 	// now is the clock the lines are stamped with.
 	now func() time.Time
+	// streamWait bounds the wait for a starting sampler's stream.
+	streamWait time.Duration
 }
+
+// MarkStreamWait is how long mark waits for the leg's stream to appear: a
+// sampler started in the background just before ('clockgate sample … &')
+// takes a moment to create it.
+const MarkStreamWait = 10 * time.Second
+
+// markStreamPoll is how often mark looks for the stream while it waits.
+const markStreamPoll = 50 * time.Millisecond
+
+// markWaitEnv overrides MarkStreamWait (a Go duration), for tests.
+const markWaitEnv = "CLOCKGATE_MARK_STREAM_WAIT"
 
 func init() { register(NewCmdMark) }
 
 // NewCmdMark builds "clockgate mark".
 func NewCmdMark(s *IO) *cobra.Command {
-	opts := &markOptions{IO: s, now: time.Now}
+	opts := &markOptions{IO: s, now: time.Now, streamWait: MarkStreamWait}
 	cmd := &cobra.Command{
 		Use:   "mark --out PREFIX --point ID -- COMMAND [ARG...]",
 		Short: "Run one bench point's COMMAND and mark when it began and ended beside the leg's stream",
@@ -47,9 +60,13 @@ none/4, 16/2.5. summarize judges the point on the leg's samples between the
 two lines (a point with a begin and no end, or a non-zero exit, has no
 window). Each line is appended whole, in one write.
 
+When PREFIX.samples.jsonl is not there yet (a sampler started in the
+background just before takes a moment to create it), mark says so on stderr
+and waits for it, up to 10 s.
+
 mark refuses (exit 2, nothing written, COMMAND not run) a malformed ID, a
 point that already has an end line in PREFIX.points.jsonl, and a PREFIX with
-no PREFIX.samples.jsonl beside it: start the sampler first
+no PREFIX.samples.jsonl beside it after that wait: start the sampler first
 ('clockgate sample --out PREFIX --pid ...' in the background).`,
 		Example: `  # A leg's bench loop: one sampler for the leg, one mark per point.
   clockgate sample --out clocks/llama/vllm/r1 --pid "$SERVER_PID" &
@@ -66,6 +83,13 @@ no PREFIX.samples.jsonl beside it: start the sampler first
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.argv = args
+			if v := os.Getenv(markWaitEnv); v != "" {
+				d, err := time.ParseDuration(v)
+				if err != nil || d < 0 {
+					return usageErr("$%s=%q: want a duration", markWaitEnv, v)
+				}
+				opts.streamWait = d
+			}
 			return runMark(opts)
 		},
 	}
@@ -92,8 +116,8 @@ func checkMark(opts *markOptions) error {
 		return usageErr("--point: %v", err)
 	}
 	stream := sampler.StreamPath(opts.out)
-	if st, err := os.Stat(stream); err != nil || !st.Mode().IsRegular() {
-		return usageErr("no clock stream at %s: start the sampler first (clockgate sample --out %s --pid ... &), then mark each point", stream, opts.out)
+	if !waitStream(opts, stream) {
+		return usageErr("no clock stream at %s after waiting %v: start the sampler first (clockgate sample --out %s --pid ... &), then mark each point", stream, opts.streamWait, opts.out)
 	}
 	path := pointsPath(opts.out)
 	f, err := os.Open(path)
@@ -115,6 +139,31 @@ func checkMark(opts *markOptions) error {
 		}
 	}
 	return nil
+}
+
+// waitStream reports whether the stream is a regular file, waiting up to
+// opts.streamWait for a starting sampler to create it, and saying so.
+func waitStream(opts *markOptions, stream string) bool {
+	there := func() (bool, bool) {
+		st, err := os.Stat(stream)
+		if err == nil {
+			return st.Mode().IsRegular(), true
+		}
+		return false, false
+	}
+	ok, exists := there()
+	if exists || opts.streamWait <= 0 {
+		return ok
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "clockgate mark: no clock stream at %s yet; waiting up to %v for the sampler to create it\n", stream, opts.streamWait)
+	deadline := time.Now().Add(opts.streamWait)
+	for time.Now().Before(deadline) {
+		time.Sleep(min(markStreamPoll, time.Until(deadline)))
+		if ok, exists = there(); exists {
+			return ok
+		}
+	}
+	return false
 }
 
 // appendLine appends one whole line to the points file, in one write, and

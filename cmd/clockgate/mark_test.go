@@ -124,7 +124,14 @@ func TestMarkRefuses(t *testing.T) {
 				}
 			}
 			ran := filepath.Join(t.TempDir(), "ran")
+			if c.noStream {
+				l.env = append(l.env, markWaitEnv+"=300ms")
+			}
 			code, _, stderr := l.run("", "mark", "--out", l.prefix, "--point", c.point, "--", "touch", ran)
+			if c.noStream && !strings.Contains(stderr, "yet; waiting up to 300ms for the sampler to create it\n") ||
+				c.noStream && !strings.Contains(stderr, ".samples.jsonl after waiting 300ms: start the sampler first") {
+				t.Errorf("stderr %q: want the wait said, and its length in the refusal", stderr)
+			}
 			if code != 2 || !strings.Contains(stderr, c.want) {
 				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, c.want)
 			}
@@ -137,4 +144,49 @@ func TestMarkRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mark started right after 'clockgate sample … &' waits for the sampler to
+// create its stream, saying so, instead of refusing: here the stream
+// appears 400 ms after mark starts, and with a real sampler started a
+// moment before.
+func TestMarkWaitsForTheStream(t *testing.T) {
+	tools := newRecTools(t)
+	t.Run("a stream that appears", func(t *testing.T) {
+		t.Parallel()
+		l := tools.leg(t, nil)
+		p := l.start("", "mark", "--out", l.prefix, "--point", "8/inf", "--", "true")
+		time.Sleep(400 * time.Millisecond)
+		if err := os.MkdirAll(filepath.Dir(l.prefix), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(l.stream(), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code := p.wait(t); code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
+		}
+		if want := "clockgate mark: no clock stream at " + l.stream() + " yet; waiting up to 10s for the sampler to create it\n"; !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("stderr %q\nwant %q", p.stderr.String(), want)
+		}
+		if ms := readMarks(t, l); len(ms) != 1 || !ms[0].Ended || ms[0].Exit != 0 {
+			t.Fatalf("marks %+v", ms)
+		}
+	})
+	t.Run("right after sample &", func(t *testing.T) {
+		t.Parallel()
+		l := tools.leg(t, nil)
+		smp := l.start("", "sample", "--out", l.prefix, "--interval", recInterval.String(), "--backend", "nvidia-smi")
+		code, _, stderr := l.run("", "mark", "--out", l.prefix, "--point", "8/inf", "--", "sleep", "0.3")
+		if code != 0 {
+			t.Fatalf("mark: exit %d; stderr:\n%s", code, stderr)
+		}
+		smp.cmd.Process.Signal(syscall.SIGTERM)
+		if code := smp.wait(t); code != 0 {
+			t.Fatalf("sample: exit %d; stderr:\n%s", code, smp.stderr.String())
+		}
+		if ms := readMarks(t, l); len(ms) != 1 || ms[0].Point != "8/inf" || !ms[0].Ended || ms[0].Exit != 0 {
+			t.Fatalf("marks %+v", ms)
+		}
+	})
 }

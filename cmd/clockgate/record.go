@@ -125,6 +125,7 @@ func runRecord(opts *recordOptions) error {
 		smp.Close()
 		return usageErr("cannot run %s: %v", name, err)
 	}
+	smp.SetCommand(child.Process.Pid)
 	exited := make(chan struct{})
 	var waitErr error
 	go func() {

@@ -29,6 +29,11 @@ type recordingFlags struct {
 	interval    time.Duration
 	gpu         string
 	backend     string
+	// enginePIDs and enginePorts name the engine under test (SPEC §11.1).
+	enginePIDs  []int
+	enginePorts []int
+	// memoryOut names the memory record where PREFIX is not in a tree.
+	memoryOut string
 	// gpus is the selection validate read from --gpu or the environment.
 	gpus sampler.Selection
 }
@@ -38,6 +43,9 @@ func (f *recordingFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.maxDuration, "max-duration", clocks.DefaultMaxDuration, "stop after this long, recording stop_reason max-duration (a bound on an orphan, not a budget on a leg)")
 	fs.DurationVar(&f.interval, "interval", time.Second, fmt.Sprintf("time between samples, at least %v", sampler.MinInterval))
 	fs.StringVar(&f.gpu, "gpu", "", "GPUs to sample: an index (3), a comma list (0,1,2,3), all, or GPU UUIDs (GPU-5f3c…, or as amd-smi prints them, or a prefix naming one GPU); without it, the GPUs $CUDA_VISIBLE_DEVICES names when it is set, else GPU 0")
+	fs.IntSliceVar(&f.enginePIDs, "engine-pid", nil, "the engine under test, started before the leg (a server's `PID`; repeatable, or a comma list): it and its descendants are the leg's own, never clock.foreign_process")
+	fs.IntSliceVar(&f.enginePorts, "engine-port", nil, "the engine under test named by the TCP `PORT` its server listens on (repeatable): the listening process, found once at start, and its descendants are the leg's own")
+	fs.StringVar(&f.memoryOut, "memory-out", "", "write the memory record (peak GPU memory used, peak host RSS of the leg's own processes) to `FILE`; without it, it is written only where PREFIX is TREE/clocks/<model>/<engine>/r<N>, to TREE/memory/<model>/<engine>/r<N>.summary.json")
 	fs.StringVar(&f.backend, "backend", sampler.KindAuto, "how to read the GPU: "+strings.Join(sampler.Kinds, ", ")+" (auto prefers NVML, falls back to nvidia-smi when NVML is not installed, and to amd-smi where no NVIDIA driver answers)")
 }
 
@@ -51,6 +59,16 @@ func (f *recordingFlags) validate(gpuSet bool, lookup func(string) (string, bool
 		return usageErr("--interval %v: want at least %v: nvidia-smi takes tens to hundreds of ms per reading, and utilization.gpu is averaged over 1/6 s to 1 s", f.interval, sampler.MinInterval)
 	case f.maxDuration <= 0:
 		return usageErr("--max-duration %v: want a positive duration", f.maxDuration)
+	}
+	for _, p := range f.enginePIDs {
+		if p <= 0 {
+			return usageErr("--engine-pid %d: want a process id > 0", p)
+		}
+	}
+	for _, p := range f.enginePorts {
+		if p <= 0 || p > sampler.MaxPort {
+			return usageErr("--engine-port %d: want a TCP port, 1 to %d", p, sampler.MaxPort)
+		}
 	}
 	known := false
 	for _, k := range sampler.Kinds {
@@ -84,6 +102,9 @@ func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) 
 		PID:         pid,
 		BootIDFile:  bootIDFile,
 		Logf:        logf,
+		EnginePIDs:  f.enginePIDs,
+		EnginePorts: f.enginePorts,
+		MemoryOut:   f.memoryOut,
 	}
 	open := func(ctx context.Context) (sampler.Backend, error) {
 		return sampler.Open(ctx, sampler.Options{Kind: f.backend, GPUs: f.gpus, Logf: logf})
@@ -113,7 +134,7 @@ func printVerdict(s *IO, name, prefix string, res *sampler.Result) {
 // samplerExit gives a sampler error its exit code: setup errors about the
 // inputs are usage errors (2), everything else a refusal (1).
 func samplerExit(err error) error {
-	for _, e := range []error{sampler.ErrExists, sampler.ErrNoProcess, sampler.ErrBootID, sampler.ErrConfig, sampler.ErrSelect} {
+	for _, e := range []error{sampler.ErrExists, sampler.ErrNoProcess, sampler.ErrBootID, sampler.ErrConfig, sampler.ErrSelect, sampler.ErrEngine} {
 		if errors.Is(err, e) {
 			return &exitError{code: ExitUsage, err: err}
 		}

@@ -3,7 +3,7 @@
 //
 //	amd-smi list --json
 //	amd-smi static --asic --driver --limit --partition --json
-//	amd-smi metric -g ID [ID…] --usage --power --clock --temperature --perf-level --violation|--throttle --json
+//	amd-smi metric -g ID [ID…] --usage --power --clock --temperature --perf-level --mem-usage --violation|--throttle --json
 //
 // and exits 99 on anything else, so a test proves the sampler never asks
 // amd-smi to change a GPU's state. Its answers have the layout of the real
@@ -41,8 +41,10 @@ type step struct {
 	Activity *int     `json:"activity"`
 	PowerW   *float64 `json:"power_w"`
 	HotspotC *float64 `json:"hotspot_c"`
-	MaxClk   int      `json:"max_clk"`
-	Perf     string   `json:"perf_level"`
+	// UsedMB is mem_usage.used_vram, in MB (150000 where not set).
+	UsedMB *float64 `json:"used_mb"`
+	MaxClk int      `json:"max_clk"`
+	Perf   string   `json:"perf_level"`
 	// Advance adds to accumulators (by key, ppt_accumulated, …) at this
 	// call; Reset sets them to 0 first.
 	Advance map[string]uint64 `json:"advance"`
@@ -70,8 +72,12 @@ type step struct {
 }
 
 type config struct {
-	// ROCm is "7" (the default) or "6".
-	ROCm string `json:"rocm"`
+	// ROCm is "7" (the default) or "6". ROCm 7 prints the static compute
+	// partition as partition.accelerator_partition, as amd-smi 25 and 26
+	// do; ROCm 6 as partition.compute_partition (OldPartitionKey makes
+	// ROCm 7 do so too).
+	ROCm            string `json:"rocm"`
+	OldPartitionKey bool   `json:"old_partition_key"`
 	// GPUs is the number of GPUs (default 1); XCDs per GPU (default 8).
 	GPUs int `json:"gpus"`
 	XCDs int `json:"xcds"`
@@ -230,9 +236,21 @@ func (c config) static() any {
 				"device_id", "0x74a1", "target_graphics_version", "gfx942"),
 			"driver", obj("name", "amdgpu", "version", v["driver"]),
 			"limit", limit,
-			"partition", obj("compute_partition", v["compute_partition"], "memory_partition", v["memory_partition"], "partition_id", 0)))
+			"partition", c.partition(v)))
 	}
 	return out
+}
+
+// partition is the static answer's partition object: ROCm 7 names the
+// compute partition accelerator_partition, with the memory allocation
+// mode amd-smi 26 adds (amdsmi_cli/amdsmi_commands.py); older ones
+// compute_partition.
+func (c config) partition(v map[string]any) *ordered {
+	if c.ROCm == "7" && !c.OldPartitionKey {
+		return obj("accelerator_partition", v["compute_partition"], "memory_partition", v["memory_partition"], "partition_id", 0,
+			"compute_partition_mem_alloc_mode", "CAPPING")
+	}
+	return obj("compute_partition", v["compute_partition"], "memory_partition", v["memory_partition"], "partition_id", 0)
 }
 
 func or(s, def string) string {
@@ -246,7 +264,7 @@ func or(s, def string) string {
 func (c config) metric(dir string, args []string) {
 	var gpus []int
 	flag := ""
-	want := map[string]bool{"--usage": true, "--power": true, "--clock": true, "--temperature": true, "--perf-level": true, "--json": true}
+	want := map[string]bool{"--usage": true, "--power": true, "--clock": true, "--temperature": true, "--perf-level": true, "--mem-usage": true, "--json": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -330,6 +348,9 @@ func (s *step) forGPU(g int) step {
 		if o.HotspotC != nil {
 			v.HotspotC = o.HotspotC
 		}
+		if o.UsedMB != nil {
+			v.UsedMB = o.UsedMB
+		}
 		if o.MaxClk != 0 {
 			v.MaxClk = o.MaxClk
 		}
@@ -404,6 +425,10 @@ func (c config) gpuMetric(n, g int, objKey string) any {
 	if s.HotspotC != nil {
 		hot = *s.HotspotC
 	}
+	used := 150000.0
+	if s.UsedMB != nil {
+		used = *s.UsedMB
+	}
 	acc := c.acc(n, g)
 	viol := obj("accumulation_counter", uint64(1000+n*10))
 	for _, k := range causes {
@@ -423,6 +448,9 @@ func (c config) gpuMetric(n, g int, objKey string) any {
 		"clock", clock,
 		"temperature", obj("edge", "N/A", "hotspot", q(hot, "C"), "mem", q(hot-12, "C")),
 		"perf_level", perf,
+		"mem_usage", obj("total_vram", q(196592, "MB"), "used_vram", q(used, "MB"), "free_vram", q(196592-used, "MB"),
+			"total_visible_vram", q(196592, "MB"), "used_visible_vram", q(used, "MB"), "free_visible_vram", q(196592-used, "MB"),
+			"total_gtt", q(257432, "MB"), "used_gtt", q(31, "MB"), "free_gtt", q(257401, "MB")),
 		objKey, viol)
 	for _, p := range s.NA {
 		m.put(strings.Split(p, "."), "N/A")

@@ -294,10 +294,10 @@ func run(args []string) int {
 					v += " MHz"
 				case f == "utilization.gpu":
 					v += " %"
-				case f == "memory.used":
-					v += " MiB"
 				case f == "power.draw" || strings.HasSuffix(f, "power.limit"):
 					v += " W"
+				case f == "memory.used":
+					v += " MiB"
 				case strings.HasPrefix(f, "clocks_event_reasons_counters."):
 					v += " us"
 				}
@@ -350,7 +350,7 @@ func defaults(cfg config, i int) map[string]string {
 		"temperature.gpu":                "45",
 		"power.draw":                     "312.45",
 		"clocks.mem":                     "2619",
-		"memory.used":                    "1",
+		"memory.used":                    "71234",
 	}
 	na := func(on bool, v string) string {
 		if on {

@@ -3,6 +3,7 @@ package grid
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"sort"
 	"strconv"
@@ -176,16 +177,18 @@ func (g *grid) gateVerdict(rs []reading) (string, []float64, []float64) {
 	from := last.t.Add(-g.t.slopeWindow)
 	k := sort.Search(len(rs), func(i int) bool { return !rs[i].t.Before(from) })
 	win := rs[k:]
-	covered := k > 0 || rs[0].t.Equal(from) || !rs[0].t.After(from.Add(g.t.gatePoll/2))
+	// The readings cover the window when the first is no later than its
+	// start (half a poll of slack for the ticks).
+	covered := !rs[0].t.After(from.Add(g.t.gatePoll / 2))
 	slopes := make([]float64, len(g.uuids))
 	var why []string
 	for i := range g.uuids {
 		slopes[i] = slope(win, i)
 		target := g.idle[i] + g.p.Cooldown.AboveIdleC
-		if last.c[i] > target {
+		if !within(last.c[i], target) {
 			why = append(why, fmt.Sprintf("GPU %d at %.1f °C, above the target %.1f °C (idle %.1f + %.1f)", g.indices[i], last.c[i], target, g.idle[i], g.p.Cooldown.AboveIdleC))
 		}
-		if abs(slopes[i]) > g.p.Cooldown.MaxSlopeCPerMin {
+		if !within(abs(slopes[i]), g.p.Cooldown.MaxSlopeCPerMin) {
 			why = append(why, fmt.Sprintf("GPU %d moving %+.2f °C/min over the last %v, more than %.2f", g.indices[i], slopes[i], g.t.slopeWindow, g.p.Cooldown.MaxSlopeCPerMin))
 		}
 	}
@@ -193,6 +196,13 @@ func (g *grid) gateVerdict(rs []reading) (string, []float64, []float64) {
 		why = append(why, fmt.Sprintf("the slope needs %v of readings", g.t.slopeWindow))
 	}
 	return strings.Join(why, "; "), last.c, slopes
+}
+
+// within reports x ≤ limit, both taken to a millionth (of a degree, or of
+// a degree per minute): exact at the boundary, whatever the sum or the
+// fit added in its last bits.
+func within(x, limit float64) bool {
+	return math.Round(x*1e6) <= math.Round(limit*1e6)
 }
 
 func abs(x float64) float64 {

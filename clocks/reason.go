@@ -122,7 +122,7 @@ type CodeInfo struct {
 }
 
 // Registry lists every reason code clockgate gives, by scope then as the
-// README's tables order them.
+// tables of docs/reasons.md order them.
 var Registry = []CodeInfo{
 	{CodeMissing, ScopeLeg, false, true, BothFamilies, "no clock record for the leg"},
 	{CodeInvalid, ScopeLeg, false, true, BothFamilies, "the clock record is not a valid record"},

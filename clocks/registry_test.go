@@ -9,51 +9,54 @@ import (
 	"testing"
 )
 
-// TestRegistryIsTheREADMEs: the README's reason tables list exactly the
-// registered codes, each once, under a heading of its scope ("### Leg: …",
-// "### Arm: …", "### Ratio: …").
-func TestRegistryIsTheREADMEs(t *testing.T) {
-	f, err := os.Open("../README.md")
+// TestRegistryIsTheReasonReference: the reason tables of docs/reasons.md
+// list exactly the registered codes, each once, under a heading of its
+// scope ("## Leg: …", "## Arm: …", "## Ratio: …").
+func TestRegistryIsTheReasonReference(t *testing.T) {
+	f, err := os.Open("../docs/reasons.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	row := regexp.MustCompile("^\\| `([a-z]+\\.[a-z_]+)` \\|")
+	heading := regexp.MustCompile(`^#+ `)
 	scope := Scope("")
 	listed := map[string]Scope{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "### Leg: "):
-			scope = ScopeLeg
-		case strings.HasPrefix(line, "### Arm: "):
-			scope = ScopeArm
-		case strings.HasPrefix(line, "### Ratio: "):
-			scope = ScopeRatio
-		case strings.HasPrefix(line, "#"):
-			scope = ""
+		if h := heading.FindString(line); h != "" {
+			switch title := strings.TrimPrefix(line, h); {
+			case strings.HasPrefix(title, "Leg: "):
+				scope = ScopeLeg
+			case strings.HasPrefix(title, "Arm: "):
+				scope = ScopeArm
+			case strings.HasPrefix(title, "Ratio: "):
+				scope = ScopeRatio
+			default:
+				scope = ""
+			}
 		}
 		m := row.FindStringSubmatch(line)
 		if m == nil || scope == "" {
 			continue
 		}
 		if _, twice := listed[m[1]]; twice {
-			t.Errorf("README lists %s twice", m[1])
+			t.Errorf("docs/reasons.md lists %s twice", m[1])
 		}
 		listed[m[1]] = scope
 	}
 	for _, c := range Registry {
 		switch s, ok := listed[c.Code]; {
 		case !ok:
-			t.Errorf("README's reason tables lack %s", c.Code)
+			t.Errorf("docs/reasons.md's reason tables lack %s", c.Code)
 		case s != c.Scope:
-			t.Errorf("README lists %s under %s, the registry says %s", c.Code, s, c.Scope)
+			t.Errorf("docs/reasons.md lists %s under %s, the registry says %s", c.Code, s, c.Scope)
 		}
 		delete(listed, c.Code)
 	}
 	for code := range listed {
-		t.Errorf("README lists %s, which is not registered", code)
+		t.Errorf("docs/reasons.md lists %s, which is not registered", code)
 	}
 }
 

@@ -158,31 +158,44 @@ func diff(want, got []byte) string {
 	return b.String()
 }
 
-// TestDocsExcerptsAreReal checks every excerpt in README.md, marked
-// <!-- excerpt: golden/<file> -->, is a verbatim part of that golden file,
-// which TestGolden checks against the real output: the docs cannot rot.
+// TestDocsExcerptsAreReal checks every excerpt in README.md and docs/*.md,
+// marked <!-- excerpt: golden/<file> -->, is a verbatim part of that golden
+// file, which TestGolden checks against the real output: the docs cannot
+// rot.
 func TestDocsExcerptsAreReal(t *testing.T) {
-	doc, err := os.ReadFile("../README.md")
+	pages, err := filepath.Glob("../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	pages = append([]string{"../README.md"}, pages...)
 	const marker = "<!-- excerpt: "
-	parts := strings.Split(string(doc), marker)
-	if len(parts) < 2 {
-		t.Fatal("README.md has no excerpt")
-	}
-	for _, p := range parts[1:] {
-		name, rest, _ := strings.Cut(p, " -->\n```\n")
-		block, _, ok := strings.Cut(rest, "\n```\n")
-		if !ok {
-			t.Fatalf("excerpt of %s is not followed by a fenced block", name)
-		}
-		golden, err := os.ReadFile(filepath.Join("..", name))
+	found := map[string]int{}
+	for _, page := range pages {
+		doc, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(golden), block+"\n") {
-			t.Errorf("the excerpt of %s in README.md is not in it:\n%s", name, block)
+		parts := strings.Split(string(doc), marker)
+		for _, p := range parts[1:] {
+			name, rest, _ := strings.Cut(p, " -->\n```\n")
+			block, _, ok := strings.Cut(rest, "\n```\n")
+			if !ok {
+				t.Fatalf("%s: the excerpt of %s is not followed by a fenced block", page, name)
+			}
+			golden, err := os.ReadFile(filepath.Join("..", name))
+			if err != nil {
+				t.Fatalf("%s: %v", page, err)
+			}
+			if !strings.Contains(string(golden), block+"\n") {
+				t.Errorf("the excerpt of %s in %s is not in it:\n%s", name, page, block)
+			}
+			found[page]++
+		}
+	}
+	// The front door shows a real report, and so does the reference.
+	for _, page := range []string{"../README.md", "../docs/contract.md", "../docs/tree.md"} {
+		if found[page] == 0 {
+			t.Errorf("%s has no excerpt", page)
 		}
 	}
 }

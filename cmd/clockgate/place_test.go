@@ -143,17 +143,17 @@ func TestOutDirMadeBeforeTheFirstRun(t *testing.T) {
 	}
 }
 
-// TestREADMEShowsTheHelpExamples: the README's summarize examples are the
-// ones --help prints, line for line.
-func TestREADMEShowsTheHelpExamples(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsShowTheHelpExamples: the summarize reference (docs/tree.md)
+// shows the examples --help prints, line for line.
+func TestDocsShowTheHelpExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/tree.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex := NewCmdSummarize(&IO{}).Example
 	for _, line := range strings.Split(ex, "\n") {
 		if !strings.Contains(string(readme), "\n"+line+"\n") {
-			t.Errorf("README.md lacks the help example %q", line)
+			t.Errorf("docs/tree.md lacks the help example %q", line)
 		}
 	}
 }

@@ -34,6 +34,9 @@ type gridWorld struct {
 	pids    string
 	port    int
 	planDir string
+	// benchDur is how long each bench point runs: the A/A grid needs 30
+	// busy samples a leg at 250 ms.
+	benchDur string
 }
 
 // buildGridBins builds the fake server and bench beside the test's fake
@@ -73,6 +76,7 @@ func newGridWorld(t *testing.T, tools *recTools, thermal map[string]any) *gridWo
 	w := &gridWorld{t: t, dir: filepath.Dir(l.smiDir), smiDir: l.smiDir, server: server, bench: bench, port: freePort(t)}
 	w.env = append(l.env, grid.TimingEnv+"="+gridTimingFast)
 	w.pids = filepath.Join(w.dir, "pids.txt")
+	w.benchDur = "1s"
 	w.planDir = filepath.Join(w.dir, "plan")
 	os.Mkdir(w.planDir, 0o755)
 	return w
@@ -89,7 +93,7 @@ func (w *gridWorld) plan(repeats int, serveA, serveB, benchExtra string, extra s
 		}
 		return "[" + strings.Join(args, ", ") + "]"
 	}
-	bench := []string{strconv.Quote(w.bench), `"-url"`, `"{base_url}"`, `"-concurrency"`, `"{concurrency}"`, `"-rate"`, `"{rate}"`, `"-out"`, `"{result_dir}/{result_name}"`, `"-duration"`, `"2300ms"`}
+	bench := []string{strconv.Quote(w.bench), `"-url"`, `"{base_url}"`, `"-concurrency"`, `"{concurrency}"`, `"-rate"`, `"{rate}"`, `"-out"`, `"{result_dir}/{result_name}"`, `"-duration"`, strconv.Quote(w.benchDur)}
 	if benchExtra != "" {
 		bench = append(bench, benchExtra)
 	}
@@ -100,7 +104,7 @@ port = %d
 repeats = %d
 allow_underpowered = true
 order = "abba"
-interval = "200ms"
+interval = "250ms"
 %s
 [[engine]]
 name = "a"
@@ -199,9 +203,10 @@ func events(ev []grid.Event, kind string) []grid.Event {
 func TestGridAA(t *testing.T) {
 	tools := newRecTools(t)
 	w := newGridWorld(t, tools, nil)
+	w.benchDur = "3s"
 	plan := w.plan(2, "", "", "", "")
 	p := w.start(plan)
-	if code := p.waitLong(t, 120*time.Second); code != 0 {
+	if code := p.waitLong(t, 240*time.Second); code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", code, p.stderr.String())
 	}
 	w.noneAlive()
@@ -307,7 +312,7 @@ func TestGridDryRun(t *testing.T) {
 	if got := strings.Join(legs, " "); got != "a/r1 b/r1 b/r2 a/r2 a/r3 b/r3 b/r4 a/r4" {
 		t.Errorf("order %s\n%s", got, out)
 	}
-	want := fmt.Sprintf("  point 4/inf: %s -url http://127.0.0.1:%d -concurrency 4 -rate inf -out %s -duration 2300ms",
+	want := fmt.Sprintf("  point 4/inf: %s -url http://127.0.0.1:%d -concurrency 4 -rate inf -out %s -duration 1s",
 		w.bench, w.port, filepath.Join(w.tree(), "grid", "staging", "b-r2", "bench", "org--tiny", "b", "r2", "c4-rinf.json"))
 	if !strings.Contains(out, want) {
 		t.Errorf("no line %q in\n%s", want, out)

@@ -51,7 +51,12 @@ type timing struct {
 	idleRead, slopeWindow, gatePoll, readyPoll, stopGrace, stopWait, trackPoll time.Duration
 }
 
-var defaultTiming = timing{IdleRead, SlopeWindow, GatePoll, ReadyPoll, StopGrace, StopWait, 200 * time.Millisecond}
+// trackPoll is how often the leg's processes are listed while its server
+// runs (the stop lists them again, every process below clockgate that
+// carries the leg's token, so this only catches one that drops it).
+const trackPoll = time.Second
+
+var defaultTiming = timing{IdleRead, SlopeWindow, GatePoll, ReadyPoll, StopGrace, StopWait, trackPoll}
 
 // TimingEnv names the environment variable through which the tests of
 // the command shorten the grid's waits ("idle=2s,slope=1s,poll=100ms,
@@ -75,7 +80,7 @@ func timingFrom(env string) (timing, error) {
 		case "slope":
 			t.slopeWindow = d
 		case "poll":
-			t.gatePoll, t.trackPoll = d, min(d, t.trackPoll)
+			t.gatePoll = d
 		case "ready":
 			t.readyPoll = d
 		case "grace":

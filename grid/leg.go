@@ -505,7 +505,7 @@ func (g *grid) stopServer(srv *server) (killed, leftover []string, why string) {
 		if !g.groupAlive(srv, pgid) {
 			break
 		}
-		time.Sleep(min(g.t.trackPoll, 100*time.Millisecond))
+		time.Sleep(50 * time.Millisecond)
 	}
 	close(srv.stop)
 	// SIGKILL to the group and to every process of the leg, until none

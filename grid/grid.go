@@ -264,11 +264,10 @@ func (g *grid) run(ctx context.Context) error {
 		return stopped("cannot read the GPUs: %v", err)
 	}
 	g.backend = b
-	first, err := g.read(ctx)
-	if err != nil {
+	// The first reading sets the grid's GPUs (their UUIDs) and driver.
+	if _, err := g.read(ctx); err != nil {
 		return err
 	}
-	_ = first
 	if err := os.MkdirAll(g.tree, 0o755); err != nil {
 		return usage("tree %s: %v", g.tree, err)
 	}

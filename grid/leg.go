@@ -429,14 +429,11 @@ func (g *grid) runPoints(ctx context.Context, leg Leg, vars map[string]string, p
 // bench point (SPEC §2.1, §9.1) of the point's concurrency.
 func checkResult(path string, pt ratio.PointID) error {
 	rel := filepath.Base(path)
-	points, invalid, _, err := summarize.ReadBenchResult(path, rel)
-	if errors.Is(err, fs.ErrNotExist) || err != nil && os.IsNotExist(errors.Unwrap(err)) {
+	if _, err := os.Lstat(path); err != nil {
 		return fmt.Errorf("the bench wrote no result at %s: pass {result_dir} and {result_name} to it (--result-dir, --result-filename)", path)
 	}
+	points, invalid, _, err := summarize.ReadBenchResult(path, rel)
 	if err != nil {
-		if _, serr := os.Stat(path); serr != nil {
-			return fmt.Errorf("the bench wrote no result at %s: pass {result_dir} and {result_name} to it (--result-dir, --result-filename)", path)
-		}
 		return fmt.Errorf("the result is not readable: %v", err)
 	}
 	if len(invalid) > 0 {

@@ -69,6 +69,13 @@ func freePort(t *testing.T) int {
 func newGridWorld(t *testing.T, tools *recTools, thermal map[string]any) *gridWorld {
 	t.Helper()
 	server, bench := buildGridBins(t, tools)
+	return newGridWorldWith(t, tools, thermal, server, bench)
+}
+
+// newGridWorldWith is newGridWorld with the fake server and bench at the
+// paths given (a test that runs no leg names them without building them).
+func newGridWorldWith(t *testing.T, tools *recTools, thermal map[string]any, server, bench string) *gridWorld {
+	t.Helper()
 	if thermal == nil {
 		thermal = map[string]any{"idle_c": 40, "load_c": 60, "tau_ms": 250, "mem_per_proc_mib": 1000, "state": "thermal.json"}
 	}
@@ -295,7 +302,7 @@ func TestGridAA(t *testing.T) {
 // TestGridDryRun prints the ABBA order with every argv, and runs nothing.
 func TestGridDryRun(t *testing.T) {
 	tools := newRecTools(t)
-	w := newGridWorld(t, tools, nil)
+	w := newGridWorldWith(t, tools, nil, "/opt/fake/server", "/opt/fake/bench")
 	plan := w.plan(4, "", "", "", "")
 	p := w.start("--dry-run", plan)
 	if code := p.waitLong(t, 30*time.Second); code != 0 {
@@ -325,7 +332,7 @@ func TestGridDryRun(t *testing.T) {
 // TestGridPlanRefusal: a plan refusal is exit 2 naming plan.toml:LINE.
 func TestGridPlanRefusal(t *testing.T) {
 	tools := newRecTools(t)
-	w := newGridWorld(t, tools, nil)
+	w := newGridWorldWith(t, tools, nil, "/opt/fake/server", "/opt/fake/bench")
 	plan := w.plan(2, "", "", "", "")
 	data, _ := os.ReadFile(plan)
 	os.WriteFile(plan, bytes.Replace(data, []byte(`name = "b"`), []byte("name = \"b\"\nenv = { HIP_VISIBLE_DEVICES = \"1\" }"), 1), 0o644)

@@ -35,7 +35,7 @@ func main() {
 	uuid := flag.String("uuid", "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30", "GPU UUID")
 	state := flag.String("state", "", "crash-once state file")
 	role := flag.String("role", "server", "server, worker, escape-parent, escaped")
-	maxLife := flag.Duration("max-life", 60*time.Second, "exit after this long")
+	maxLife := flag.Duration("max-life", 120*time.Second, "exit after this long")
 	flag.Parse()
 
 	go func() {

@@ -358,7 +358,7 @@ var mutations = []mutation{
 	{"G2-23", "a changed driver resumed", "grid/grid.go",
 		"	if start.Driver != g.driver {", "	if false {", gridPkg},
 	{"G2-24", "legs of another run accepted in a tree without a journal", "grid/grid.go",
-		"		if err != nil || len(ents) > 0 {", "		if err != nil {", gridPkg},
+		"		if err != nil || len(ents) > 0 {", "		if err != nil || len(ents) < 0 {", gridPkg},
 	{"G2-25", "ready at the first 200", "grid/grid.go",
 		"	ReadyStreak = 2", "	ReadyStreak = 1", gridPkg},
 	{"G2-26", "a result of another concurrency accepted", "grid/leg.go",

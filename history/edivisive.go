@@ -20,9 +20,34 @@ const DefaultP = 0.001
 // Otava does (10× below 0.05, 2× below 0.5).
 const firstPassFactor = 10
 
+// Method is how change points are found and tested.
+type Method int
+
+const (
+	// Calibrated is the default: binary segmentation by the largest
+	// rank-sum statistic over splits, each p from that maximum's
+	// permutation null at the segment's length (detectCalibrated), then
+	// the merge step.
+	Calibrated Method = iota
+	// Otava is E-divisive means with a Student t-test in windows, split
+	// then merge, as Apache Otava does: its p is that of the t-test at a
+	// split chosen to look different, not a false-alarm probability.
+	Otava
+)
+
+// String names the method as the outputs print it.
+func (m Method) String() string {
+	if m == Otava {
+		return "otava"
+	}
+	return "calibrated"
+}
+
 // Detection says how change points are found.
 type Detection struct {
-	// P is the bound a change's t-test p must stay below.
+	// Method is Calibrated (the default) or Otava.
+	Method Method
+	// P is the bound a change's p must stay below.
 	P float64
 	// Window is the split step's window length, at least 2.
 	Window int
@@ -37,7 +62,8 @@ type Detection struct {
 	retestRightOnly bool
 }
 
-// DefaultDetection is Otava's: window 50, p < 0.001, no magnitude floor.
+// DefaultDetection is the calibrated detection at p < 0.001, no
+// magnitude floor (Window serves Otava's method only).
 var DefaultDetection = Detection{P: DefaultP, Window: Window}
 
 // Change is one change point of a series of values.
@@ -83,7 +109,12 @@ func (c Change) magnitude() float64 {
 // step). This is the method of Apache Otava (formerly Hunter; Fleming et
 // al., "Hunter: Using Change Point Detection to Hunt for Performance
 // Regressions", ICPE 2023), written here from its description.
+//
+// With d.Method Calibrated (the default) it is detectCalibrated instead.
 func Detect(xs []float64, d Detection) []Change {
+	if d.Method == Calibrated {
+		return detectCalibrated(xs, d)
+	}
 	if d.Window < 2 {
 		d.Window = Window
 	}
@@ -184,6 +215,11 @@ func testAt(xs []float64, idx []int, i int) Change {
 // one then keeps the p of its old, shorter side and can be dropped for
 // it: a 4σ step in 80 values was lost that way.
 func merge(cps []Change, xs []float64, p, minMagnitude float64, rightOnly bool) []Change {
+	return mergeWith(cps, xs, p, minMagnitude, rightOnly, testAt)
+}
+
+// mergeWith is merge with test retesting a change between its neighbours.
+func mergeWith(cps []Change, xs []float64, p, minMagnitude float64, rightOnly bool, test func([]float64, []int, int) Change) []Change {
 	for len(cps) > 0 {
 		weakest := 0
 		for i, c := range cps {
@@ -213,7 +249,7 @@ func merge(cps []Change, xs []float64, p, minMagnitude float64, rightOnly bool) 
 		}
 		for _, n := range retest {
 			if n >= 0 && n < len(cps) {
-				cps[n] = testAt(xs, idx, n)
+				cps[n] = test(xs, idx, n)
 			}
 		}
 	}

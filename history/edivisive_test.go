@@ -58,7 +58,7 @@ func TestOtavaTigerBeetle(t *testing.T) {
 		{0.0001, 0, []int{71, 95, 117, 131, 142, 148, 192, 212}},
 		{0.00001, 0, []int{71, 95, 131, 192, 212}},
 	} {
-		got := indexes(Detect(xs, Detection{P: tc.p, Window: 30, MinMagnitude: tc.mag, retestRightOnly: true}))
+		got := indexes(Detect(xs, Detection{Method: Otava, P: tc.p, Window: 30, MinMagnitude: tc.mag, retestRightOnly: true}))
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("p %g, min magnitude %g: change points %v, want %v (Otava's)", tc.p, tc.mag, got, tc.want)
 		}
@@ -70,7 +70,7 @@ var otavaSingle = []float64{1.02, 0.95, 0.99, 1.00, 1.12, 1.00, 1.01, 0.98, 1.01
 	0.50, 0.51, 0.48, 0.48, 0.55, 0.50, 0.49, 0.51, 0.50, 0.49}
 
 func TestOtavaSingleSeries(t *testing.T) {
-	got := Detect(otavaSingle, Detection{P: 0.0001, Window: 10})
+	got := Detect(otavaSingle, Detection{Method: Otava, P: 0.0001, Window: 10})
 	if !reflect.DeepEqual(indexes(got), []int{10}) {
 		t.Fatalf("change points %v, want [10] (Otava's test_single_series)", indexes(got))
 	}
@@ -168,7 +168,7 @@ func TestEnergyBestBruteForce(t *testing.T) {
 	}
 }
 
-// TestPermutationCheck checks the detection against brute force. At a
+// TestPermutationCheck checks Otava's detection against brute force. At a
 // fixed split the t-test's p must agree with a permutation test's (the
 // share of 4,000 random relabellings of the two sides whose difference of
 // means is at least as large) to within 0.02. At a detected step, E-divisive's
@@ -209,7 +209,7 @@ func TestPermutationCheck(t *testing.T) {
 				xs[i] -= 3
 			}
 		}
-		cs := Detect(xs, DefaultDetection)
+		cs := Detect(xs, Detection{Method: Otava, P: DefaultP, Window: Window})
 		if !reflect.DeepEqual(indexes(cs), []int{30}) {
 			t.Errorf("step trial %d: change points %v, want [30]", trial, indexes(cs))
 			continue
@@ -269,5 +269,27 @@ func TestPBoundExact(t *testing.T) {
 	}
 	if got := merge(append([]Change{}, cps...), otavaSingle, math.Nextafter(p, 1), 0, false); len(got) != 1 {
 		t.Errorf("bound just above the change's p %v dropped it", p)
+	}
+}
+
+// TestOtavaExamplesCalibrated runs the default, calibrated detection on
+// Otava's published series and states what changed. On tigerbeetle (365
+// values) at p < 0.001 Otava's method finds 11 changes, [15 61 71 95 117
+// 131 142 148 192 212 260]; the calibrated one keeps 7 of them, finds
+// Otava's close run 131, 142, 148 as one change at 138, and drops 212,
+// whose t-test p was small only because its split was the best of many.
+// On test_single_series it finds Otava's one change at 10 with the same
+// means, its p now the smallest 20,000 orderings can give.
+func TestOtavaExamplesCalibrated(t *testing.T) {
+	xs := readSeries(t, "testdata/otava/tigerbeetle.txt")
+	if got, want := indexes(Detect(xs, DefaultDetection)), []int{15, 61, 71, 95, 117, 138, 192, 260}; !reflect.DeepEqual(got, want) {
+		t.Errorf("tigerbeetle, calibrated, p < 0.001: change points %v, want %v", got, want)
+	}
+	got := Detect(otavaSingle, DefaultDetection)
+	if !reflect.DeepEqual(indexes(got), []int{10}) {
+		t.Fatalf("single series, calibrated: change points %v, want [10]", indexes(got))
+	}
+	if c := got[0]; math.Abs(c.MeanBefore-1.004) > 1e-9 || math.Abs(c.MeanAfter-0.501) > 1e-9 || c.P != MinP {
+		t.Errorf("single series, calibrated: means %v → %v, p %v; want 1.004 → 0.501, p %v", c.MeanBefore, c.MeanAfter, c.P, MinP)
 	}
 }

@@ -88,7 +88,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "# clockgate history\n\n")
 	fmt.Fprintf(b, "- %d grids, %d series.\n", r.Grids, len(r.Series))
-	fmt.Fprintf(b, "- Detection: E-divisive means with a Student t-test (Otava's method), window %d, p < %g, on ESTABLISHED values only; NOT ESTABLISHED values are drawn and never detected on. A change is dated at the first grid after it.\n", r.Detection.Window, r.Detection.P)
+	fmt.Fprintf(b, "- Detection: %s, on ESTABLISHED values only; NOT ESTABLISHED values are drawn and never detected on. A change is dated at the first grid after it.\n", r.Detection.describe())
 	fmt.Fprintf(b, "- Attribution: at a change of an engine's throughput, the box moved too when its free clock moved the same way by at least %d%% of the throughput's change (both in percent of the value before).\n", AttributionSharePct)
 	fmt.Fprintf(b, "- Transfer: Theil–Sen slope of log throughput on log free clock, 95%% bootstrap interval (%d resamples), where the free clocks span at least %d%%.\n", BootstrapResamples, TransferMinSpanPct)
 	changed := 0
@@ -276,7 +276,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;fon
 </style></head><body>
 <h1>clockgate history</h1>
 `)
-	fmt.Fprintf(b, "<p>%d grids, %d series. E-divisive means with a Student t-test, window %d, p &lt; %g, on ESTABLISHED values only.</p>\n", r.Grids, len(r.Series), r.Detection.Window, r.Detection.P)
+	fmt.Fprintf(b, "<p>%d grids, %d series. %s, on ESTABLISHED values only.</p>\n", r.Grids, len(r.Series), html.EscapeString(r.Detection.describe()))
 	fmt.Fprintf(b, `<p class="legend"><span><svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="%s"/></svg> ESTABLISHED</span><span><svg width="10" height="10"><circle cx="5" cy="5" r="3.5" fill="none" stroke="%s"/></svg> NOT ESTABLISHED (never detected on)</span><span><svg width="14" height="10"><line x1="7" y1="0" x2="7" y2="10" stroke="%s" stroke-dasharray="3 2" stroke-width="2"/></svg> change point</span></p>`+"\n", colourEstablished, colourNotEstablish, colourChange)
 	for i, s := range r.Series {
 		fmt.Fprintf(b, "<section id=\"s%d\"><h2>%s</h2>\n", i+1, html.EscapeString(s.Key.String()))

@@ -60,7 +60,7 @@ const partitionAdvice = "clockgate samples whole GPUs: a GPU in a compute partit
 
 // amdDriverAdvice says what to do when amd-smi cannot give a value every
 // sample needs.
-const amdDriverAdvice = "clockgate cannot record clock evidence from this GPU and amd-smi: the violation accumulators need an MI300-class GPU or later; otherwise update ROCm, or record the leg on a GPU whose amd-smi metric answers every field the README lists"
+const amdDriverAdvice = "clockgate cannot record clock evidence from this GPU and amd-smi: the violation accumulators need an MI300-class GPU or later; otherwise update ROCm, or record the leg on a GPU whose amd-smi metric answers every field docs/amd.md lists"
 
 // NewAMDSMI finds amd-smi, lists the GPUs, resolves the selection, reads
 // the static fields once and probes the metric call; all of it must answer

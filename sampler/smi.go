@@ -195,7 +195,7 @@ func (s *SMI) what() string { return "nvidia-smi -i " + s.ids }
 
 // smiDriverAdvice says what to do about a driver that cannot answer a field
 // every sample needs.
-const smiDriverAdvice = "clockgate cannot record clock evidence with this driver: update the NVIDIA driver, or record the leg on a GPU and driver that answer every field of the query in the README"
+const smiDriverAdvice = "clockgate cannot record clock evidence with this driver: update the NVIDIA driver, or record the leg on a GPU and driver that answer every field of the query in docs/recording.md"
 
 // removeField removes f from *fields and reports whether it was there.
 func removeField(fields *[]string, f string) bool {

@@ -63,6 +63,9 @@ type walker struct {
 	legs     map[legKey]*legFiles
 	hasClock bool
 	warnings []string
+	// nested are the warnings about directories one level too deep (a
+	// model id holding a "/").
+	nested []string
 }
 
 // ErrNotDir says TREE is not a directory.
@@ -70,6 +73,10 @@ var ErrNotDir = errors.New("not a directory")
 
 // ErrNotTree says TREE holds none of bench/, memory/ and clocks/.
 var ErrNotTree = errors.New("not an evidence tree")
+
+// ErrNoLeg says TREE holds bench/, memory/ or clocks/ but no leg in them:
+// nothing can be compared, which is never "0 of 0 ratios ESTABLISHED".
+var ErrNoLeg = errors.New("no leg found")
 
 // OutputFiles are the files summarize --out writes. A directory inside
 // TREE that holds nothing else (an --out DIR of an earlier run) is not
@@ -269,6 +276,9 @@ func walk(root, out string) (*walker, error) {
 			return nil, err
 		}
 	}
+	if found && len(w.legs) == 0 {
+		return nil, w.noLeg()
+	}
 	if !found {
 		names := make([]string, 0, len(top))
 		for _, e := range top {
@@ -285,6 +295,72 @@ func walk(root, out string) (*walker, error) {
 			ErrNotTree, held)
 	}
 	return w, nil
+}
+
+// noLeg is the error of a tree whose bench/, memory/ and clocks/ hold no
+// leg: what the walk found instead, the model ids holding a "/" first.
+func (w *walker) noLeg() error {
+	found := append(append([]string{}, w.nested...), w.warnings...)
+	if len(found) == 0 {
+		found = []string{"no file or directory in them"}
+	}
+	seen := map[string]bool{}
+	var uniq []string
+	for _, f := range found {
+		if !seen[f] {
+			seen[f] = true
+			uniq = append(uniq, f)
+		}
+	}
+	if len(uniq) > maxNoLegFound {
+		uniq = append(uniq[:maxNoLegFound], fmt.Sprintf("and %d more", len(uniq)-maxNoLegFound))
+	}
+	return fmt.Errorf("%w: want bench/<model>/<engine>/r<N>/<point>.json, memory/<model>/<engine>/r<N>.summary.json or clocks/<model>/<engine>/r<N>.summary.json; found: %s",
+		ErrNoLeg, strings.Join(uniq, "; "))
+}
+
+// maxNoLegFound bounds what the no-leg error lists of what was found.
+const maxNoLegFound = 5
+
+// tooDeep reports whether the entry e under <subtree>/<model>/<engine>/ is
+// a directory holding legs (r<N>/ under bench/, r<N>.* files elsewhere):
+// the tree is one level too deep there, as a model id holding a "/" makes
+// it. It then records the warning, naming the model as it was meant.
+func (w *walker) tooDeep(subtree string, e entry) bool {
+	if !e.dir || e.refused {
+		return false
+	}
+	es, err := w.list(e.rel)
+	if err != nil {
+		return false
+	}
+	legs := false
+	for _, c := range es {
+		name := c.name
+		if subtree != subtreeBench {
+			name, _, _ = strings.Cut(name, ".")
+		} else if !c.dir {
+			continue
+		}
+		if _, ok := runNumber(name); ok {
+			legs = true
+			break
+		}
+	}
+	if !legs {
+		return false
+	}
+	parts := strings.Split(e.rel, "/")
+	if len(parts) != 4 {
+		return false
+	}
+	model := parts[1] + "/" + parts[2]
+	msg := fmt.Sprintf("%s: one level too deep: the model id %q holds a \"/\", which made a directory of each part; "+
+		"give each model one path segment, e.g. %s (in bash: ${model//\\//--}), under bench/, memory/ and clocks/ alike; ignored",
+		e.rel, model, parts[1]+"--"+parts[2])
+	w.nested = append(w.nested, msg)
+	w.warn("%s", msg)
+	return true
 }
 
 // outputsOnly reports whether the directory at rel holds summarize's
@@ -376,7 +452,9 @@ func (w *walker) walkBench() error {
 		for _, r := range runs {
 			n, ok := runNumber(r.name)
 			if !ok {
-				w.warn("%s: not a leg: %s; ignored", r.rel, runWant)
+				if !w.tooDeep(subtreeBench, r) {
+					w.warn("%s: not a leg: %s; ignored", r.rel, runWant)
+				}
 				continue
 			}
 			if r.refused {
@@ -431,6 +509,9 @@ func (w *walker) walkFlat(subtree string) error {
 				suffix = PointsSuffix
 			}
 			n, ok := runNumber(strings.TrimSuffix(f.name, suffix))
+			if suffix == "" && w.tooDeep(subtree, f) {
+				continue
+			}
 			if suffix == "" || !ok {
 				want := "r<N>.summary.json"
 				if subtree == subtreeClocks {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -368,10 +369,11 @@ func TestStaircaseOffsetIsZero(t *testing.T) {
 	}
 }
 
-// TestEmptyListsAreNotNull: lists are [] in every output, never null.
+// TestEmptyListsAreNotNull: lists are [] in every output, never null (a
+// tree with no leg at all is an error: TestNoLeg).
 func TestEmptyListsAreNotNull(t *testing.T) {
 	root := t.TempDir()
-	must(t, os.Mkdir(filepath.Join(root, "bench"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(root, "bench", llama, "vllm", "r1"), 0o755))
 	s := run(t, root)
 	sum, err := s.SummaryJSON()
 	must(t, err)
@@ -380,12 +382,14 @@ func TestEmptyListsAreNotNull(t *testing.T) {
 	if want := `"comparisons": []`; !strings.Contains(string(sum), want) || !strings.Contains(string(all), want) {
 		t.Errorf("want %s in both:\n%s\n%s", want, sum, all)
 	}
-	if !strings.Contains(string(sum), `"warnings": []`) || !strings.Contains(string(all), `"legs": []`) {
-		t.Errorf("want empty warnings and legs lists:\n%s\n%s", sum, all)
+	if !strings.Contains(string(sum), `"warnings": [`) || !strings.Contains(string(all), `"legs": [`) {
+		t.Errorf("want warnings and legs lists:\n%s\n%s", sum, all)
 	}
+	// A leg's missing record is null; a list never is.
+	listNull := regexp.MustCompile(`"(comparisons|warnings|legs|reasons|points|files)": null`)
 	for _, doc := range [][]byte{sum, all} {
-		if strings.Contains(string(doc), "null") {
-			t.Errorf("null in\n%s", doc)
+		if listNull.Match(doc) {
+			t.Errorf("a null list in\n%s", doc)
 		}
 	}
 	// A leg with no reasons and no points still writes lists.
@@ -438,13 +442,58 @@ func TestNotAnEvidenceTree(t *testing.T) {
 			t.Errorf("%s: err %v", name, err)
 		}
 	}
-	// Any one of the three makes a tree.
+	// Any one of the three makes a tree; one with no leg in it is an
+	// error too (TestNoLeg), never "0 of 0 ratios".
 	for _, sub := range []string{"bench", "memory", "clocks"} {
 		root := t.TempDir()
 		must(t, os.Mkdir(filepath.Join(root, sub), 0o755))
-		if _, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"}); err != nil {
+		if _, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"}); !errors.Is(err, summarize.ErrNoLeg) || errors.Is(err, summarize.ErrNotTree) {
 			t.Errorf("%s/ alone: %v", sub, err)
 		}
+		must(t, os.MkdirAll(filepath.Join(root, sub, llama, "vllm"), 0o755))
+		write := filepath.Join(root, sub, llama, "vllm", "r1.summary.json")
+		if sub == "bench" {
+			write = filepath.Join(root, sub, llama, "vllm", "r1", "8.json")
+			must(t, os.Mkdir(filepath.Dir(write), 0o755))
+		}
+		must(t, os.WriteFile(write, []byte("{}"), 0o644))
+		if _, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"}); err != nil {
+			t.Errorf("%s/ with a leg: %v", sub, err)
+		}
+	}
+}
+
+// TestNoLeg: a tree whose bench/, memory/ and clocks/ hold no leg is an
+// error saying what was found; a tree one level too deep, as a Hugging
+// Face model id used as a directory name makes it, names the model with
+// its "/" and says how to name it in one segment.
+func TestNoLeg(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "bench", "stray"), 0o755))
+	_, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"})
+	want := "no leg found: want bench/<model>/<engine>/r<N>/<point>.json, memory/<model>/<engine>/r<N>.summary.json or clocks/<model>/<engine>/r<N>.summary.json; found: "
+	if !errors.Is(err, summarize.ErrNoLeg) || !strings.Contains(err.Error(), want+"no file or directory in them") {
+		t.Errorf("a model without engines: %v", err)
+	}
+	root = t.TempDir()
+	for _, p := range []string{"bench/meta-llama/Llama-3.1-8B-Instruct/vllm/r1/8.json", "clocks/meta-llama/Llama-3.1-8B-Instruct/vllm/r1.summary.json",
+		"memory/meta-llama/Llama-3.1-8B-Instruct/vllm/r1.summary.json", "clocks/meta-llama/Llama-3.1-8B-Instruct/vllm/r1.samples.jsonl"} {
+		must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(root, p), []byte("{}"), 0o644))
+	}
+	_, err = summarize.Summarize(root, summarize.Options{Baseline: "vllm"})
+	deep := `bench/meta-llama/Llama-3.1-8B-Instruct/vllm: one level too deep: the model id "meta-llama/Llama-3.1-8B-Instruct" holds a "/", which made a directory of each part; ` +
+		"give each model one path segment, e.g. meta-llama--Llama-3.1-8B-Instruct (in bash: ${model//\\//--}), under bench/, memory/ and clocks/ alike; ignored"
+	if !errors.Is(err, summarize.ErrNoLeg) || !strings.Contains(err.Error(), want+deep) ||
+		!strings.Contains(err.Error(), `clocks/meta-llama/Llama-3.1-8B-Instruct/vllm: one level too deep`) ||
+		!strings.Contains(err.Error(), `memory/meta-llama/Llama-3.1-8B-Instruct/vllm: one level too deep`) {
+		t.Errorf("a model id with a slash: %v", err)
+	}
+	// Beside legs laid out right, the nested ones are a warning.
+	must(t, os.MkdirAll(filepath.Join(root, "bench", llama, "vllm", "r1"), 0o755))
+	s, err := summarize.Summarize(root, summarize.Options{Baseline: "vllm"})
+	if err != nil || !slices.Contains(s.Warnings, deep) {
+		t.Errorf("beside a leg: %v, warnings %q", err, s.Warnings)
 	}
 }
 

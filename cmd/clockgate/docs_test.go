@@ -40,6 +40,10 @@ import (
 //	             in the background until the script ends
 //	ready=PORT   after a bg block, wait (up to 30 s) until 127.0.0.1:PORT
 //	             accepts connections
+//	stopbg       before the block, stop the bg blocks still running (SIGINT,
+//	             as Ctrl-C in their shell) and wait for them
+//	bench=S      the fake bench of this script runs S seconds
+//	gpus=N       the fake nvidia-smi of this script has N GPUs (default 1)
 //	file=PATH    the block is not run: it is written to PATH (a plan)
 //	tree=DIR:SCENARIO  before the script, testdata/trees/SCENARIO is
 //	             copied to DIR
@@ -274,6 +278,9 @@ type docBlock struct {
 	exit       int
 	bg         bool
 	ready      string
+	stopbg     bool
+	bench      string
+	gpus       int
 	file       string
 	trees      []string // DIR:SCENARIO
 	creates    []string
@@ -322,6 +329,19 @@ func parseDocBlocks(page string, data []byte) ([]docBlock, error) {
 			switch {
 			case o == "bg":
 				b.bg = true
+			case k == "gpus":
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 {
+					return nil, fmt.Errorf("%s:%d: %s: want gpus=N", rel, i+1, o)
+				}
+				b.gpus = n
+			case o == "stopbg":
+				b.stopbg = true
+			case k == "bench":
+				if f, err := strconv.ParseFloat(v, 64); err != nil || f <= 0 {
+					return nil, fmt.Errorf("%s:%d: %s: want bench=SECONDS", rel, i+1, o)
+				}
+				b.bench = v
 			case k == "exit":
 				n, err := strconv.Atoi(v)
 				if err != nil {
@@ -377,6 +397,14 @@ func (s docScript) listens() bool {
 	return false
 }
 
+func (s docScript) gpus() int {
+	n := 1
+	for _, b := range s.blocks {
+		n = max(n, b.gpus)
+	}
+	return n
+}
+
 func (s docScript) later() bool {
 	for _, b := range s.blocks {
 		if b.later {
@@ -423,18 +451,19 @@ func TestDocsRunMarkers(t *testing.T) {
 		{"<!-- run a -->\n```sh\ntrue\n```\n", "p.md:1: a run marker must read <!-- run: [later] NAME [OPTION…] -->"},
 		{"<!-- run: a -->\n```sh\ntrue\n", "p.md:2: the fenced block is not closed"},
 		{"<!-- run: a -->\n```sh\n\n```\n", "p.md:1: the block is empty"},
+		{"<!-- run: a bench=0 -->\n```sh\ntrue\n```\n", "p.md:1: bench=0: want bench=SECONDS"},
 	} {
 		_, err := parseDocBlocks("../../p.md", []byte(c.doc))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%q: got %v, want %s", c.doc, err, c.want)
 		}
 	}
-	bs, err := parseDocBlocks("../../p.md", []byte("<!-- run: later g bg ready=8000 exit=3 creates=a tree=e:clean-grid needs=jq file=p.toml -->\n```toml\nx = 1\n```\n"))
+	bs, err := parseDocBlocks("../../p.md", []byte("<!-- run: later g bg ready=8000 exit=3 creates=a tree=e:clean-grid needs=jq file=p.toml stopbg bench=2.5 gpus=4 -->\n```toml\nx = 1\n```\n"))
 	if err != nil || len(bs) != 1 {
 		t.Fatalf("%v %v", bs, err)
 	}
 	b := bs[0]
-	if !b.later || b.name != "g" || !b.bg || b.ready != "8000" || b.exit != 3 || b.file != "p.toml" ||
+	if !b.later || b.name != "g" || !b.bg || b.ready != "8000" || b.exit != 3 || b.file != "p.toml" || !b.stopbg || b.bench != "2.5" || b.gpus != 4 ||
 		!slices.Equal(b.creates, []string{"a"}) || !slices.Equal(b.trees, []string{"e:clean-grid"}) || !slices.Equal(b.needs, []string{"jq"}) || b.text != "x = 1\n" {
 		t.Errorf("parsed %+v", b)
 	}
@@ -484,7 +513,7 @@ func TestDocsExamples(t *testing.T) {
 			if !s.listens() {
 				t.Parallel()
 			}
-			runDocScript(t, s, repo, docsEnv(t, tools, exe, realPy))
+			runDocScript(t, s, repo, docsEnv(t, tools, exe, realPy, s.gpus()))
 		})
 	}
 }
@@ -492,7 +521,7 @@ func TestDocsExamples(t *testing.T) {
 // docsEnv makes one script's fakes: a directory first on PATH with
 // clockgate, vllm and python3 (this test binary) and the fake nvidia-smi,
 // whose compute processes are the fake servers running.
-func docsEnv(t *testing.T, tools *recTools, exe, realPy string) []string {
+func docsEnv(t *testing.T, tools *recTools, exe, realPy string, gpus int) []string {
 	t.Helper()
 	bin := t.TempDir()
 	for _, n := range []string{"clockgate", "vllm", "python3"} {
@@ -509,7 +538,7 @@ func docsEnv(t *testing.T, tools *recTools, exe, realPy string) []string {
 	if err := os.WriteFile(apps, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(bin, "fakesmi.json"), []byte(`{"compute_apps": "apps.txt"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, "fakesmi.json"), []byte(fmt.Sprintf(`{"gpus": %d, "compute_apps": "apps.txt"}`, gpus)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{docsFakesEnv + "=1", docsAppsEnv + "=" + apps, docsPyEnv + "=" + realPy,
@@ -547,12 +576,27 @@ func runDocScript(t *testing.T, s docScript, repo string, env []string) {
 		}
 	}
 	var sh strings.Builder
-	sh.WriteString("set -eo pipefail\nbgpids=()\n")
+	// A bg block runs as a job of its own (set -m: its own process group,
+	// SIGINT not ignored), as a server started in another terminal; its
+	// group is named in the file bgpids, and stopped at the end whatever
+	// happened, by the script and, should the script be killed, by the
+	// test.
+	sh.WriteString("set -eo pipefail\nset -m\nbgpids=()\n" +
+		"trap 'for p in \"${bgpids[@]}\"; do kill -TERM -- -\"$p\" 2>/dev/null || true; done' EXIT\n")
 	for i, b := range s.blocks {
 		for _, need := range b.needs {
 			if _, err := exec.LookPath(need); err != nil {
 				t.Skipf("%s:%d needs %s, which is not on PATH", b.page, b.line, need)
 			}
+		}
+		if b.ready != "" {
+			// The example's server needs its port; a listener already
+			// there would answer in its place.
+			ln, err := net.Listen("tcp", "127.0.0.1:"+b.ready)
+			if err != nil {
+				t.Fatalf("%s:%d: the example's server needs port %s: %v", b.page, b.line, b.ready, err)
+			}
+			ln.Close()
 		}
 		for _, tr := range b.trees {
 			to, scenario, _ := strings.Cut(tr, ":")
@@ -568,9 +612,15 @@ func runDocScript(t *testing.T, s docScript, repo string, env []string) {
 		}
 		text := clockgateGoRun.ReplaceAllString(b.text, "clockgate")
 		fmt.Fprintf(&sh, "echo '### block %d (%s:%d)' >&2\n", i+1, b.page, b.line)
+		if b.bench != "" {
+			fmt.Fprintf(&sh, "export %s=%s\n", docsBenchEnv, b.bench)
+		}
+		if b.stopbg {
+			sh.WriteString("for p in \"${bgpids[@]}\"; do kill -INT -- -\"$p\" 2>/dev/null || true; wait \"$p\" || true; done\nbgpids=()\n")
+		}
 		switch {
 		case b.bg:
-			fmt.Fprintf(&sh, "{\n%s} >bg%d.log 2>&1 &\nbgpids+=($!)\n", text, i+1)
+			fmt.Fprintf(&sh, "{\n%s} >bg%d.log 2>&1 &\nbgpids+=($!)\necho $! >>bgpids\n", text, i+1)
 			if b.ready != "" {
 				fmt.Fprintf(&sh, "for _ in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/%[1]s) 2>/dev/null && break; sleep 0.1; done\n"+
 					"(exec 3<>/dev/tcp/127.0.0.1/%[1]s) 2>/dev/null || { echo 'nothing listens on port %[1]s' >&2; exit 96; }\n", b.ready)
@@ -585,7 +635,12 @@ func runDocScript(t *testing.T, s docScript, repo string, env []string) {
 			fmt.Fprintf(&sh, "[ -e %q ] || { echo '%s:%d did not create %s' >&2; exit 98; }\n", c, b.page, b.line, c)
 		}
 	}
-	sh.WriteString("for p in \"${bgpids[@]}\"; do kill -TERM \"$p\" 2>/dev/null || true; done\nwait\n")
+	// At the end, the servers are stopped, and so is every other job a
+	// block left running (a sampler started with &), as the user's shell
+	// would be closed: each is waited for, so nothing writes into the
+	// directory after the test.
+	sh.WriteString("for p in \"${bgpids[@]}\"; do kill -TERM -- -\"$p\" 2>/dev/null || true; wait \"$p\" || true; done\nbgpids=()\n" +
+		"for p in $(jobs -p); do kill -TERM -- -\"$p\" 2>/dev/null || true; wait \"$p\" || true; done\n")
 
 	cmd := exec.Command("bash", "-c", sh.String())
 	cmd.Dir = dir
@@ -601,12 +656,19 @@ func runDocScript(t *testing.T, s docScript, repo string, env []string) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
-	case <-time.After(5 * time.Minute):
+	case <-time.After(3 * time.Minute):
 		killGroup(cmd.Process.Pid)
 		err = <-done
-		t.Errorf("%s: still running after 5 minutes", s.key)
+		t.Errorf("%s: still running after 3 minutes", s.key)
 	}
 	killGroup(cmd.Process.Pid)
+	if data, rerr := os.ReadFile(filepath.Join(dir, "bgpids")); rerr == nil {
+		for _, f := range strings.Fields(string(data)) {
+			if pgid, perr := strconv.Atoi(f); perr == nil && pgid > 1 {
+				killGroup(pgid)
+			}
+		}
+	}
 	if err != nil {
 		t.Errorf("%s: %v\nscript:\n%s\noutput:\n%s", s.key, err, sh.String(), tail(out.String(), 60))
 	}

@@ -282,6 +282,28 @@ func TestRecordWritesMemory(t *testing.T) {
 	if !strings.Contains(stderr, "wrote "+mem+": peak GPU memory ") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
+	// A memory record already there is never replaced: a usage error
+	// before anything runs.
+	r2 := strings.TrimSuffix(mem, "r1.summary.json") + "r2.summary.json"
+	if err := os.WriteFile(r2, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prefix2 := strings.TrimSuffix(l.prefix, "r1") + "r2"
+	code, _, stderr = l.run("", "record", "--out", prefix2, "--backend", "nvidia-smi", "--", "true")
+	if code != ExitUsage || !strings.Contains(stderr, r2+": already exists; a sampler never adds to evidence it did not start") {
+		t.Errorf("an existing memory record: exit %d; stderr:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(prefix2 + ".samples.jsonl"); err == nil {
+		t.Errorf("a stream was started")
+	}
+	// --memory-out names the record where the prefix is not in a tree (the
+	// fake now repeats its plan's last step: 10 MiB on GPU 0).
+	out := filepath.Join(t.TempDir(), "leg")
+	memOut := filepath.Join(t.TempDir(), "mem", "leg.json")
+	code, _, stderr = l.run("", "record", "--out", out, "--memory-out", memOut, "--interval", recInterval.String(), "--backend", "nvidia-smi", "--", "sleep", "0.3")
+	if code != 0 || !strings.HasPrefix(readFile(t, memOut), `{"peak_gpu_memory_mib":10,"peak_host_rss_mib":`) {
+		t.Errorf("--memory-out: exit %d; stderr:\n%s", code, stderr)
+	}
 }
 
 // parsedRecord reads the leg's record as check does.
@@ -301,4 +323,23 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// summarize on a tree with no leg exits 2 saying what it found; a model id
+// with a "/" (a Hugging Face id used as $model) is named, with the fix.
+func TestSummarizeNoLeg(t *testing.T) {
+	tree := t.TempDir()
+	p := filepath.Join(tree, "bench", "meta-llama", "Llama-3.1-8B-Instruct", "vllm", "r1", "8.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	code := Main([]string{"summarize", "--baseline", "vllm", tree}, strings.NewReader(""), &stdout, &stderr)
+	want := `no leg found: want bench/<model>/<engine>/r<N>/<point>.json, memory/<model>/<engine>/r<N>.summary.json or clocks/<model>/<engine>/r<N>.summary.json; found: bench/meta-llama/Llama-3.1-8B-Instruct/vllm: one level too deep: the model id "meta-llama/Llama-3.1-8B-Instruct" holds a "/"`
+	if code != ExitUsage || !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "e.g. meta-llama--Llama-3.1-8B-Instruct") || stdout.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
+	}
 }

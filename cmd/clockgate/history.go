@@ -6,8 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +35,15 @@ type historyReportOptions struct {
 	P    float64
 }
 
+type historyCheckOptions struct {
+	IO                 *IO
+	DB                 string
+	MinChange          string
+	minChangePct       float64
+	Format             string
+	AllowUnestablished bool
+}
+
 func init() { register(NewCmdHistory) }
 
 // NewCmdHistory builds `clockgate history` and its add and report.
@@ -46,16 +58,19 @@ shared by many boxes' CI jobs), and reports each series across the grids: per
 engine, point) the arm's median throughput, and per (model, engine) its free
 clock; each keyed also by the GPU model.
 
-Change points are found by E-divisive means with a Student t-test (Apache
-Otava's method) on ESTABLISHED values only. At a change of an engine's
+Change points are found on ESTABLISHED values only, by binary segmentation
+with the largest rank-sum statistic over splits, whose p is calibrated by
+random orderings so that it accounts for the split having been chosen: at the
+default p < 0.001 about one pure-noise series in a thousand reports a change
+(Apache Otava's E-divisive with a t-test: 2 to 10 in a hundred). At a change of an engine's
 throughput, the report says whether its free clock moved with it: "the box
-moved too".`,
+moved too". history check gates a CI job on the newest grid of each series.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return usageErr("history: want a subcommand, add or report (see 'clockgate history --help')")
+			return usageErr("history: want a subcommand, add, report or check (see 'clockgate history --help')")
 		},
 	}
-	cmd.AddCommand(newCmdHistoryAdd(s), newCmdHistoryReport(s))
+	cmd.AddCommand(newCmdHistoryAdd(s), newCmdHistoryReport(s), newCmdHistoryCheck(s))
 	return cmd
 }
 
@@ -119,6 +134,9 @@ Exit status: 0 done; 2 a usage error, or a history that cannot be read.`,
 			if !(opts.P > 0 && opts.P < 1) {
 				return usageErr("--p %v: want a significance strictly between 0 and 1", opts.P)
 			}
+			if opts.P <= history.MinP {
+				return usageErr("--p %v: a calibrated p is never below 1/(%d+1) = %.4g; want a larger bound", opts.P, history.NullDraws, history.MinP)
+			}
 			if c.Flags().Changed("out") && opts.Out == "" {
 				return usageErr("--out: want a directory, found an empty string")
 			}
@@ -129,8 +147,114 @@ Exit status: 0 done; 2 a usage error, or a history that cannot be read.`,
 	f.StringVar(&opts.DB, "db", history.DefaultDSN, "the history: a SQLite file `DSN` or a postgres:// URL")
 	f.StringVar(&opts.Out, "out", "", "also write history.md, history.html and history.csv into `DIR`")
 	f.BoolVar(&opts.JSON, "json", false, "print the series as JSON instead of history.md")
-	f.Float64Var(&opts.P, "p", history.DefaultP, "a change point's t-test p must be below `P`")
+	f.Float64Var(&opts.P, "p", history.DefaultP, "a change point's calibrated p must be below `P`")
 	return cmd
+}
+
+func newCmdHistoryCheck(s *IO) *cobra.Command {
+	opts := &historyCheckOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Gate CI on the newest grid: exit 1 when it starts an established regression",
+		Long: fmt.Sprintf(`check judges the newest grid of every series of the history. The newest
+value starts a regression when it is ESTABLISHED and either a change point is
+dated at it, or it lies outside the %g%% prediction interval of the series'
+last segment of at least %d established values; and, both ways, it moved by
+more than --min-change in the direction that is worse for its family: lower
+THROUGHPUT (the ratio, each point's ratio, an engine's own throughput), higher
+MEMORY and ENERGY. At an engine's throughput it says whether the box moved too
+(its free clock moved the same way by at least half as much). Improvements
+are reported and never fail. A free clock is judged with its throughput, not
+on its own.
+
+--format md (the default) prints a comment fit for a CI job; json prints
+{"exit", "series": [{"key", "date", "newest", "verdict", "magnitude_pct",
+"box_moved", "how"}]}, verdict one of regression, improvement, stable,
+not_established.
+
+Exit status: 0 no newest grid starts a regression; 1 one does, or a newest
+grid is NOT ESTABLISHED (nothing can be said) and --allow-unestablished is not
+given; 2 a usage error, or a history that cannot be read or holds no grid.`, history.PredictionLevel*100, history.MinSegment),
+		Example: `  clockgate history check
+  clockgate history check --db postgres://ci@db/clockgate --min-change 2% --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.DB == "" {
+				return usageErr("--db: want a SQLite file path or a postgres:// URL, found an empty string")
+			}
+			v, err := parsePercent(opts.MinChange)
+			if err != nil {
+				return usageErr("--min-change %s: %v", opts.MinChange, err)
+			}
+			opts.minChangePct = v
+			if opts.Format != "md" && opts.Format != "json" {
+				return usageErr("--format %s: want md or json", opts.Format)
+			}
+			return runHistoryCheck(c.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.DB, "db", history.DefaultDSN, "the history: a SQLite file `DSN` or a postgres:// URL")
+	f.StringVar(&opts.MinChange, "min-change", fmt.Sprintf("%g%%", float64(history.DefaultMinChangePct)), "a regression must move by more than `PCT` of the value before (\"1%\" or \"1\")")
+	f.StringVar(&opts.Format, "format", "md", "print `md` (a CI comment) or json")
+	f.BoolVar(&opts.AllowUnestablished, "allow-unestablished", false, "a NOT ESTABLISHED newest grid does not fail the check")
+	return cmd
+}
+
+// parsePercent reads a percentage, "1%" or "1": finite, at least 0 and
+// below 100.
+func parsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("want a percentage such as 1%% or 0.5")
+	}
+	if v < 0 || v >= 100 {
+		return 0, fmt.Errorf("want a percentage at least 0%% and below 100%%")
+	}
+	return v, nil
+}
+
+func runHistoryCheck(ctx context.Context, opts *historyCheckOptions) error {
+	ctx = ctxOr(ctx)
+	if !history.IsPostgres(opts.DB) {
+		// Checking never creates a history: a mistyped path is an error,
+		// never an empty pass.
+		if _, err := os.Stat(opts.DB); err != nil {
+			return usageErr("--db %s: %v", opts.DB, pathErrText(err))
+		}
+	}
+	s, err := history.Open(ctx, opts.DB)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer s.Close()
+	grids, err := s.Grids(ctx)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if len(grids) == 0 {
+		return usageErr("--db %s: the history holds no grid: nothing to check (add tonight's with clockgate history add)", opts.DB)
+	}
+	c, err := history.CheckGrids(grids, history.DefaultDetection, opts.minChangePct, opts.AllowUnestablished)
+	if err != nil {
+		return usageErr("--db %s: %v", opts.DB, err)
+	}
+	out := bufio.NewWriterSize(opts.IO.Out, 64<<10)
+	if opts.Format == "json" {
+		err = c.JSON(out)
+	} else {
+		err = c.Markdown(out)
+	}
+	if err == nil {
+		err = out.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	if c.Exit() != 0 {
+		return failed
+	}
+	return nil
 }
 
 func ctxOr(ctx context.Context) context.Context {

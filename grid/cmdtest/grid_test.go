@@ -1,4 +1,8 @@
-package main
+// Package cmdtest runs clockgate grid end to end, as a user runs it: the
+// clockgate binary, the fake nvidia-smi (sampler/testdata/fakesmi), and the
+// fake server and bench (grid/testdata), all built once for the package.
+// Its tests have a package, and a test timeout, of their own.
+package cmdtest
 
 import (
 	"bytes"
@@ -15,7 +19,44 @@ import (
 	"time"
 
 	"github.com/clockgate/clockgate/grid"
+	"github.com/clockgate/clockgate/sampler"
 )
+
+// The binaries the tests run, built once by TestMain.
+var bins struct {
+	clockgate, fakeSMI, server, bench string
+}
+
+const bootID = "13dc5579-455c-45c8-8e4d-d09c457fa826"
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "clockgate-grid-bins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, b := range []struct {
+		out *string
+		name, pkg string
+	}{
+		{&bins.clockgate, "clockgate", "github.com/clockgate/clockgate/cmd/clockgate"},
+		{&bins.fakeSMI, "fakesmi", "github.com/clockgate/clockgate/sampler/testdata/fakesmi"},
+		{&bins.server, "fakeserver", "github.com/clockgate/clockgate/grid/testdata/fakeserver"},
+		{&bins.bench, "fakebench", "github.com/clockgate/clockgate/grid/testdata/fakebench"},
+	} {
+		*b.out = filepath.Join(dir, b.name)
+		cmd := exec.Command("go", "build", "-o", *b.out, b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b.pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // gridTimingFast shortens the grid's waits for these tests: a 1 s idle
 // read and slope window, 100 ms polls, a 2 s grace and 5 s bounded waits.
@@ -39,24 +80,6 @@ type gridWorld struct {
 	benchDur string
 }
 
-// buildGridBins builds the fake server and bench beside the test's fake
-// nvidia-smi, and returns their paths.
-func buildGridBins(t *testing.T, tools *recTools) (server, bench string) {
-	t.Helper()
-	dir := filepath.Dir(tools.fakeSMI)
-	for _, b := range []struct{ out, pkg string }{
-		{"fakeserver", "github.com/clockgate/clockgate/grid/testdata/fakeserver"},
-		{"fakebench", "github.com/clockgate/clockgate/grid/testdata/fakebench"},
-	} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("building %s: %v\n%s", b.pkg, err, out)
-		}
-	}
-	return filepath.Join(dir, "fakeserver"), filepath.Join(dir, "fakebench")
-}
-
 func freePort(t *testing.T) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,22 +89,45 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func newGridWorld(t *testing.T, tools *recTools, thermal map[string]any) *gridWorld {
+func newGridWorld(t *testing.T, thermal map[string]any) *gridWorld {
 	t.Helper()
-	server, bench := buildGridBins(t, tools)
-	return newGridWorldWith(t, tools, thermal, server, bench)
+	return newGridWorldWith(t, thermal, bins.server, bins.bench)
 }
 
 // newGridWorldWith is newGridWorld with the fake server and bench at the
 // paths given (a test that runs no leg names them without building them).
-func newGridWorldWith(t *testing.T, tools *recTools, thermal map[string]any, server, bench string) *gridWorld {
+func newGridWorldWith(t *testing.T, thermal map[string]any, server, bench string) *gridWorld {
 	t.Helper()
 	if thermal == nil {
 		thermal = map[string]any{"idle_c": 40, "load_c": 60, "tau_ms": 250, "mem_per_proc_mib": 1000, "state": "thermal.json"}
 	}
-	l := tools.leg(t, map[string]any{"compute_apps": "compute.txt", "live_only": true, "thermal": thermal})
-	w := &gridWorld{t: t, dir: filepath.Dir(l.smiDir), smiDir: l.smiDir, server: server, bench: bench, port: freePort(t)}
-	w.env = append(l.env, grid.TimingEnv+"="+gridTimingFast)
+	dir := t.TempDir()
+	smiDir := filepath.Join(dir, "bin")
+	os.Mkdir(smiDir, 0o755)
+	// A hard link, not a copy: the fake reads fakesmi.json beside itself,
+	// and an executable written while a parallel test forks can fail to
+	// exec with "text file busy".
+	if err := os.Link(bins.fakeSMI, filepath.Join(smiDir, "nvidia-smi")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(map[string]any{"compute_apps": "compute.txt", "live_only": true, "thermal": thermal})
+	if err := os.WriteFile(filepath.Join(smiDir, "fakesmi.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	boot := filepath.Join(dir, "boot_id")
+	os.WriteFile(boot, []byte(bootID+"\n"), 0o644)
+	w := &gridWorld{t: t, dir: dir, smiDir: smiDir, server: server, bench: bench, port: freePort(t)}
+	w.env = []string{"CLOCKGATE_BOOT_ID_FILE=" + boot, "PATH=" + smiDir + ":" + os.Getenv("PATH"), grid.TimingEnv + "=" + gridTimingFast}
+	// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER choose the GPUs: a test
+	// sets them when it means to, never the box it runs on.
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH", "CLOCKGATE_BOOT_ID_FILE", grid.TimingEnv, sampler.EnvCUDAVisibleDevices, sampler.EnvCUDADeviceOrder:
+			continue
+		}
+		w.env = append(w.env, kv)
+	}
 	w.pids = filepath.Join(w.dir, "pids.txt")
 	w.benchDur = "1s"
 	w.planDir = filepath.Join(w.dir, "plan")
@@ -141,11 +187,35 @@ max_wait = "20s"
 
 func (w *gridWorld) tree() string { return filepath.Join(w.planDir, "tree") }
 
+// proc is a clockgate process under test, in a process group of its own
+// with everything it starts; cleanup kills that whole group.
+type proc struct {
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	done   chan struct{}
+}
+
 // start runs clockgate grid in a process of its own.
 func (w *gridWorld) start(args ...string) *proc {
 	w.t.Helper()
-	l := &recLeg{t: w.t, env: w.env}
-	return l.start("", append([]string{"grid", "--backend", "nvidia-smi"}, args...)...)
+	p := &proc{cmd: exec.Command(bins.clockgate, append([]string{"grid", "--backend", "nvidia-smi"}, args...)...), done: make(chan struct{})}
+	p.cmd.Env = w.env
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.WaitDelay = 2 * time.Second
+	if err := p.cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	go func() {
+		p.cmd.Wait()
+		close(p.done)
+	}()
+	w.t.Cleanup(func() {
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	})
+	return p
 }
 
 // waitLong waits up to d for the process and returns its exit code.
@@ -208,8 +278,7 @@ func events(ev []grid.Event, kind string) []grid.Event {
 // foreign process: the server's workers, the one that escaped its tree
 // included, are the leg's own.
 func TestGridAA(t *testing.T) {
-	tools := newRecTools(t)
-	w := newGridWorld(t, tools, nil)
+	w := newGridWorld(t, nil)
 	w.benchDur = "3s"
 	plan := w.plan(2, "", "", "", "")
 	p := w.start(plan)
@@ -301,8 +370,7 @@ func TestGridAA(t *testing.T) {
 
 // TestGridDryRun prints the ABBA order with every argv, and runs nothing.
 func TestGridDryRun(t *testing.T) {
-	tools := newRecTools(t)
-	w := newGridWorldWith(t, tools, nil, "/opt/fake/server", "/opt/fake/bench")
+	w := newGridWorldWith(t, nil, "/opt/fake/server", "/opt/fake/bench")
 	plan := w.plan(4, "", "", "", "")
 	p := w.start("--dry-run", plan)
 	if code := p.waitLong(t, 30*time.Second); code != 0 {
@@ -331,8 +399,7 @@ func TestGridDryRun(t *testing.T) {
 
 // TestGridPlanRefusal: a plan refusal is exit 2 naming plan.toml:LINE.
 func TestGridPlanRefusal(t *testing.T) {
-	tools := newRecTools(t)
-	w := newGridWorldWith(t, tools, nil, "/opt/fake/server", "/opt/fake/bench")
+	w := newGridWorldWith(t, nil, "/opt/fake/server", "/opt/fake/bench")
 	plan := w.plan(2, "", "", "", "")
 	data, _ := os.ReadFile(plan)
 	os.WriteFile(plan, bytes.Replace(data, []byte(`name = "b"`), []byte("name = \"b\"\nenv = { HIP_VISIBLE_DEVICES = \"1\" }"), 1), 0o644)
@@ -346,8 +413,7 @@ func TestGridPlanRefusal(t *testing.T) {
 // idle gate (exit 1, naming GPU, temperature, target and wait); no server
 // is started.
 func TestGridCooldownTimeout(t *testing.T) {
-	tools := newRecTools(t)
-	w := newGridWorld(t, tools, map[string]any{"idle_c": 40, "load_c": 60, "tau_ms": 1500, "mem_per_proc_mib": 1000, "state": "thermal.json"})
+	w := newGridWorld(t, map[string]any{"idle_c": 40, "load_c": 60, "tau_ms": 1500, "mem_per_proc_mib": 1000, "state": "thermal.json"})
 	plan := w.plan(2, "", "", "", "")
 	data, _ := os.ReadFile(plan)
 	os.WriteFile(plan, bytes.Replace(data, []byte(`max_wait = "20s"`), []byte(`max_wait = "1500ms"`), 1), 0o644)
@@ -382,8 +448,7 @@ func TestGridCooldownTimeout(t *testing.T) {
 // journal, and nothing is left running, also of a server that ignores
 // SIGTERM.
 func TestGridFailingBench(t *testing.T) {
-	tools := newRecTools(t)
-	w := newGridWorld(t, tools, nil)
+	w := newGridWorld(t, nil)
 	fail := filepath.Join(w.dir, "fail")
 	os.WriteFile(fail, nil, 0o644)
 	plan := w.plan(2, `"-mode", "ignore-term"`, "", `"-fail-file", `+strconv.Quote(fail), "")
@@ -416,8 +481,7 @@ func TestGridFailingBench(t *testing.T) {
 // the committed leg kept byte for byte and the interrupted one run again
 // as b/r1. The first server of b crashes once: its retry is journaled.
 func TestGridInterruptResume(t *testing.T) {
-	tools := newRecTools(t)
-	w := newGridWorld(t, tools, nil)
+	w := newGridWorld(t, nil)
 	state := filepath.Join(w.dir, "crashed")
 	plan := w.plan(2, "", `"-mode", "crash-once", "-state", `+strconv.Quote(state), "", "")
 	p := w.start(plan)

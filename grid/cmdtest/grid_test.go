@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	for _, b := range []struct {
-		out *string
+		out       *string
 		name, pkg string
 	}{
 		{&bins.clockgate, "clockgate", "github.com/clockgate/clockgate/cmd/clockgate"},

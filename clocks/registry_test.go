@@ -62,8 +62,9 @@ func TestRegistryIsTheReasonReference(t *testing.T) {
 
 // notCodes are literals shaped like a reason code that are something else:
 // nvidia-smi's query field for GPU memory used (sampler/csv.go), amd-smi's
-// key path of the energy counter (sampler/amdjson.go).
-var notCodes = map[string]bool{"memory.used": true, "energy.total_energy_consumption": true}
+// key path of the energy counter (sampler/amdjson.go), and the events of
+// clockgate grid's journal (grid/journal.go, SPEC §11.2).
+var notCodes = map[string]bool{"memory.used": true, "energy.total_energy_consumption": true, "leg.idle": true, "leg.commit": true, "leg.fail": true}
 
 // TestRegistryIsComplete: every code the source writes is registered, and
 // the registry agrees with itself: clock codes are the clock contract's,

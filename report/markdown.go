@@ -98,6 +98,9 @@ func (d *Document) rest(b *bytes.Buffer, p func(format string, args ...any)) err
 		legReasons(b, d.Uncompared, true)
 	}
 
+	if d.Grid != nil {
+		d.grid(p)
+	}
 	p("## Warnings\n\n")
 	if len(d.Warnings) == 0 {
 		p("None.\n")
@@ -781,3 +784,37 @@ func text(s string) string {
 }
 
 func isWord(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// grid is the "Grid" section: how clockgate grid ran the tree.
+func (d *Document) grid(p func(format string, args ...any)) {
+	g := d.Grid
+	p("## Grid\n\n")
+	seed := "none"
+	if g.Seed != nil {
+		seed = strconv.FormatInt(*g.Seed, 10)
+	}
+	p("- Order: %s, seed %s; plan sha256 `%s`.\n", text(g.Order), seed, text(g.PlanSHA256))
+	p("- %d legs committed, %d failed attempts.\n\n", len(g.Legs), len(g.Failed))
+	if len(g.Legs) > 0 {
+		p("| leg | block | start °C | cooldown wait | attempts |\n| --- | --- | --- | --- | --- |\n")
+		for _, l := range g.Legs {
+			ts := make([]string, len(l.StartTempC))
+			for i, c := range l.StartTempC {
+				ts[i] = strconv.FormatFloat(c, 'f', 1, 64)
+			}
+			p("| %s/r%d | %d | %s | %.1f s | %d |\n", text(l.Engine), l.N, l.Block, strings.Join(ts, ", "), l.WaitS, l.Attempts)
+		}
+		p("\n")
+	}
+	if len(g.Failed) > 0 {
+		p("Failed attempts:\n\n")
+		for _, f := range g.Failed {
+			cause := f.Cause
+			if i := strings.IndexByte(cause, '\n'); i >= 0 {
+				cause = cause[:i] + " …"
+			}
+			p("- %s/r%d, %s: %s\n", text(f.Engine), f.N, text(f.Phase), text(cause))
+		}
+		p("\n")
+	}
+}

@@ -42,6 +42,9 @@ type Document struct {
 	// Uncompared are the legs of every arm that is in no comparison.
 	Uncompared []Leg
 	Warnings   []string
+	// Grid is how clockgate grid ran the tree, from its journal; nil for
+	// a tree without one.
+	Grid *summarize.GridBlock
 
 	// spans are the sections of the Markdown last written.
 	spans []mdSpan
@@ -241,6 +244,7 @@ func Build(s *summarize.Summary) *Document {
 		GatePass:       s.GatePass,
 		Contract:       s.Contract,
 		Warnings:       append([]string{}, s.Warnings...),
+		Grid:           s.Grid,
 	}
 	d.Binding, d.Ratios = s.Ratios()
 	compared := map[[2]string]bool{}

@@ -118,3 +118,27 @@ func (w *walker) readBenchFile(rel string) (benchFile, error) {
 	}
 	return bf, nil
 }
+
+// ReadBenchResult reads the bench result file at path, named rel in
+// messages, as summarize reads a leg's: its valid points, and every defect
+// (each bench.invalid and bench.failed_requests message, or why the file
+// holds no result). The error is for a file that cannot be read at all.
+func ReadBenchResult(path, rel string) (points []Point, invalid, failed []string, err error) {
+	f, err := clocks.OpenRegular(path)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %v", rel, unwrapPath(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %v", rel, unwrapPath(err))
+	}
+	if st.Size() > MaxBenchBytes {
+		return nil, nil, nil, fmt.Errorf("%s: %d bytes, larger than %d MiB (the bench file cap)", rel, st.Size(), MaxBenchBytes>>20)
+	}
+	bf := readBench(rel, &io.LimitedReader{R: f, N: MaxBenchBytes + 1})
+	if bf.notResult != "" {
+		return nil, []string{bf.notResult}, nil, nil
+	}
+	return bf.points, bf.invalid, bf.failed, nil
+}

@@ -262,6 +262,9 @@ func (s *Summary) WriteSummary(w io.Writer) error {
 	o.array("comparisons", len(s.Comparisons), func(i int) ([]byte, error) { return canonicalElem(s.Comparisons[i]) })
 	o.value("contract", s.Contract)
 	o.value("gate_pass", s.GatePass)
+	if s.Grid != nil {
+		o.value("grid", s.Grid)
+	}
 	o.value("warnings", nonNil(s.Warnings))
 	return o.close()
 }

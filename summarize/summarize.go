@@ -125,6 +125,9 @@ type Summary struct {
 	// GatePass is true when there is at least one comparison and every
 	// ratio is binding-eligible.
 	GatePass bool
+	// Grid is what clockgate grid's journal says of how the tree was
+	// run; nil when the tree has no journal.
+	Grid *GridBlock
 	// rows holds all-runs.json's leg rows, as Options.Rows says.
 	rows io.ReadWriteSeeker
 }
@@ -159,6 +162,9 @@ func Summarize(root string, opts Options) (*Summary, error) {
 	for _, l := range s.Legs {
 		s.Warnings = append(s.Warnings, l.benchWarnings...)
 	}
+	grid, gw := readGrid(w.root, s.Legs)
+	s.Grid = grid
+	s.Warnings = append(s.Warnings, gw...)
 	if err := s.compare(); err != nil {
 		return nil, err
 	}

@@ -268,6 +268,8 @@ func walk(root, out string) (*walker, error) {
 			found = true
 			w.hasClock = true
 			err = w.walkFlat(subtreeClocks)
+		case e.name == GridDir && e.dir && !e.refused:
+			// clockgate grid's journal, staging and logs: not evidence.
 		case e.dir && w.outputsOnly(e.rel, 0):
 			// summarize's own outputs (--out inside TREE): not evidence.
 		default:

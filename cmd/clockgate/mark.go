@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -169,29 +168,11 @@ func waitStream(opts *markOptions, stream string) bool {
 
 // appendLine appends one whole line to the points file, in one write, and
 // syncs it.
-func appendLine(path, line string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write([]byte(line + "\n")); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+func appendLine(path, line string) error { return summarize.AppendMark(path, line) }
 
 // markLine is one line of the points file.
 func markLine(point, event string, t time.Time, exit *int) string {
-	s := `{"point":` + strconv.Quote(point) + `,"event":"` + event + `","t":"` + t.UTC().Format("2006-01-02T15:04:05.000Z") + `"`
-	if exit != nil {
-		s += `,"exit":` + strconv.Itoa(*exit)
-	}
-	return s + "}"
+	return summarize.MarkLine(point, event, t, exit)
 }
 
 func runMark(opts *markOptions) error {

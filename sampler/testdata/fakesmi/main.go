@@ -21,6 +21,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,6 +77,16 @@ type config struct {
 	// fake refuse the query (exit 2), so a record has no compute
 	// processes, as before it listed them.
 	ComputeApps string `json:"compute_apps"`
+	// LiveOnly lists, of the compute_apps lines, only those whose pid is
+	// a running process (not gone, not a zombie), as the driver lists
+	// only processes that hold a context: a server that wrote its pids
+	// there leaves the listing when it dies.
+	LiveOnly bool `json:"live_only"`
+	// Thermal makes temperature.gpu and memory.used follow the load: a
+	// GPU warms toward LoadC while a listed compute process is alive and
+	// cools toward IdleC after, and each live process holds MemPerProcMiB
+	// of GPU memory.
+	Thermal *thermal `json:"thermal"`
 	// Vbios makes the driver print vbios_version (96.00.A5.00.01, as a
 	// real H100 on 590.48.01 does); without it the field is [N/A].
 	Vbios bool `json:"vbios"`
@@ -100,6 +111,16 @@ type config struct {
 	// repeats, or with Cycle the plan starts over.
 	Plan  []step `json:"plan"`
 	Cycle bool   `json:"cycle"`
+}
+
+// thermal is a first-order thermal model of the GPUs, its state (the
+// temperature and when it was computed) kept in State beside the fake.
+type thermal struct {
+	IdleC         float64 `json:"idle_c"`
+	LoadC         float64 `json:"load_c"`
+	TauMS         float64 `json:"tau_ms"`
+	MemPerProcMiB float64 `json:"mem_per_proc_mib"`
+	State         string  `json:"state"`
 }
 
 // maxSleep bounds every sleep of the fake.
@@ -134,12 +155,12 @@ func run(args []string) int {
 			fmt.Println("fakesmi: no compute_apps configured")
 			return 2
 		}
-		data, err := os.ReadFile(filepath.Join(dir, cfg.ComputeApps))
+		text, err := computeApps(cfg, dir)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "fakesmi:", err)
 			return 98
 		}
-		fmt.Print(strings.ReplaceAll(string(data), "@parent", strconv.Itoa(os.Getppid())))
+		fmt.Print(text)
 		return 0
 	}
 	var query, format string
@@ -193,6 +214,12 @@ func run(args []string) int {
 		return 6
 	}
 
+	var thermalC, memMiB string
+	if cfg.Thermal != nil {
+		c, procs := cfg.Thermal.now(cfg, dir)
+		thermalC = strconv.FormatFloat(math.Round(c*10)/10, 'f', 1, 64)
+		memMiB = strconv.FormatFloat(1+float64(procs)*cfg.Thermal.MemPerProcMiB, 'f', 0, 64)
+	}
 	st := step{}
 	if cfg.List != nil {
 		st = *cfg.List
@@ -242,6 +269,9 @@ func run(args []string) int {
 		}
 		if cfg.WrongIndex {
 			vals["index"] = strconv.Itoa(i + 1)
+		}
+		if cfg.Thermal != nil {
+			vals["temperature.gpu"], vals["memory.used"] = thermalC, memMiB
 		}
 		out := make([]string, len(fields))
 		for j, f := range fields {
@@ -354,4 +384,78 @@ func next(cfg config, state string) step {
 		n = len(cfg.Plan) - 1
 	}
 	return cfg.Plan[n]
+}
+
+// computeApps is the answer to --query-compute-apps: the file's lines,
+// "@parent" replaced by the fake's parent's pid, and with LiveOnly only
+// the lines of running processes.
+func computeApps(cfg config, dir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, cfg.ComputeApps))
+	if err != nil {
+		if os.IsNotExist(err) && cfg.LiveOnly {
+			return "", nil
+		}
+		return "", err
+	}
+	text := strings.ReplaceAll(string(data), "@parent", strconv.Itoa(os.Getppid()))
+	if !cfg.LiveOnly {
+		return text, nil
+	}
+	var out strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		pid, _, _ := strings.Cut(line, ",")
+		if n, err := strconv.Atoi(strings.TrimSpace(pid)); err == nil && alive(n) {
+			out.WriteString(line + "\n")
+		}
+	}
+	return out.String(), nil
+}
+
+// alive reports whether pid is a process that has not exited.
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	k := strings.LastIndexByte(s, ')')
+	if k < 0 || k+2 >= len(s) {
+		return false
+	}
+	return s[k+2] != 'Z' && s[k+2] != 'X'
+}
+
+// now advances the thermal model to this call and returns the
+// temperature and the number of live compute processes.
+func (th *thermal) now(cfg config, dir string) (float64, int) {
+	procs := 0
+	if cfg.ComputeApps != "" {
+		c := cfg
+		c.LiveOnly = true
+		if text, err := computeApps(c, dir); err == nil {
+			procs = strings.Count(text, "\n")
+		}
+	}
+	state := filepath.Join(dir, th.State)
+	t := float64(time.Now().UnixNano()) / 1e6
+	c := th.IdleC
+	var st struct{ C, TMS float64 }
+	if data, err := os.ReadFile(state); err == nil && json.Unmarshal(data, &st) == nil && st.TMS > t {
+		// A state stamped in the future holds its temperature until then
+		// (a test's GPU kept hot).
+		return st.C, procs
+	} else if err == nil && st.TMS > 0 {
+		target := th.IdleC
+		if procs > 0 {
+			target = th.LoadC
+		}
+		dt := math.Max(0, t-st.TMS)
+		c = target + (st.C-target)*math.Exp(-dt/math.Max(th.TauMS, 1))
+	}
+	data, _ := json.Marshal(struct{ C, TMS float64 }{c, t})
+	tmp := state + "." + strconv.Itoa(os.Getpid())
+	if os.WriteFile(tmp, data, 0o644) == nil {
+		os.Rename(tmp, state)
+	}
+	return c, procs
 }

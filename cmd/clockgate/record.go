@@ -64,9 +64,13 @@ as 'clockgate check' would judge it: "verdict: ok", or the reason codes
 Reaching --max-duration stops sampling (stop_reason max-duration, a partial
 record) but not COMMAND: record keeps waiting for it and exits with its
 status. It only reads GPU state; it never changes it.`,
-		Example: `  # One leg of a benchmark, its clock evidence beside its memory evidence.
-  clockgate record --out clocks/llama/vllm/r1 -- \
-      vllm bench serve --model llama --max-concurrency 8 --save-result
+		Example: `  # One leg of a benchmark against a server started beforehand on port
+  # 8000 (named, so it and its workers are the leg's own): the clock
+  # evidence and the memory record land in the tree, and --result-dir puts
+  # the bench's result there too.
+  clockgate record --out evidence/clocks/llama/vllm/r1 --engine-port 8000 --interval 250ms -- \
+      vllm bench serve --model llama --max-concurrency 8 \
+        --save-result --result-dir evidence/bench/llama/vllm/r1
 
   # Flags after COMMAND belong to COMMAND.
   clockgate record --out /tmp/leg --interval 500ms ./bench.sh --points 8,16

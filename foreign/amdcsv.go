@@ -127,15 +127,21 @@ func amdHeader(cells []cell) bool {
 // amdGPU is what a GPU's rows must keep: its XCDs and its accumulators.
 type amdGPU struct {
 	xcds      []int
+	firstPath string
 	firstLine int
-	acc       map[int]uint64 // by column
+	acc       map[string]uint64 // by column name
 }
 
 func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 	var cols []*amdCol
 	var header []cell
 	headerLine := 0
-	gpus := map[string]*amdGPU{}
+	// A GPU's XCDs and accumulators carry across the files of one leg:
+	// an accumulator that advanced between two files is a throttle.
+	if c.amdGPUs == nil {
+		c.amdGPUs = map[string]*amdGPU{}
+	}
+	gpus := c.amdGPUs
 	ticks := map[string]int{}
 	rows := 0
 	for i, text := range lines(in.Data) {
@@ -248,11 +254,11 @@ func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 				r.sm = min(r.sm, x.mhz) // the pace of a kernel spread over the XCDs
 			}
 			if g != nil && !sameInts(ids, g.xcds) {
-				return refuse(in.Path, ln, xs[0].col, "GPU %d: GFX clocks of XCDs %s, where line %d gave XCDs %s: the XCDs read changed mid-file",
-					r.index, joinInts(ids), g.firstLine, joinInts(g.xcds))
+				return refuse(in.Path, ln, xs[0].col, "GPU %d: GFX clocks of XCDs %s, where %s:%d gave XCDs %s: the XCDs read changed mid-leg",
+					r.index, joinInts(ids), g.firstPath, g.firstLine, joinInts(g.xcds))
 			}
 			if g == nil {
-				g = &amdGPU{xcds: ids, firstLine: ln, acc: map[int]uint64{}}
+				g = &amdGPU{xcds: ids, firstPath: in.Path, firstLine: ln, acc: map[string]uint64{}}
 				gpus[k] = g
 			}
 		} else {
@@ -260,12 +266,12 @@ func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 				r.xcds = []int{r.sm}
 			}
 			if g == nil {
-				g = &amdGPU{firstLine: ln, acc: map[int]uint64{}}
+				g = &amdGPU{firstPath: in.Path, firstLine: ln, acc: map[string]uint64{}}
 				gpus[k] = g
 			}
 		}
 		for _, a := range accs {
-			prev, seen := g.acc[a.col]
+			prev, seen := g.acc[strings.ToLower(a.a.f.name)]
 			switch {
 			case seen && a.v < prev:
 				return refuse(in.Path, ln, a.col, "%s: GPU %d: went back from %d to %d: the driver was reloaded or the GPU reset within the window, so the leg's clock state is not one state",
@@ -273,7 +279,7 @@ func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 			case seen && a.v > prev:
 				r.reasons |= a.a.bit
 			}
-			g.acc[a.col] = a.v
+			g.acc[strings.ToLower(a.a.f.name)] = a.v
 		}
 		if !r.hasT {
 			r.t = o.Start.Add(time.Duration(ticks[k]) * o.Interval)

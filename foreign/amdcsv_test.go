@@ -112,6 +112,26 @@ func TestAMDCSVAccumulators(t *testing.T) {
 	}
 }
 
+// TestAMDCSVAcrossFiles: the accumulators of one GPU carry across the
+// files of a leg: one that advanced between them is a throttle on the
+// second file's first row, and one that went back is refused there.
+func TestAMDCSVAcrossFiles(t *testing.T) {
+	a := smiLog(amdHead, amdRow(1772939616, 0, "2100", "2100", "5"), amdRow(1772939617, 0, "2100", "2100", "5"))
+	b := smiLog(amdHead, amdRow(1772939618, 0, "2100", "2100", "9"), amdRow(1772939619, 0, "2100", "2100", "9"))
+	res, err := Convert(FormatAMDCSV, []Input{{Path: "a.csv", Data: a}, {Path: "b.csv", Data: b}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(res.Stream), "\n"), "\n")
+	if !strings.Contains(lines[2], `"throttle_reasons_active":"0x0000000000000004"`) || !strings.Contains(lines[3], `"throttle_reasons_active":"0x0000000000000000"`) {
+		t.Fatalf("bits across files: %s\n%s", lines[2], lines[3])
+	}
+	_, err = Convert(FormatAMDCSV, []Input{{Path: "b.csv", Data: b}, {Path: "a.csv", Data: smiLog(amdHead, amdRow(1772939620, 0, "2100", "2100", "5"))}}, Options{})
+	if want := "a.csv:2:47: ppt_accumulated: GPU 0: went back from 9 to 5: the driver was reloaded or the GPU reset within the window, so the leg's clock state is not one state"; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
 // TestAMDCSVMonitor imports amd-smi monitor --csv -w columns: one GFX
 // clock, no accumulators (its violation percentages cover no bit), so
 // clock.unproven_throttle names the AMD bits.
@@ -150,7 +170,7 @@ func TestAMDRefusals(t *testing.T) {
 		{"gfx_0_clk N/A", Options{}, smiLog(amdHead, amdRow(1772939616, 0, "N/A", "2100", "0")),
 			`x.csv:2:22: gfx_0_clk: "N/A" where a value is required`},
 		{"XCDs change", Options{}, smiLog(amdHead, amdRow(1772939616, 0, "2100", "2100", "0"), amdRow(1772939617, 0, "2100", "N/A", "0")),
-			`x.csv:3:22: GPU 0: GFX clocks of XCDs 0, where line 2 gave XCDs 0, 1: the XCDs read changed mid-file`},
+			`x.csv:3:22: GPU 0: GFX clocks of XCDs 0, where x.csv:2 gave XCDs 0, 1: the XCDs read changed mid-leg`},
 		{"accumulator goes back", Options{}, smiLog(amdHead, amdRow(1772939616, 0, "2100", "2100", "7"), amdRow(1772939617, 0, "2100", "2100", "6")),
 			`x.csv:3:47: ppt_accumulated: GPU 0: went back from 7 to 6: the driver was reloaded or the GPU reset within the window, so the leg's clock state is not one state`},
 		{"accumulator not supported", Options{}, smiLog(amdHead, amdRow(1772939616, 0, "2100", "2100", "18446744073709551615")),

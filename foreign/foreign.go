@@ -176,6 +176,8 @@ type Collector struct {
 	bootWhy   string
 	sorted    bool // sort readings by time then GPU (a source read by series)
 	noIDWhere string
+	// amdGPUs are what each GPU's amd-smi rows must keep (amdcsv.go).
+	amdGPUs map[string]*amdGPU
 }
 
 func newCollector() *Collector {

@@ -27,10 +27,11 @@ const (
 	FormatSMICSV     = "nvidia-smi-csv"
 	FormatDmon       = "nvidia-smi-dmon"
 	FormatPrometheus = "prometheus"
+	FormatAMDCSV     = "amd-smi-csv"
 )
 
 // Formats lists the formats in the order help text names them.
-var Formats = []string{FormatSMICSV, FormatDmon, FormatPrometheus}
+var Formats = []string{FormatSMICSV, FormatDmon, FormatAMDCSV, FormatPrometheus}
 
 // Options are what flags say of a source.
 type Options struct {
@@ -84,6 +85,8 @@ func ParserFor(format string) (Parser, error) {
 		return dmon{}, nil
 	case FormatPrometheus:
 		return promFile{}, nil
+	case FormatAMDCSV:
+		return amdCSV{}, nil
 	}
 	return nil, fmt.Errorf("--format %q: want one of %s", format, strings.Join(Formats, ", "))
 }
@@ -148,6 +151,12 @@ type reading struct {
 	memClock   *int
 	counters   map[string]int64 // event_counters_us keys, µs
 	cum        map[string]float64
+	// amd marks an AMD GPU's reading: no persistence mode or pstate (null
+	// in the stream), a perf level ("" when the source has none) and the
+	// XCD clocks read.
+	amd       bool
+	perfLevel string
+	xcds      []int
 }
 
 // Collector gathers what the parsers read from every input of one leg.
@@ -167,6 +176,8 @@ type Collector struct {
 	bootWhy   string
 	sorted    bool // sort readings by time then GPU (a source read by series)
 	noIDWhere string
+	// amdGPUs are what each GPU's amd-smi rows must keep (amdcsv.go).
+	amdGPUs map[string]*amdGPU
 }
 
 func newCollector() *Collector {
@@ -213,6 +224,10 @@ func Convert(format string, inputs []Input, o Options) (*Result, error) {
 // nonBenign are the bits of the clock contract that are not benign, as
 // §3 names them; a source must cover each to prove no throttle.
 var nonBenign = []uint64{0x4, 0x8, 0x10, 0x20, 0x40, 0x80, 0x200, 0x400}
+
+// amdBits are the bits an AMD GPU's violation accumulators give
+// (clocks.AMDThrottleBits); a source covering them proves no throttle.
+var amdBits = []uint64{0x4, 0x8, 0x40}
 
 // gpuKey groups a source's readings by GPU.
 func (r *reading) gpuKey() string {
@@ -301,27 +316,44 @@ func finish(format string, c *Collector, o *Options, sums map[string]string) (*R
 		un[code] = append(un[code], why)
 	}
 	first := c.readings[0]
-	if first.uuid == "" {
+	if first.amd {
+		// amd-smi metric and monitor CSVs carry no UUID, name, driver or
+		// power cap (amd-smi static and list do), and an AMD GPU has no
+		// applications clock.
+		note(clocks.CodeUnprovenStatic, "no GPU UUID, name or driver version: gpu_uuid, gpu_name and driver_version are unproven (amd-smi metric and monitor CSVs carry none)")
+		if first.maxSM == 0 {
+			note(clocks.CodeUnprovenStatic, "no maximum GFX clock: clocks_max_sm_mhz is unproven and stands at the highest GFX clock read (log amd-smi metric --clock: gfx_0_max_clk)")
+		}
+	} else if first.uuid == "" {
 		note(clocks.CodeUnprovenStatic, "no GPU UUID: gpu_uuid is unproven (log uuid)")
 	}
-	if first.name == "" {
+	if !first.amd && first.name == "" {
 		note(clocks.CodeUnprovenStatic, "no GPU name: gpu_name is unproven (log name)")
 	}
-	if first.driver == "" {
+	if !first.amd && first.driver == "" {
 		note(clocks.CodeUnprovenStatic, "no driver version: driver_version is unproven (log driver_version)")
 	}
-	if first.maxSM == 0 {
+	if !first.amd && first.maxSM == 0 {
 		note(clocks.CodeUnprovenStatic, "no maximum SM clock: clocks_max_sm_mhz is unproven and stands at the highest SM clock read (log clocks.max.sm)")
 	}
-	if first.appsKind == 0 {
+	if !first.amd && first.appsKind == 0 {
 		note(clocks.CodeUnprovenStatic, "no applications clock: clocks_applications_graphics_mhz is unproven and written null (log clocks.applications.graphics)")
 	}
-	if first.persist == "" {
+	if first.amd && first.perfLevel == "" {
+		note(clocks.CodeUnprovenStatic, "no perf level: perf_level is unproven (log amd-smi metric with --perf-level)")
+	}
+	if first.persist == "" && !first.amd {
 		note(clocks.CodeUnprovenPersistence, "no persistence mode: whether the driver stayed loaded between legs is unproven (log persistence_mode)")
 	}
 	if !c.masked {
 		var left []string
-		for _, b := range nonBenign {
+		bits, advice := nonBenign, "log clocks_event_reasons.active, or DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
+		if first.amd {
+			// An AMD GPU's bits are those its violation accumulators give
+			// (clocks.AMDThrottleBits), as the sampler derives them.
+			bits, advice = amdBits, "log amd-smi metric --throttle (ROCm 6) or --violation (ROCm 7): ppt_, socket_thermal_, vr_thermal_, hbm_thermal_, prochot_accumulated"
+		}
+		for _, b := range bits {
 			if c.covered&b == 0 {
 				left = append(left, fmt.Sprintf("%s %s", clocks.FormatThrottle(b), clocks.ThrottleBitName(b)))
 			}
@@ -330,10 +362,13 @@ func finish(format string, c *Collector, o *Options, sums map[string]string) (*R
 		if c.covered != 0 {
 			what += fmt.Sprintf(" (per-reason columns and event counters cover %s)", clocks.FormatThrottle(c.covered))
 		}
-		note(clocks.CodeUnprovenThrottle, fmt.Sprintf("%s; bits not covered: %s (log clocks_event_reasons.active, or DCGM_FI_DEV_CLOCKS_EVENT_REASONS)",
-			what, strings.Join(left, ", ")))
+		if len(left) > 0 || !first.amd {
+			note(clocks.CodeUnprovenThrottle, fmt.Sprintf("%s; bits not covered: %s (%s)", what, strings.Join(left, ", "), advice))
+		}
 	}
-	if first.limit == nil {
+	if first.limit == nil && first.amd {
+		note(clocks.CodeUnprovenPowerLimit, "no socket power cap: power management at the cap cannot be told from a throttle (amd-smi metric and monitor CSVs carry none)")
+	} else if first.limit == nil {
 		note(clocks.CodeUnprovenPowerLimit, "no enforced power limit: SwPowerCap cannot be told from a throttle (log enforced.power.limit, or DCGM_FI_DEV_ENFORCED_POWER_LIMIT)")
 	}
 	if !first.hasUtil {
@@ -367,6 +402,13 @@ func finish(format string, c *Collector, o *Options, sums map[string]string) (*R
 		}
 		if r.appsKind == 1 {
 			s.ClocksApplicationsGraphicsMHz = &r.apps
+		}
+		if r.amd {
+			// AMD GPUs have no persistence mode or pstate: null, as the
+			// sampler writes them.
+			s.Vendor, s.PersistenceMode, s.PState = clocks.VendorAMD, "", ""
+			s.PerfLevel = orUnproven(r.perfLevel)
+			s.XCDClocksMHz = r.xcds
 		}
 		bits := r.reasons
 		if c.masked {

@@ -61,3 +61,14 @@ func FuzzPrometheus(f *testing.F) {
 		fuzzConvert(t, FormatPrometheus, data, Options{RawScrapes: true})
 	})
 }
+
+// FuzzAMDCSV: any bytes read as an amd-smi metric or monitor CSV convert
+// or are refused, never a panic.
+func FuzzAMDCSV(f *testing.F) {
+	seed(f, "foreign-amd/metric-mi325x-2gpu.csv")
+	f.Add(smiLog(amdHead, amdRow(1772939616, 0, "2100", "2090", "1"), amdRow(1772939617, 0, "2100", "N/A", "2")))
+	f.Add(smiLog("timestamp,gpu,power_usage,gfx,gfx_clock,pviol", "1740686195,0,640,100,2100,0", "1740686196,0,640,100,2080,12.5"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzConvert(t, FormatAMDCSV, data, Options{Start: time.Unix(0, 0), Interval: time.Second})
+	})
+}

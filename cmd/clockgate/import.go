@@ -54,7 +54,9 @@ judges the leg like any other, those codes included.
 
 Formats: nvidia-smi-csv (nvidia-smi --query-gpu=… --format=csv -l/-lms,
 with or without header and units), nvidia-smi-dmon (nvidia-smi dmon, -o DT
-for time), prometheus (a Prometheus API matrix of dcgm-exporter metrics;
+for time), amd-smi-csv (amd-smi metric --csv or monitor --csv, -w for
+time: the lowest XCD's GFX clock is the SM clock, the violation
+accumulators give the throttle bits), prometheus (a Prometheus API matrix of dcgm-exporter metrics;
 --raw-scrapes when it answers an instant query of metric[DURATION], else it
 is read as query_range steps and carries clock.unproven_coverage).
 --prometheus URL --from T --to T queries a live server for the raw scrapes.

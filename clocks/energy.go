@@ -261,7 +261,12 @@ func (l *Leg) legEnergy(i int, s Span) *LegEnergy {
 	le.IdlePowerW = idlePower(f)
 	problem := func(code, format string, args ...any) *LegEnergy {
 		if le.Code == "" {
-			le.Code, le.Problem = code, fmt.Sprintf(format, args...)
+			// A message without numbers is the constant itself: the same
+			// reason on every leg and point of a large tree costs no copy.
+			le.Code, le.Problem = code, format
+			if len(args) > 0 {
+				le.Problem = fmt.Sprintf(format, args...)
+			}
 		}
 		return le
 	}

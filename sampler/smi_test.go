@@ -538,17 +538,19 @@ func TestSamplerSMIHungAtStart(t *testing.T) {
 // timeout: an old driver that answers each call slowly cannot stretch it.
 func TestSamplerSMIProbeBoundedAsAWhole(t *testing.T) {
 	t.Parallel()
-	// The fake takes 350 ms to reject the newer spelling; the retry (step
-	// 0) hangs. With one budget for the probe the retry gets what is left
-	// (about 50 ms); with a budget per call it would run 400 ms more.
-	path := installFakeSMI(t, smiConfig{Driver: "old", RejectMS: 350, Plan: []smiStep{{SleepMS: 20000}}})
+	// The fake takes 600 ms to reject the newer spelling; the retry (step
+	// 0) hangs. With one budget of 1 s for the probe the retry gets what
+	// is left (about 400 ms, time enough to start it on a loaded machine)
+	// and the probe ends near 1 s; with a budget per call it would run
+	// 1.6 s. The bound, 1.3 s, lies halfway.
+	path := installFakeSMI(t, smiConfig{Driver: "old", RejectMS: 600, Plan: []smiStep{{SleepMS: 20000}}})
 	start := time.Now()
-	_, err := NewSMI(context.Background(), SMIOptions{Path: path, QueryTimeout: 400 * time.Millisecond})
+	_, err := NewSMI(context.Background(), SMIOptions{Path: path, QueryTimeout: time.Second})
 	if err == nil || !regexp.MustCompile(`^nvidia-smi -i 0 did not answer within \d+ms; its process group was killed \(the startup probe; nothing was sampled\)$`).MatchString(err.Error()) {
 		t.Fatalf("err = %v", err)
 	}
-	if el := time.Since(start); el > 650*time.Millisecond {
-		t.Errorf("the probe took %v for a 400ms budget", el)
+	if el := time.Since(start); el > 1300*time.Millisecond {
+		t.Errorf("the probe took %v for a 1s budget", el)
 	}
 	if calls := smiCalls(t, path); len(calls) != 2 {
 		t.Errorf("calls:\n%s", strings.Join(calls, "\n"))

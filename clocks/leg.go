@@ -169,6 +169,9 @@ func (l *Leg) JudgeRecord(record []byte, streamWhy string) {
 }
 
 func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool) {
+	// import.json's paths serve the judging alone: a leg kept for the
+	// outputs of a large tree does not hold them.
+	defer func() { l.importPath, l.importOpen = "", "" }()
 	if streamErr != nil {
 		if !errors.Is(streamErr, fs.ErrNotExist) {
 			l.Unreadable = streamErr

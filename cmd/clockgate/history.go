@@ -214,23 +214,32 @@ func parsePercent(s string) (float64, error) {
 	return v, nil
 }
 
-func runHistoryCheck(ctx context.Context, opts *historyCheckOptions) error {
-	ctx = ctxOr(ctx)
-	if !history.IsPostgres(opts.DB) {
-		// Checking never creates a history: a mistyped path is an error,
-		// never an empty pass.
-		if _, err := os.Stat(opts.DB); err != nil {
-			return usageErr("--db %s: %v", opts.DB, pathErrText(err))
+// existingGrids reads every grid of the history at db, which must exist:
+// reading never creates a history, so a mistyped SQLite path is an error,
+// never an empty pass or an empty report.
+func existingGrids(ctx context.Context, db string) ([]*history.Grid, error) {
+	if !history.IsPostgres(db) {
+		if _, err := os.Stat(db); err != nil {
+			return nil, usageErr("--db %s: %v", db, pathErrText(err))
 		}
 	}
-	s, err := history.Open(ctx, opts.DB)
+	s, err := history.Open(ctx, db)
 	if err != nil {
-		return usageErr("%v", err)
+		return nil, usageErr("%v", err)
 	}
 	defer s.Close()
 	grids, err := s.Grids(ctx)
 	if err != nil {
-		return usageErr("%v", err)
+		return nil, usageErr("%v", err)
+	}
+	return grids, nil
+}
+
+func runHistoryCheck(ctx context.Context, opts *historyCheckOptions) error {
+	ctx = ctxOr(ctx)
+	grids, err := existingGrids(ctx, opts.DB)
+	if err != nil {
+		return err
 	}
 	if len(grids) == 0 {
 		return usageErr("--db %s: the history holds no grid: nothing to check (add tonight's with clockgate history add)", opts.DB)
@@ -310,21 +319,9 @@ func runHistoryReport(ctx context.Context, opts *historyReportOptions) error {
 			return err
 		}
 	}
-	if !history.IsPostgres(opts.DB) {
-		// Reporting never creates a history: a mistyped path is an error,
-		// not an empty report.
-		if _, err := os.Stat(opts.DB); err != nil {
-			return usageErr("--db %s: %v", opts.DB, pathErrText(err))
-		}
-	}
-	s, err := history.Open(ctx, opts.DB)
+	grids, err := existingGrids(ctx, opts.DB)
 	if err != nil {
-		return usageErr("%v", err)
-	}
-	defer s.Close()
-	grids, err := s.Grids(ctx)
-	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	d := history.DefaultDetection
 	d.P = opts.P

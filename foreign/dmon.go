@@ -101,12 +101,9 @@ func (dmon) Parse(in Input, o *Options, c *Collector) error {
 			r.t = o.Start.Add(time.Duration(ticks[k]) * o.Interval)
 			ticks[k]++
 		}
-		if !inWindow(r.t, o) {
-			c.drop(in.Path, ln, "outside --from/--to")
-			continue
+		if c.keep(in.Path, ln, r, o) {
+			rows++
 		}
-		rows++
-		c.readings = append(c.readings, r)
 	}
 	if fs == nil || rows == 0 {
 		return refuse(in.Path, 0, 0, "no data rows")

@@ -235,17 +235,25 @@ func (smiCSV) Parse(in Input, o *Options, c *Collector) error {
 			r.t = o.Start.Add(time.Duration(ticks[k]) * o.Interval)
 			ticks[k]++
 		}
-		if !inWindow(r.t, o) {
-			c.drop(in.Path, ln, "outside --from/--to")
-			continue
+		if c.keep(in.Path, ln, r, o) {
+			rows++
 		}
-		rows++
-		c.readings = append(c.readings, r)
 	}
 	if fs == nil || rows == 0 {
 		return refuse(in.Path, 0, 0, "no data rows")
 	}
 	return nil
+}
+
+// keep adds the reading r, read at path:line, where it falls within
+// --from and --to, and says so; a reading outside is dropped and recorded.
+func (c *Collector) keep(path string, line int, r *reading, o *Options) bool {
+	if !inWindow(r.t, o) {
+		c.drop(path, line, "outside --from/--to")
+		return false
+	}
+	c.readings = append(c.readings, r)
+	return true
 }
 
 // inWindow says whether t falls within --from and --to.

@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -478,7 +477,7 @@ func finish(format string, c *Collector, o *Options, sums map[string]string) (*R
 	interval := o.Interval.Seconds()
 	if interval == 0 {
 		var err error
-		if interval, err = medianGap(c.readings, gpus); err != nil {
+		if interval, err = intervalOf(c.readings); err != nil {
 			return nil, refuse(first.path, 0, 0, "%v; pass --interval", err)
 		}
 	}
@@ -526,27 +525,22 @@ func describeGPU(r *reading) string {
 	return "(the only one)"
 }
 
-// medianGap is the median time between successive readings of one GPU,
-// rounded to the millisecond, in seconds.
-func medianGap(rs []*reading, gpus map[string]*gpuState) (float64, error) {
-	last := map[string]time.Time{}
-	var gaps []time.Duration
+// intervalOf infers the interval from the readings' times, per GPU in
+// the order GPUs first appear (clocks.IntervalFromTimes).
+func intervalOf(rs []*reading) (float64, error) {
+	at := map[string]int{}
+	var series [][]time.Time
 	for _, r := range rs {
 		k := r.gpuKey()
-		if t, ok := last[k]; ok {
-			gaps = append(gaps, r.t.Sub(t))
+		i, ok := at[k]
+		if !ok {
+			i = len(series)
+			at[k] = i
+			series = append(series, nil)
 		}
-		last[k] = r.t
+		series[i] = append(series[i], r.t)
 	}
-	if len(gaps) == 0 {
-		return 0, errors.New("fewer than two samples of any one GPU: the interval cannot be inferred")
-	}
-	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
-	g := gaps[len(gaps)/2].Round(time.Millisecond).Seconds()
-	if g <= 0 {
-		return 0, errors.New("samples are not spaced in time")
-	}
-	return g, nil
+	return clocks.IntervalFromTimes(series)
 }
 
 // parseWhole reads a non-negative integer value, allowing a decimal point

@@ -45,7 +45,9 @@ build never replaces a file: -o naming an existing file is refused (exit 2),
 so it cannot overwrite the record a sampler wrote (a refusal, a window cut
 off at --max-duration, anything the sampler said). interval_s is the
 sampler's, not the stream's: --interval defaults to the median gap between
-successive samples of one GPU (the rows of one reading share its time).`,
+successive samples of one GPU (the rows of one reading share its time), or
+the GPU's mean spacing where that is shorter (a sampler reads on fixed
+ticks, so a late reading is followed by an early one).`,
 		Example: `  clockgate build clocks/llama/vllm/r1.samples.jsonl
   clockgate build clocks/llama/vllm/r1.samples.jsonl -o clocks/llama/vllm/r1.summary.json`,
 		Args: cobra.ExactArgs(1),
@@ -92,7 +94,7 @@ func runBuild(opts *buildOptions) error {
 	}
 	interval := opts.Interval.Seconds()
 	if interval == 0 {
-		interval, err = medianGap(times)
+		interval, err = clocks.IntervalFromTimes(seriesByIndex(times))
 		if err != nil {
 			return usageErr("%s: %v; pass --interval", opts.Stream, err)
 		}
@@ -124,28 +126,16 @@ func existingOutput(path string) string {
 	return fmt.Sprintf("%s: already exists; build never replaces a file (a record beside its stream is what the sampler said); write the rebuilt record elsewhere, or print it without -o", path)
 }
 
-// medianGap is the median time between successive samples of one GPU, in
-// seconds, rounded to the millisecond; times holds each GPU's sample
-// times, by index, in stream order. Gaps are taken per GPU and pooled: the
-// rows of one reading, one per GPU, share the reading's time, so between
-// rows of different GPUs there is no gap to measure.
-func medianGap(times map[int][]time.Time) (float64, error) {
-	var gaps []time.Duration
-	for _, ts := range times {
-		for i := 1; i < len(ts); i++ {
-			gaps = append(gaps, ts[i].Sub(ts[i-1]))
-		}
+// seriesByIndex lists each GPU's sample times in GPU index order.
+func seriesByIndex(times map[int][]time.Time) [][]time.Time {
+	idx := make([]int, 0, len(times))
+	for i := range times {
+		idx = append(idx, i)
 	}
-	if len(gaps) == 0 {
-		if len(times) > 1 {
-			return 0, errors.New("fewer than two samples of any one GPU: the interval cannot be inferred")
-		}
-		return 0, errors.New("fewer than two samples: the interval cannot be inferred")
+	sort.Ints(idx)
+	series := make([][]time.Time, 0, len(idx))
+	for _, i := range idx {
+		series = append(series, times[i])
 	}
-	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
-	g := gaps[len(gaps)/2].Round(time.Millisecond).Seconds()
-	if g <= 0 {
-		return 0, errors.New("samples are not spaced in time")
-	}
-	return g, nil
+	return series
 }

@@ -148,6 +148,9 @@ type Options struct {
 	Terminal bool
 	// BootIDFile is read for the boot id; "" is sampler.BootIDPath.
 	BootIDFile string
+	// ProbeLatency, when not zero, stands for the time the sampler's probe
+	// reading took (sampler.Config.ProbeLatency): tests on fakes only.
+	ProbeLatency time.Duration
 	// Summarize writes the summarize outputs of tree into out.
 	Summarize func(tree, out string) error
 	// Now is the clock; nil is time.Now.

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/clockgate/clockgate/grid"
 )
 
 // The examples of README.md and docs/*.md are run by TestDocsExamples. A
@@ -59,7 +61,8 @@ import (
 // vLLM result file as --save-result does). `go run ./cmd/clockgate` in a
 // block runs the same binary. record and sample read through the fake
 // nvidia-smi (--backend nvidia-smi is added where a block gives no
-// --backend) so that a box with a real NVML still runs the fakes.
+// --backend) so that a box with a real NVML still runs the fakes, and so
+// does grid, whose waits are shortened (docsGridTiming).
 
 const (
 	docsFakesEnv = "CLOCKGATE_DOCS_FAKES"
@@ -68,6 +71,10 @@ const (
 	docsPyEnv    = "CLOCKGATE_DOCS_PYTHON3"
 	docsBenchEnv = "CLOCKGATE_DOCS_BENCH_S"
 	docsGPUUUID  = "GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30" // the fake nvidia-smi's GPU 0
+	// docsGridTiming shortens a grid's waits on the fakes (grid.TimingEnv):
+	// the idle read and the slope window to 1 s, whose fake GPU holds one
+	// temperature; the plan's cooldown bounds apply as written.
+	docsGridTiming = "idle=1s,slope=1s,poll=100ms,ready=100ms,grace=2s,wait=5s"
 )
 
 func init() {
@@ -77,7 +84,7 @@ func init() {
 	args := os.Args[1:]
 	switch filepath.Base(os.Args[0]) {
 	case "clockgate":
-		if len(args) > 0 && (args[0] == "record" || args[0] == "sample") && !hasBackend(args) {
+		if len(args) > 0 && (args[0] == "record" || args[0] == "sample" || args[0] == "grid") && !hasBackend(args) {
 			args = append([]string{args[0], "--backend", "nvidia-smi"}, args[1:]...)
 		}
 		os.Exit(Main(args, os.Stdin, os.Stdout, os.Stderr))
@@ -542,11 +549,12 @@ func docsEnv(t *testing.T, tools *recTools, exe, realPy string, gpus int) []stri
 		t.Fatal(err)
 	}
 	env := []string{docsFakesEnv + "=1", docsAppsEnv + "=" + apps, docsPyEnv + "=" + realPy,
-		bootIDFileEnv + "=" + tools.bootFile, "PATH=" + bin + ":" + os.Getenv("PATH")}
+		bootIDFileEnv + "=" + tools.bootFile, "PATH=" + bin + ":" + os.Getenv("PATH"),
+		grid.TimingEnv + "=" + docsGridTiming, probeLatencyEnv + "=1ns"}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "PATH", bootIDFileEnv, "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", docsFakesEnv, recAsMainEnv:
+		case "PATH", bootIDFileEnv, "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", docsFakesEnv, recAsMainEnv, grid.TimingEnv, probeLatencyEnv:
 			continue
 		}
 		env = append(env, kv)

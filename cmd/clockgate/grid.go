@@ -120,7 +120,7 @@ func runGrid(opts *gridOptions) error {
 	baseline := p.Engines[0].Name
 	err = grid.Run(ctx, grid.Options{
 		Plan: p, Backend: opts.backend, Out: opts.IO.Out, ErrOut: opts.IO.ErrOut, Terminal: isTerminal(opts.IO.ErrOut),
-		BootIDFile: os.Getenv(bootIDFileEnv),
+		BootIDFile: os.Getenv(bootIDFileEnv), ProbeLatency: testProbeLatency(),
 		Summarize: func(tree, out string) error {
 			return runSummarize(&summarizeOptions{IO: &IO{In: opts.IO.In, Out: io.Discard, ErrOut: opts.IO.ErrOut}, Tree: tree, Out: out, Baseline: baseline})
 		},

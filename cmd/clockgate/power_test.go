@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clockgate/clockgate/clocks"
 )
@@ -29,11 +30,12 @@ func TestRecordPowerManagedLeg(t *testing.T) {
 		v["clocks_event_reasons_counters.sw_power_cap"] = fmt.Sprint(sw)
 		plan = append(plan, map[string]any{"values": v})
 	}
-	l := tools.leg(t, map[string]any{"power": true, "plan": plan})
-	// About 44 readings at 250 ms (the interval to use on these GPUs, and
-	// one a loaded test machine keeps within the coverage bound): 37 free,
+	// 44 readings at 250 ms (the interval to use on these GPUs): 37 free,
 	// 7 capped.
-	code, _, stderr := l.run("", "record", "--out", l.prefix, "--interval", "250ms", "--backend", "nvidia-smi", "--", "sleep", "11")
+	l, code, stderr := tools.cleanLeg(t, map[string]any{"power": true, "plan": plan}, 250*time.Millisecond, func(l *recLeg, iv time.Duration) (int, string) {
+		code, _, stderr := l.run("", append([]string{"record", "--out", l.prefix, "--interval", iv.String(), "--backend", "nvidia-smi", "--"}, l.untilLines(44)...)...)
+		return code, stderr
+	})
 	if code != 0 || !strings.HasSuffix(stderr, "clockgate record: verdict: ok\n") {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}

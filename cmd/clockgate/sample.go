@@ -94,18 +94,20 @@ func (f *recordingFlags) validate(gpuSet bool, lookup func(string) (string, bool
 	return nil
 }
 
+// testProbeLatency is what probeLatencyEnv says, zero where unset.
+func testProbeLatency() time.Duration {
+	probe, _ := time.ParseDuration(os.Getenv(probeLatencyEnv))
+	return probe
+}
+
 // config turns the flags into a sampler configuration whose status lines go
 // to errOut, prefixed with the command's name.
 func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) (sampler.Config, func(context.Context) (sampler.Backend, error)) {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(s.ErrOut, "clockgate %s: %s\n", name, fmt.Sprintf(format, args...))
 	}
-	var probe time.Duration
-	if v := os.Getenv(probeLatencyEnv); v != "" {
-		probe, _ = time.ParseDuration(v)
-	}
 	cfg := sampler.Config{
-		ProbeLatency: probe,
+		ProbeLatency: testProbeLatency(),
 		Prefix:       f.out,
 		Interval:     f.interval,
 		MaxDuration:  f.maxDuration,

@@ -117,13 +117,16 @@ func newGridWorldWith(t *testing.T, thermal map[string]any, server, bench string
 	boot := filepath.Join(dir, "boot_id")
 	os.WriteFile(boot, []byte(bootID+"\n"), 0o644)
 	w := &gridWorld{t: t, dir: dir, smiDir: smiDir, server: server, bench: bench, port: freePort(t)}
-	w.env = []string{"CLOCKGATE_BOOT_ID_FILE=" + boot, "PATH=" + smiDir + ":" + os.Getenv("PATH"), grid.TimingEnv + "=" + gridTimingFast}
+	w.env = []string{"CLOCKGATE_BOOT_ID_FILE=" + boot, "PATH=" + smiDir + ":" + os.Getenv("PATH"), grid.TimingEnv + "=" + gridTimingFast,
+		// The fake's time to answer on a loaded test machine is not a
+		// GPU's: the sampler's interval check is given 1 ns for it.
+		"CLOCKGATE_TEST_PROBE_LATENCY=1ns"}
 	// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER choose the GPUs: a test
 	// sets them when it means to, never the box it runs on.
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "PATH", "CLOCKGATE_BOOT_ID_FILE", grid.TimingEnv, sampler.EnvCUDAVisibleDevices, sampler.EnvCUDADeviceOrder:
+		case "PATH", "CLOCKGATE_BOOT_ID_FILE", "CLOCKGATE_TEST_PROBE_LATENCY", grid.TimingEnv, sampler.EnvCUDAVisibleDevices, sampler.EnvCUDADeviceOrder:
 			continue
 		}
 		w.env = append(w.env, kv)

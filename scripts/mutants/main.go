@@ -499,6 +499,11 @@ var mutations = []mutation{
 		"x < 0 || x > 100 {", "x < 0 || x > 1000 {", foreignPkg},
 	{"I3-11", "amd-smi-csv: an unknown column ignored", "foreign/amdcsv.go",
 		"	return nil, refuse(path, line, col, \"unknown column %q: not an amd-smi", "	return &amdCol{f: &field{role: roleIgnored, name: name, col: col}}, nil\n	return nil, refuse(path, line, col, \"unknown column %q: not an amd-smi", foreignPkg},
+	// report.md: tables a reader can take in, the boot marker whole.
+	{"MD1", "the legs' clock table of several models and GPUs wider than maxColumns", "report/markdown.go",
+		"if !withModel || len(legClockHeader(true, multi)) <= maxColumns {", "if true {", []string{"./report/"}},
+	{"MD2", "the boot marker [unproven] cut to 8 characters", "report/markdown.go",
+		"	if id == clocks.Unproven {\n		return id\n	}", "	if false {\n		return id\n	}", []string{"./report/"}},
 	// A GPU of the source that did no work, and --gpu's selection.
 	{"I26", "a GPU with no busy reading imported (its record summarizes nothing)", "foreign/foreign.go",
 		"		if g.busy > 0 {\n			busy = append(busy, name)", "		if true {\n			busy = append(busy, name)", foreignPkg},

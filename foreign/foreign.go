@@ -49,8 +49,10 @@ type Options struct {
 	BusyAboveMHz int
 	// From and To bound the window (--from, --to); zero when not given.
 	From, To time.Time
-	// Host and GPU select a Prometheus series by its Hostname/hostname and
-	// UUID/gpu labels; "" selects any.
+	// Host selects a Prometheus series by its Hostname/hostname label; ""
+	// selects any. GPU (--gpu) is a comma-separated list of GPUs to keep,
+	// each an index or a UUID (a Prometheus series' gpu or UUID/uuid
+	// label); "" keeps every GPU.
 	Host, GPU string
 	// NodeInstance, for a live query, is the instance label of the node's
 	// node_exporter, whose node_boot_time_seconds is the boot identity.
@@ -177,10 +179,50 @@ type Collector struct {
 	noIDWhere string
 	// amdGPUs are what each GPU's amd-smi rows must keep (amdcsv.go).
 	amdGPUs map[string]*amdGPU
+	// matched are the --gpu selectors some reading answered to.
+	matched map[string]bool
 }
 
 func newCollector() *Collector {
-	return &Collector{columns: map[string]string{}}
+	return &Collector{columns: map[string]string{}, matched: map[string]bool{}}
+}
+
+// gpuSelectors are --gpu's GPUs, in the order given.
+func gpuSelectors(o *Options) []string {
+	var out []string
+	for _, s := range strings.Split(o.GPU, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// selected says whether --gpu keeps a GPU known by names (its index or
+// gpu label, its UUID; "" for one it lacks), and records the selector it
+// answered to.
+func (c *Collector) selected(o *Options, names ...string) bool {
+	sel := gpuSelectors(o)
+	if len(sel) == 0 {
+		return true
+	}
+	for _, s := range sel {
+		for _, n := range names {
+			if n != "" && s == n {
+				c.matched[s] = true
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// indexName is a reading's index as --gpu names it, "" when it has none.
+func (r *reading) indexName() string {
+	if !r.hasIndex {
+		return ""
+	}
+	return strconv.Itoa(r.index)
 }
 
 func (c *Collector) column(src, key string) { c.columns[src] = key }
@@ -244,14 +286,22 @@ type gpuState struct {
 	index       int
 	maxSM       int
 	prev        *reading
+	n, busy     int // readings, busy readings
 }
 
 func finish(format string, c *Collector, o *Options, sums map[string]string) (*Result, error) {
-	if len(c.readings) == 0 {
-		path := ""
-		for p := range sums {
+	path := ""
+	for p := range sums {
+		if path == "" || p < path {
 			path = p
 		}
+	}
+	for _, s := range gpuSelectors(o) {
+		if !c.matched[s] {
+			return nil, refuse(path, 0, 0, "--gpu %s: no GPU in the source has that index or UUID", s)
+		}
+	}
+	if len(c.readings) == 0 {
 		return nil, refuse(path, 0, 0, "no samples")
 	}
 	if c.sorted {
@@ -288,6 +338,13 @@ func finish(format string, c *Collector, o *Options, sums map[string]string) (*R
 		if r.sm > g.maxSM {
 			g.maxSM = r.sm
 		}
+		g.n++
+		if r.busy(o) {
+			g.busy++
+		}
+	}
+	if err := idleGPUs(gpus, order, o); err != nil {
+		return nil, err
 	}
 	// A GPU known only by UUID takes its index by order of appearance.
 	if _, ok := gpus[""]; !ok {
@@ -416,7 +473,7 @@ func finish(format string, c *Collector, o *Options, sums map[string]string) (*R
 		s.ThrottleReasonsActive = clocks.FormatThrottle(bits)
 		if r.hasUtil {
 			s.UtilizationGPUPct = r.util
-		} else if r.sm > o.BusyAboveMHz {
+		} else if r.busy(o) {
 			s.UtilizationGPUPct = 100
 		}
 		if r.limit != nil {
@@ -513,6 +570,55 @@ func orUnproven(s string) string {
 		return clocks.Unproven
 	}
 	return s
+}
+
+// busy says whether a reading prices work: utilization above 0, or,
+// where the source has none, an SM clock above --busy-above-mhz.
+func (r *reading) busy(o *Options) bool {
+	if r.hasUtil {
+		return r.util > 0
+	}
+	return r.sm > o.BusyAboveMHz
+}
+
+// idleGPUs refuses a leg where a GPU has no busy reading: its record would
+// summarize nothing (a record's sm_clock_mhz.n of 0 is clock.invalid), and
+// the source cannot say whether the benchmark ran there. A log of the
+// whole box where the benchmark used some of its GPUs imports with --gpu
+// naming them.
+func idleGPUs(gpus map[string]*gpuState, order []string, o *Options) error {
+	var idle, busy []string
+	var first *reading
+	n := 0
+	for _, k := range order {
+		g := gpus[k]
+		name := describeGPU(g.first)
+		if g.busy > 0 {
+			busy = append(busy, name)
+			continue
+		}
+		if first == nil {
+			first = g.first
+		}
+		idle = append(idle, name)
+		n += g.n
+	}
+	if first == nil {
+		return nil
+	}
+	what := "utilization 0"
+	if !first.hasUtil {
+		what = fmt.Sprintf("no SM clock above --busy-above-mhz %d", o.BusyAboveMHz)
+	}
+	if len(busy) == 0 {
+		return refuse(first.path, first.line, 0, "no GPU has a busy reading (%s in all %d readings): nothing ran in the window to judge", what, n)
+	}
+	s := ""
+	if len(idle) > 1 {
+		s = "s"
+	}
+	return refuse(first.path, first.line, 0, "no busy reading on GPU%s %s (%s in all %d of their readings): nothing ran there to judge; import the GPUs the benchmark ran on with --gpu %s",
+		s, strings.Join(idle, ", "), what, n, strings.Join(busy, ","))
 }
 
 func describeGPU(r *reading) string {

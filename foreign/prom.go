@@ -147,7 +147,7 @@ func parseProm(in Input, o *Options, c *Collector) error {
 		if o.Host != "" && host != o.Host {
 			continue
 		}
-		if o.GPU != "" && uuid != o.GPU && gpu != o.GPU {
+		if !c.selected(o, gpu, uuid) {
 			continue
 		}
 		if gpu == "" && uuid == "" {

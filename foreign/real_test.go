@@ -201,18 +201,17 @@ func TestRealSMICSVWithUnits(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	// With the SM clock the units are read and checked: the same rows
-	// with a clocks.sm column convert.
+	// with a clocks.sm column pass every unit ("0 %" read as 0), and are
+	// then refused as a window in which nothing ran (its record would
+	// summarize no busy sample).
 	fixed := strings.Replace(string(data), "timestamp, pstate,", "timestamp, clocks.sm [MHz], pstate,", 1)
 	fixed = strings.ReplaceAll(fixed, ".977, P8", ".977, 210 MHz, P8")
 	for _, ms := range []string{".981", ".986", ".990", ".095"} {
 		fixed = strings.Replace(fixed, ms+", P8", ms+", 210 MHz, P8", 1)
 	}
-	res, err := Convert(FormatSMICSV, []Input{{Path: "capture.csv", Data: []byte(fixed)}}, Options{TZ: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Record.GPUs[0].IdleSamplesExcluded != 5 {
-		t.Errorf("idle %d, want 5", res.Record.GPUs[0].IdleSamplesExcluded)
+	_, err = Convert(FormatSMICSV, []Input{{Path: "capture.csv", Data: []byte(fixed)}}, Options{TZ: time.UTC})
+	if err == nil || err.Error() != "capture.csv:2: no GPU has a busy reading (utilization 0 in all 5 readings): nothing ran in the window to judge" {
+		t.Fatalf("err = %v", err)
 	}
 }
 
@@ -223,3 +222,89 @@ func sorted(s []string) []string {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// TestRealAMDSMIMI355X imports a real amd-smi metric -p -c -t -u -w 1
+// --csv log of eight MI355X (testdata/foreign-real/amdsmi-metric-mi355x):
+// CRLF rows, a blank line between readings, list cells quoted, one XCP
+// and eight XCDs. The benchmark ran on GPUs 0-3; 4-7 idled at 94-117 MHz.
+// A leg of all eight is refused, naming the idle GPUs and the --gpu that
+// imports the four that ran; with it, each GPU's SM clock is its lowest
+// XCD's, and what the log lacks is unproven.
+func TestRealAMDSMIMI355X(t *testing.T) {
+	path := filepath.Join("..", "testdata", "foreign-real", "amdsmi-metric-mi355x", "capture.csv")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Convert(FormatAMDCSV, []Input{{Path: "capture.csv", Data: data}}, Options{})
+	if want := "capture.csv:6: no busy reading on GPUs 4, 5, 6, 7 (utilization 0 in all 20 of their readings): nothing ran there to judge; import the GPUs the benchmark ran on with --gpu 0,1,2,3"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	_, err = Convert(FormatAMDCSV, []Input{{Path: "capture.csv", Data: data}}, Options{GPU: "0,1,2,3,8"})
+	if want := "capture.csv: --gpu 8: no GPU in the source has that index or UUID"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+
+	res, leg := importLeg(t, t.TempDir(), FormatAMDCSV, Options{GPU: "0,1,2,3"}, path)
+	lines := strings.Split(strings.TrimSuffix(string(res.Stream), "\n"), "\n")
+	if len(lines) != 20 {
+		t.Fatalf("%d samples, want 20", len(lines))
+	}
+	// GPU 2 at 17:11:35: XCD 1 the lowest, at 2127 MHz of 2400.
+	for _, want := range []string{`"t":"2026-08-12T17:11:35.000Z"`, `"gpu_index":2`, `"sm_clock_mhz":2127`, `"clocks_max_sm_mhz":2400`,
+		`"utilization_gpu_pct":100`, `"power_draw_w":966`, `"temperature_gpu_c":48`, `"vendor":"amd"`,
+		`"xcd_clocks_mhz":[2164,2127,2168,2150,2177,2142,2198,2171]`, `"imported_from":"capture.csv:22"`} {
+		if !strings.Contains(lines[10], want) {
+			t.Errorf("sample lacks %s: %s", want, lines[10])
+		}
+	}
+	// The header's last column arrives as "mem\r": read as mem, not refused.
+	if res.Import.Columns["mem"] != "(not read)" || res.Import.Columns["gfx_busy_inst_xcp_0"] != "(not read)" || res.Import.Columns["gfx_7_clk"] != "sm_clock_mhz (lowest over XCDs), xcd_clocks_mhz" {
+		t.Errorf("columns: mem %q, gfx_busy_inst_xcp_0 %q, gfx_7_clk %q", res.Import.Columns["mem"], res.Import.Columns["gfx_busy_inst_xcp_0"], res.Import.Columns["gfx_7_clk"])
+	}
+	var blank, other int
+	for _, d := range res.Import.DroppedLines {
+		switch d.Why {
+		case "blank":
+			blank++
+		case "a GPU --gpu does not select":
+			other++
+		default:
+			t.Errorf("dropped %+v", d)
+		}
+	}
+	if blank != 4 || other != 20 {
+		t.Errorf("dropped %d blank and %d of GPUs 4-7, want 4 and 20", blank, other)
+	}
+	// The measured facts: each GPU's lowest-XCD clock over its five busy
+	// readings, 6.3-8.0% apart (clock.spread needs 30 to be judged).
+	want := map[int][4]int{0: {2165, 2257, 2311, 647}, 1: {2162, 2204, 2303, 640}, 2: {2127, 2180, 2301, 798}, 3: {2171, 2214, 2311, 632}}
+	for _, g := range res.Record.GPUs {
+		w := want[*g.Index]
+		if g.SMClockMHz.N != 5 || g.IdleSamplesExcluded != 0 || *g.SMClockMHz.Min != w[0] || int(*g.SMClockMHz.Median) != w[1] || *g.SMClockMHz.Max != w[2] || int(*g.SMClockMHz.SpreadPct*100+0.5) != w[3] {
+			t.Errorf("GPU %d: n %d, %d/%v/%d MHz, spread %v%%; want %v", *g.Index, g.SMClockMHz.N, *g.SMClockMHz.Min, *g.SMClockMHz.Median, *g.SMClockMHz.Max, *g.SMClockMHz.SpreadPct, w)
+		}
+	}
+	if !reflect.DeepEqual(res.Import.Unproven, []string{clocks.CodeUnprovenBoot, clocks.CodeUnprovenPowerLimit, clocks.CodeUnprovenStatic, clocks.CodeUnprovenThrottle}) {
+		t.Errorf("unproven %v", res.Import.Unproven)
+	}
+	if !leg.Trusted() {
+		t.Fatalf("leg not trusted: %v", leg.Reasons)
+	}
+	var got []string
+	for _, r := range leg.Reasons {
+		got = append(got, r.Code+": "+r.Message)
+	}
+	wantReasons := []string{
+		"clock.busy_samples: GPU 0: busy samples 5 < 30: 0 idle samples excluded of 5 in the window",
+		"clock.busy_samples: GPU 1: busy samples 5 < 30: 0 idle samples excluded of 5 in the window",
+		"clock.busy_samples: GPU 2: busy samples 5 < 30: 0 idle samples excluded of 5 in the window",
+		"clock.busy_samples: GPU 3: busy samples 5 < 30: 0 idle samples excluded of 5 in the window",
+		"clock.unproven_power_limit: imported from amd-smi-csv: no socket power cap: power management at the cap cannot be told from a throttle (amd-smi metric and monitor CSVs carry none)",
+		"clock.unproven_static: imported from amd-smi-csv: no GPU UUID, name or driver version: gpu_uuid, gpu_name and driver_version are unproven (amd-smi metric and monitor CSVs carry none); no perf level: perf_level is unproven (log amd-smi metric with --perf-level)",
+		"clock.unproven_throttle: imported from amd-smi-csv: no throttle bitmask column; bits not covered: 0x0000000000000004 SwPowerCap, 0x0000000000000008 HwSlowdown, 0x0000000000000040 HwThermal (log amd-smi metric --throttle (ROCm 6) or --violation (ROCm 7): ppt_, socket_thermal_, vr_thermal_, hbm_thermal_, prochot_accumulated)",
+	}
+	if !reflect.DeepEqual(got, wantReasons) {
+		t.Errorf("reasons:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantReasons, "\n"))
+	}
+}

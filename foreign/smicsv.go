@@ -252,6 +252,10 @@ func (c *Collector) keep(path string, line int, r *reading, o *Options) bool {
 		c.drop(path, line, "outside --from/--to")
 		return false
 	}
+	if !c.selected(o, r.indexName(), r.uuid) {
+		c.drop(path, line, "a GPU --gpu does not select")
+		return false
+	}
 	c.readings = append(c.readings, r)
 	return true
 }

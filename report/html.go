@@ -198,7 +198,7 @@ func badgeClass(word string) string {
 // reasons list, then the legs' heading, table and leg reasons. It puts
 // badges on the ratio headings, links the reasons to the pictures,
 // splices each family's picture of the legs' spread after its medians
-// (THROUGHPUT's points table, MEMORY's paragraph) and each comparison's
+// (THROUGHPUT's second points table, MEMORY's paragraph) and each comparison's
 // clock pictures before its legs' heading, and turns the links GFM makes
 // of bare URLs back into text.
 func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
@@ -222,6 +222,9 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 	// The section's first level-2 heading is its comparison's, if any.
 	ci, ri, h2 := -1, -1, max(section, 0)
 	legs, energy := false, false
+	// tables counts the tables of the ratio: THROUGHPUT has two, the
+	// points' throughput and what it rests on.
+	tables := 0
 	for _, n := range top {
 		switch n := n.(type) {
 		case *ast.Heading:
@@ -236,6 +239,7 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				cmp := &d.Comparisons[ci]
 				if ri+1 < len(cmp.Ratios) {
 					ri++
+					tables = 0
 					if err := badge(n, src, cmp.Ratios[ri], cmp.Clock.CrossBootOverride); err != nil {
 						return err
 					}
@@ -258,8 +262,10 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				legs = true
 			}
 		case *east.Table:
-			// THROUGHPUT's points table: the legs' spread follows it.
-			if ci >= 0 && ri >= 0 && !legs && d.Comparisons[ci].Ratios[ri].Family == FamilyThroughput {
+			// THROUGHPUT's second table, of what the points rest on: the
+			// legs' spread follows it.
+			tables++
+			if ci >= 0 && ri >= 0 && !legs && tables == 2 && d.Comparisons[ci].Ratios[ri].Family == FamilyThroughput {
 				if fig := d.spreadNode(ci, FamilyThroughput); fig != nil {
 					doc.InsertAfter(doc, n, fig)
 				}

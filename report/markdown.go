@@ -162,14 +162,19 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 			p("Output throughput, median over each arm's legs, in tokens/s, at each point (max_concurrency none: no bound; request_rate inf: all at once); "+
 				"the ratio is their geometric mean over the points both arms have. "+
 				"%s%% CI: each arm's confidence interval around its median over its legs, −∞ or +∞ on a side the legs are too few to bound (both sides need %s). "+
-				"p: two-sided Mann–Whitney U of the legs' throughputs, %s against %s; `~` where p ≥ %s (no difference detected), n/a where an arm has %s. "+
-				"Output tokens: median total_output_tokens over the legs with throughput, and their difference.\n\n",
+				"p: two-sided Mann–Whitney U of the legs' throughputs, %s against %s; `~` where p ≥ %s (no difference detected), n/a where an arm has %s.\n\n",
 				confidenceText(), legsWord(ratio.CILegsNeeded()), text(cmp.Ours), text(cmp.Baseline), alphaText(),
 				strings.TrimSuffix(tooFewLegs("throughput"), " in an arm")+" there")
-			if HasPointWindows(cmp.Points) {
-				p("%s\n\n", text(PointClockLead(cmp.Ours, cmp.Baseline)))
-			}
 			if err := pointsTable(b, cmp); err != nil {
+				return err
+			}
+			b.WriteString("\n")
+			p("Output tokens: median total_output_tokens over the legs with throughput, and their difference.")
+			if HasPointWindows(cmp.Points) {
+				p(" %s", text(PointClockLead(cmp.Ours, cmp.Baseline)))
+			}
+			p("\n\n")
+			if err := pointEvidenceTable(b, cmp); err != nil {
 				return err
 			}
 			b.WriteString("\n")
@@ -385,20 +390,26 @@ func memCI(median *float64, ci ratio.CI, legs []ratio.LegValue) string {
 	return fmt.Sprintf("%s (%s%% CI %s)", mib(median), confidenceText(), CIText(ci, legs, 2))
 }
 
-func pointsTable(w io.Writer, c Comparison) error {
-	withClock := HasPointWindows(c.Points)
-	header := []string{"max_concurrency", "request_rate", cell(c.Ours), cell(c.Baseline), "ratio",
-		cell(CIHeader(c.Ours)), cell(CIHeader(c.Baseline)), "p",
-		cell(c.Ours) + " output tokens", cell(c.Baseline) + " output tokens", "output Δ %"}
-	if withClock {
-		header = append(header, "point clock offset %", cell(c.Ours)+" power-managed %", cell(c.Baseline)+" power-managed %")
-	}
+// rightTable renders a table of right-aligned columns.
+func rightTable(w io.Writer, header []string, rows [][]string) error {
 	align := make([]tw.Align, len(header))
 	for i := range align {
 		align[i] = tw.AlignRight
 	}
 	t := newTable(w, align)
 	t.Header(header)
+	if err := t.Bulk(rows); err != nil {
+		return err
+	}
+	return t.Render()
+}
+
+// pointsTable is THROUGHPUT's table of each point's throughput: each arm's
+// median, the ratio, each arm's interval and the test's p.
+func pointsTable(w io.Writer, c Comparison) error {
+	header := []string{"max_concurrency", "request_rate", cell(c.Ours), cell(c.Baseline), "ratio",
+		cell(CIHeader(c.Ours)), cell(CIHeader(c.Baseline)), "p"}
+	rows := make([][]string, 0, len(c.Points))
 	for _, pt := range c.Points {
 		ratio := "n/a"
 		if pt.Ratio != nil {
@@ -407,17 +418,32 @@ func pointsTable(w io.Writer, c Comparison) error {
 		mc, rr, _ := strings.Cut(pt.ID.Label(), "/")
 		// "~ " cannot open strikethrough (a space follows it), so the
 		// cell keeps benchstat's mark as written.
-		row := []string{mc, rr, fixed2(pt.Ours), fixed2(pt.Baseline), ratio,
-			CIText(pt.OursCI, pt.OursLegs, 2), CIText(pt.BaselineCI, pt.BaselineLegs, 2), PText(pt.Test),
-			optNum(pt.OursOutputTokens), optNum(pt.BaselineOutputTokens), optFixed2(pt.OutputDiffPct)}
+		rows = append(rows, []string{mc, rr, fixed2(pt.Ours), fixed2(pt.Baseline), ratio,
+			CIText(pt.OursCI, pt.OursLegs, 2), CIText(pt.BaselineCI, pt.BaselineLegs, 2), PText(pt.Test)})
+	}
+	return rightTable(w, header, rows)
+}
+
+// pointEvidenceTable is THROUGHPUT's table of what each point's numbers
+// rest on: the arms' output tokens and their difference, and, where the
+// points have windows, the point's clock offset and each arm's
+// power-managed share.
+func pointEvidenceTable(w io.Writer, c Comparison) error {
+	withClock := HasPointWindows(c.Points)
+	header := []string{"max_concurrency", "request_rate", cell(c.Ours) + " output tokens", cell(c.Baseline) + " output tokens", "output Δ %"}
+	if withClock {
+		header = append(header, "point clock offset %", cell(c.Ours)+" power-managed %", cell(c.Baseline)+" power-managed %")
+	}
+	rows := make([][]string, 0, len(c.Points))
+	for _, pt := range c.Points {
+		mc, rr, _ := strings.Cut(pt.ID.Label(), "/")
+		row := []string{mc, rr, optNum(pt.OursOutputTokens), optNum(pt.BaselineOutputTokens), optFixed2(pt.OutputDiffPct)}
 		if withClock {
 			row = append(row, PointOffsetText(pt.Clock), pointPM(pt.Clock, true), pointPM(pt.Clock, false))
 		}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		rows = append(rows, row)
 	}
-	return t.Render()
+	return rightTable(w, header, rows)
 }
 
 // HasPointWindows reports whether some point of a THROUGHPUT ratio has
@@ -470,68 +496,120 @@ func pointPM(pc *clocks.PointClock, ours bool) string {
 	return optFixed2(side.PowerManagedPct)
 }
 
-// legTable is the legs' table: a row per leg, or, when some leg sampled
-// several GPUs, a row per GPU of each leg with a GPU column, the leg's own
-// cells (binding, boot, memory, points, reasons) on its first GPU's row.
+// legTable is the legs' two tables. The first has a row per leg: its
+// binding, boot, peak memory, points and reasons. The second has the clock
+// of its busy samples: a row per leg, or, when some leg sampled several
+// GPUs, a row per GPU of each leg with a GPU column. withModel adds a
+// model column to both; where the second would then pass maxColumns, it
+// is one table per model instead, each under the model's name.
 func legTable(w io.Writer, legs []Leg, withModel bool) error {
-	header := []string{"engine", "run", "binding", "boot", "median MHz", "spread %", "busy", "idle", "throttle", "peak GPU MiB", "points (max_concurrency/request_rate)", "reasons"}
-	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight,
-		tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft}
-	multi := false
-	for _, l := range legs {
-		multi = multi || len(l.GPUs) > 1
-	}
-	if multi {
-		header = append(header[:2], append([]string{"GPU"}, header[2:]...)...)
-		align = append(align[:2], append([]tw.Align{tw.AlignRight}, align[2:]...)...)
-	}
+	header := []string{"engine", "run", "binding", "boot", "peak GPU MiB", "points (max_concurrency/request_rate)", "reasons"}
+	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignLeft}
 	if withModel {
 		header = append([]string{"model"}, header...)
 		align = append([]tw.Align{tw.AlignLeft}, align...)
 	}
-	t := newTable(w, align)
-	hs := make([]any, len(header))
-	for i, h := range header {
-		hs[i] = h
-	}
-	t.Header(hs...)
 	rows := make([][]string, 0, len(legs))
 	for _, l := range legs {
 		binding := "NO"
 		if l.BindingEligible {
 			binding = "yes"
 		}
-		row := []string{cell(l.Engine), l.Name, binding, dash(shortBoot(l.BootID)), optNum(l.MedianMHz),
-			optFixed2(l.SpreadPct), optInt(l.BusySamples), optInt(l.IdleSamples), dash(throttle(l.Throttle)),
-			optNum(l.PeakGPUMemoryMiB), dash(pointList(l.Points)), dash(strings.Join(l.Codes, ", "))}
+		row := []string{cell(l.Engine), l.Name, binding, dash(shortBoot(l.BootID)), optNum(l.PeakGPUMemoryMiB),
+			dash(pointList(l.Points)), dash(strings.Join(l.Codes, ", "))}
+		if withModel {
+			row = append([]string{cell(l.Model)}, row...)
+		}
+		rows = append(rows, row)
+	}
+	if err := leftTable(w, header, align, rows); err != nil {
+		return err
+	}
+	multi := false
+	for _, l := range legs {
+		multi = multi || len(l.GPUs) > 1
+	}
+	caption := "SM clock of each leg's busy samples"
+	if multi {
+		caption += ", per GPU"
+	}
+	if !withModel || len(legClockHeader(true, multi)) <= maxColumns {
+		fmt.Fprintf(w, "\n%s:\n\n", caption)
+		return legClockTable(w, legs, withModel, multi)
+	}
+	for i := 0; i < len(legs); {
+		j := i
+		for j < len(legs) && legs[j].Model == legs[i].Model {
+			j++
+		}
+		fmt.Fprintf(w, "\n%s, %s:\n\n", caption, cell(legs[i].Model))
+		if err := legClockTable(w, legs[i:j], false, multi); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// maxColumns is the most columns a table of report.md has: wider ones do
+// not fit a reader's eye, nor a page.
+const maxColumns = 8
+
+// legClockHeader is the header of the legs' clock table.
+func legClockHeader(withModel, multi bool) []string {
+	h := []string{"engine", "run", "median MHz", "spread %", "busy", "idle", "throttle"}
+	if multi {
+		h = append(h[:2], append([]string{"GPU"}, h[2:]...)...)
+	}
+	if withModel {
+		h = append([]string{"model"}, h...)
+	}
+	return h
+}
+
+// legClockTable is the legs' clock table: the clock of each leg's busy
+// samples, or of each GPU's when multi.
+func legClockTable(w io.Writer, legs []Leg, withModel, multi bool) error {
+	header := legClockHeader(withModel, multi)
+	align := make([]tw.Align, len(header))
+	for i, h := range header {
+		align[i] = tw.AlignRight
+		if h == "engine" || h == "run" || h == "model" || h == "throttle" {
+			align[i] = tw.AlignLeft
+		}
+	}
+	var rows [][]string
+	add := func(l Leg, r []string) {
+		if withModel {
+			r = append([]string{cell(l.Model)}, r...)
+		}
+		rows = append(rows, r)
+	}
+	for _, l := range legs {
 		if !multi {
-			if withModel {
-				row = append([]string{cell(l.Model)}, row...)
-			}
-			rows = append(rows, row)
+			add(l, []string{cell(l.Engine), l.Name, optNum(l.MedianMHz), optFixed2(l.SpreadPct), optInt(l.BusySamples), optInt(l.IdleSamples), dash(throttle(l.Throttle))})
 			continue
 		}
 		if len(l.GPUs) == 0 {
-			row = append(row[:2], append([]string{"—"}, row[2:]...)...)
-			if withModel {
-				row = append([]string{cell(l.Model)}, row...)
-			}
-			rows = append(rows, row)
+			add(l, []string{cell(l.Engine), l.Name, "—", optNum(l.MedianMHz), optFixed2(l.SpreadPct), optInt(l.BusySamples), optInt(l.IdleSamples), dash(throttle(l.Throttle))})
 			continue
 		}
-		for k, g := range l.GPUs {
+		for _, g := range l.GPUs {
 			busy, idle := g.BusySamples, g.IdleSamples
-			r := []string{cell(l.Engine), l.Name, strconv.Itoa(g.Index), row[2], row[3], optNum(g.MedianMHz),
-				optFixed2(g.SpreadPct), optInt(&busy), optInt(&idle), dash(throttle(g.Throttle)), row[9], row[10], row[11]}
-			if k > 0 {
-				r[3], r[4], r[10], r[11], r[12] = "", "", "", "", ""
-			}
-			if withModel {
-				r = append([]string{cell(l.Model)}, r...)
-			}
-			rows = append(rows, r)
+			add(l, []string{cell(l.Engine), l.Name, strconv.Itoa(g.Index), optNum(g.MedianMHz), optFixed2(g.SpreadPct), optInt(&busy), optInt(&idle), dash(throttle(g.Throttle))})
 		}
 	}
+	return leftTable(w, header, align, rows)
+}
+
+// leftTable renders a table with the given alignments.
+func leftTable(w io.Writer, header []string, align []tw.Align, rows [][]string) error {
+	t := newTable(w, align)
+	hs := make([]any, len(header))
+	for i, h := range header {
+		hs[i] = h
+	}
+	t.Header(hs...)
 	if err := t.Bulk(rows); err != nil {
 		return err
 	}
@@ -596,6 +674,10 @@ func armGPUs(s clocks.Side, legs []Leg) []clocks.GPUSide {
 	return []clocks.GPUSide{g}
 }
 
+// gpuTable is the clock per GPU position in two tables, three where some
+// position has power-managed samples: each arm's GPU, median and their
+// offset; the means, their offset and the power; the power-managed share
+// and its median clock.
 func gpuTable(w io.Writer, ours, base string, rows []GPURow) error {
 	managed := false
 	for _, r := range rows {
@@ -603,22 +685,6 @@ func gpuTable(w io.Writer, ours, base string, rows []GPURow) error {
 			managed = managed || g != nil && g.PowerManagedPct != nil
 		}
 	}
-	n := 11
-	if managed {
-		n += 4
-	}
-	align := make([]tw.Align, n)
-	for i := range align {
-		align[i] = tw.AlignRight
-	}
-	t := newTable(w, align)
-	header := []string{"position", cell(ours) + " GPU", cell(base) + " GPU", cell(ours) + " median MHz", cell(base) + " median MHz",
-		cell(ours) + " mean MHz", cell(base) + " mean MHz", "offset %", "mean offset %", cell(ours) + " power W", cell(base) + " power W"}
-	if managed {
-		header = append(header, cell(ours)+" power-managed %", cell(base)+" power-managed %",
-			cell(ours)+" power-managed median MHz", cell(base)+" power-managed median MHz")
-	}
-	t.Header(header)
 	side := func(g *clocks.GPUSide) (gpu, median, mean, power string) {
 		if g == nil {
 			return "—", "—", "—", "—"
@@ -629,26 +695,36 @@ func gpuTable(w io.Writer, ours, base string, rows []GPURow) error {
 		}
 		return gpu, optNum(g.MedianMHz), optFixed2(g.MeanMHz), dash(power)
 	}
+	pm := func(g *clocks.GPUSide) (share, median string) {
+		if g == nil {
+			return "—", "—"
+		}
+		return optFixed2(g.PowerManagedPct), optNum(g.PowerManagedMedianMHz)
+	}
+	var medians, means, managedRows [][]string
 	for _, r := range rows {
+		pos := strconv.Itoa(r.Position)
 		og, om, oa, op := side(r.Ours)
 		bg, bm, ba, bp := side(r.Baseline)
-		row := []string{strconv.Itoa(r.Position), og, bg, om, bm, oa, ba, optFixed2(r.OffsetPct), optFixed2(r.MeanOffsetPct), op, bp}
-		if managed {
-			pm := func(g *clocks.GPUSide) (share, median string) {
-				if g == nil {
-					return "—", "—"
-				}
-				return optFixed2(g.PowerManagedPct), optNum(g.PowerManagedMedianMHz)
-			}
-			os, omd := pm(r.Ours)
-			bs, bmd := pm(r.Baseline)
-			row = append(row, os, bs, omd, bmd)
-		}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		medians = append(medians, []string{pos, og, bg, om, bm, optFixed2(r.OffsetPct)})
+		means = append(means, []string{pos, oa, ba, optFixed2(r.MeanOffsetPct), op, bp})
+		os, omd := pm(r.Ours)
+		bs, bmd := pm(r.Baseline)
+		managedRows = append(managedRows, []string{pos, os, bs, omd, bmd})
 	}
-	return t.Render()
+	o, b := cell(ours), cell(base)
+	if err := rightTable(w, []string{"position", o + " GPU", b + " GPU", o + " median MHz", b + " median MHz", "offset %"}, medians); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nThe means of busy samples and the median busy power at each position:\n\n")
+	if err := rightTable(w, []string{"position", o + " mean MHz", b + " mean MHz", "mean offset %", o + " power W", b + " power W"}, means); err != nil {
+		return err
+	}
+	if !managed {
+		return nil
+	}
+	fmt.Fprintf(w, "\nThe power-managed share of busy samples at each position, and their median clock:\n\n")
+	return rightTable(w, []string{"position", o + " power-managed %", b + " power-managed %", o + " power-managed median MHz", b + " power-managed median MHz"}, managedRows)
 }
 
 // shortUUID is a GPU uuid cut to its first group: "GPU-3b9d0f42".
@@ -661,7 +737,12 @@ func shortUUID(u string) string {
 	return u
 }
 
+// shortBoot is a boot id cut to its first 8 characters; a marker that is
+// not an id ("[unproven]") is shown whole.
 func shortBoot(id string) string {
+	if id == clocks.Unproven {
+		return id
+	}
 	if len(id) > 8 {
 		return id[:8]
 	}

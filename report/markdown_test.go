@@ -207,6 +207,19 @@ type goldenSide struct {
 // multi reports whether either arm of the block sampled several GPUs.
 func (c goldenClock) multi() bool { return len(c.Ours.GPUs) > 0 || len(c.Baseline.GPUs) > 0 }
 
+// managed says whether some GPU of either arm has power-managed samples:
+// the clock per GPU then has its third table.
+func (c goldenClock) managed() bool {
+	for _, s := range []goldenSide{c.Ours, c.Baseline} {
+		for _, g := range s.GPUs {
+			if g.PowerManagedPct != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 type goldenPoint struct {
 	MaxConcurrency *int `json:"max_concurrency"`
 	Ours, Baseline *float64
@@ -316,6 +329,34 @@ func TestGoldenReportsAreGFM(t *testing.T) {
 			}
 			checkReport(t, parse(t, src), sum)
 		})
+	}
+}
+
+// TestGoldenTablesFitMaxColumns: no table of any golden report.md is wider
+// than maxColumns, the most a reader takes in at once.
+func TestGoldenTablesFitMaxColumns(t *testing.T) {
+	paths, _ := filepath.Glob("../golden/*/report.md")
+	more, _ := filepath.Glob("../golden/*/with-override/report.md")
+	paths = append(paths, more...)
+	if len(paths) < 16 {
+		t.Fatalf("found %d golden reports, want one per scenario", len(paths))
+	}
+	tables, widest := 0, 0
+	for _, path := range paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tb := range parse(t, src).tables {
+			tables++
+			widest = max(widest, len(tb[0]))
+			if len(tb[0]) > maxColumns {
+				t.Errorf("%s: a table of %d columns, more than %d: %q", path, len(tb[0]), maxColumns, tb[0])
+			}
+		}
+	}
+	if tables == 0 || widest != maxColumns {
+		t.Errorf("%d tables, the widest %d columns: the goldens should hold tables of exactly %d", tables, widest, maxColumns)
 	}
 }
 
@@ -448,24 +489,31 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 	if caveats != wantCaveats {
 		t.Errorf("%d CAVEAT lines, want %d", caveats, wantCaveats)
 	}
-	// Tables: per comparison the points table, the clock-per-GPU table
-	// when either arm sampled several GPUs, then the legs table (with a GPU
-	// column then); then the legs in no comparison, when there are any.
-	legCols := []string{"engine", "run", "binding", "boot", "median MHz", "spread %", "busy", "idle", "throttle", "peak GPU MiB",
-		"points (max_concurrency/request_rate)", "reasons"}
-	multiLegCols := append([]string{"engine", "run", "GPU"}, legCols[2:]...)
+	// Tables: per comparison the points' throughput table and the table of
+	// what they rest on, the ENERGY table when shown, the clock-per-GPU
+	// tables (medians, means, and power-managed where some GPU was) when
+	// either arm sampled several GPUs, then the legs' table and their clock
+	// table (with a GPU column then); then the legs in no comparison, when
+	// there are any.
+	legCols := []string{"engine", "run", "binding", "boot", "peak GPU MiB", "points (max_concurrency/request_rate)", "reasons"}
+	clockCols := []string{"engine", "run", "median MHz", "spread %", "busy", "idle", "throttle"}
+	multiClockCols := append([]string{"engine", "run", "GPU"}, clockCols[2:]...)
 	var kinds []string
 	for _, c := range sum.Comparisons {
-		kinds = append(kinds, "points")
+		kinds = append(kinds, "points", "evidence")
 		if c.Energy.shown() {
 			kinds = append(kinds, "energy")
 		}
 		if c.Throughput.Clock.multi() {
-			kinds = append(kinds, "gpus")
+			kinds = append(kinds, "gpus", "gpumeans")
+			if c.Throughput.Clock.managed() {
+				kinds = append(kinds, "gpumanaged")
+			}
 		}
-		kinds = append(kinds, "legs")
+		kinds = append(kinds, "legs", "legclock")
 	}
 	ci := -1
+	var gpuTables [][][]string
 	for i, tb := range p.tables {
 		if len(tb) < 2 {
 			t.Errorf("table %d has no body row", i)
@@ -484,36 +532,40 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 			ci++
 		}
 		switch kind {
-		case "points":
+		case "points", "evidence":
 			c := sum.Comparisons[ci]
 			header := "max_concurrency,request_rate," + c.Ours + "," + c.Baseline + ",ratio," +
-				c.Ours + " (95% CI)," + c.Baseline + " (95% CI),p," +
-				c.Ours + " output tokens," + c.Baseline + " output tokens,output Δ %"
+				c.Ours + " (95% CI)," + c.Baseline + " (95% CI),p"
 			// The point clock's columns only where some point has windows
 			// in every leg.
 			withClock := false
 			for _, pt := range c.Throughput.Points {
 				withClock = withClock || pt.Clock != nil && pt.Clock.Ours != nil
 			}
-			if withClock {
-				header += ",point clock offset %," + c.Ours + " power-managed %," + c.Baseline + " power-managed %"
+			if kind == "evidence" {
+				header = "max_concurrency,request_rate," + c.Ours + " output tokens," + c.Baseline + " output tokens,output Δ %"
+				if withClock {
+					header += ",point clock offset %," + c.Ours + " power-managed %," + c.Baseline + " power-managed %"
+				}
 			}
 			if strings.Join(tb[0], ",") != header {
-				t.Errorf("points table header %q", tb[0])
+				t.Errorf("%s table header %q", kind, tb[0])
 			}
 			if len(tb)-1 != len(c.Throughput.Points) {
-				t.Errorf("points table has %d rows, summary.json %d points", len(tb)-1, len(c.Throughput.Points))
+				t.Errorf("%s table has %d rows, summary.json %d points", kind, len(tb)-1, len(c.Throughput.Points))
 				continue
 			}
 			for r, pt := range c.Throughput.Points {
 				row, where := tb[r+1], fmt.Sprintf("%s point %d", c.Ours, r+1)
-				if withClock && len(row) == 14 {
-					if got, want := strings.Join(row[11:], " | "), strings.Join(pointCells(pt.Clock), " | "); got != want {
-						t.Errorf("%s: point clock cells %q, summary.json says %q", where, got, want)
+				if kind == "evidence" {
+					if withClock && len(row) == 8 {
+						if got, want := strings.Join(row[5:], " | "), strings.Join(pointCells(pt.Clock), " | "); got != want {
+							t.Errorf("%s: point clock cells %q, summary.json says %q", where, got, want)
+						}
 					}
-					row = row[:11]
+					continue
 				}
-				if len(row) != 11 {
+				if len(row) != 8 {
 					continue
 				}
 				if got, want := row[5], ciCell(pt.Ours, pt.OursCI); got != want {
@@ -542,28 +594,42 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 					t.Errorf("%s energy column %d: %q %q, summary.json %s %s", c.Ours, k, tb[0][k+1], tb[5][k+1], pt.Point, want)
 				}
 			}
-		case "gpus":
+		case "gpus", "gpumeans", "gpumanaged":
+			gpuTables = append(gpuTables, tb)
 			c := sum.Comparisons[ci]
-			checkGPUTable(t, c.Ours+" vs "+c.Baseline, tb, c.Ours, c.Baseline, c.Throughput.Clock)
+			if want := map[bool]int{false: 2, true: 3}[c.Throughput.Clock.managed()]; len(gpuTables) == want {
+				checkGPUTable(t, c.Ours+" vs "+c.Baseline, gpuTables, c.Ours, c.Baseline, c.Throughput.Clock)
+				gpuTables = nil
+			}
 		case "legs":
-			want := legCols
+			if strings.Join(tb[0], ",") != strings.Join(legCols, ",") {
+				t.Errorf("legs table header %q, want %q", tb[0], legCols)
+			}
+		case "legclock":
+			want := clockCols
 			if sum.Comparisons[ci].Throughput.Clock.multi() {
-				want = multiLegCols
+				want = multiClockCols
 			}
 			if strings.Join(tb[0], ",") != strings.Join(want, ",") {
-				t.Errorf("legs table header %q, want %q", tb[0], want)
+				t.Errorf("legs' clock table header %q, want %q", tb[0], want)
 			}
 		default:
-			if tb[0][0] != "model" || len(tb[0]) != len(legCols)+1 && len(tb[0]) != len(multiLegCols)+1 {
-				t.Errorf("uncompared legs table header %q", tb[0])
+			if i == len(kinds) {
+				if strings.Join(tb[0], ",") != "model,"+strings.Join(legCols, ",") {
+					t.Errorf("uncompared legs table header %q", tb[0])
+				}
+				continue
+			}
+			if h := strings.Join(tb[0], ","); h != "model,"+strings.Join(clockCols, ",") && h != strings.Join(multiClockCols, ",") {
+				t.Errorf("uncompared legs' clock table header %q", tb[0])
 			}
 		}
 	}
 	if p.struck != 0 {
 		t.Errorf("%d strikethrough spans: a `~` opened one", p.struck)
 	}
-	if n := len(p.tables); n != len(kinds) && n != len(kinds)+1 {
-		t.Errorf("%d tables for %d comparisons, want %d or one more", n, len(sum.Comparisons), len(kinds))
+	if n := len(p.tables); n != len(kinds) && n < len(kinds)+2 {
+		t.Errorf("%d tables for %d comparisons, want %d, or two more or one per model more", n, len(sum.Comparisons), len(kinds))
 	}
 }
 
@@ -619,25 +685,38 @@ func checkObserved(t *testing.T, where, obs string, c goldenClock) {
 
 // checkGPUTable checks a clock-per-GPU table against summary.json: one
 // row per GPU position either arm has, each cell what the block says.
-func checkGPUTable(t *testing.T, where string, tb [][]string, ours, base string, c goldenClock) {
+// checkGPUTable checks the clock-per-GPU tables (medians, means and
+// power, power-managed) against summary.json.
+func checkGPUTable(t *testing.T, where string, tbs [][][]string, ours, base string, c goldenClock) {
 	t.Helper()
-	wantHeader := []string{"position", ours + " GPU", base + " GPU", ours + " median MHz", base + " median MHz",
-		ours + " mean MHz", base + " mean MHz", "offset %", "mean offset %", ours + " power W", base + " power W"}
-	managed := false
-	for _, s := range []goldenSide{c.Ours, c.Baseline} {
-		for _, g := range s.GPUs {
-			managed = managed || g.PowerManagedPct != nil
+	// The columns of each table, as indices into the one row that holds
+	// every value.
+	cols := [][]int{{0, 1, 2, 3, 4, 7}, {0, 5, 6, 8, 9, 10}, {0, 11, 12, 13, 14}}
+	all := []string{"position", ours + " GPU", base + " GPU", ours + " median MHz", base + " median MHz",
+		ours + " mean MHz", base + " mean MHz", "offset %", "mean offset %", ours + " power W", base + " power W",
+		ours + " power-managed %", base + " power-managed %", ours + " power-managed median MHz", base + " power-managed median MHz"}
+	pick := func(row []string, k int) []string {
+		var out []string
+		for _, i := range cols[k] {
+			out = append(out, row[i])
+		}
+		return out
+	}
+	managed := c.managed()
+	if want := map[bool]int{false: 2, true: 3}[managed]; len(tbs) != want {
+		t.Fatalf("%s: %d clock-per-GPU tables, want %d", where, len(tbs), want)
+	}
+	for k, tb := range tbs {
+		if strings.Join(tb[0], ",") != strings.Join(pick(all, k), ",") {
+			t.Errorf("%s: clock-per-GPU table %d header %q", where, k, tb[0])
 		}
 	}
-	if managed {
-		wantHeader = append(wantHeader, ours+" power-managed %", base+" power-managed %", ours+" power-managed median MHz", base+" power-managed median MHz")
-	}
-	if strings.Join(tb[0], ",") != strings.Join(wantHeader, ",") {
-		t.Errorf("%s: clock-per-GPU table header %q", where, tb[0])
-	}
-	if n := max(len(c.Ours.GPUs), len(c.Baseline.GPUs)); len(tb)-1 != n {
-		t.Errorf("%s: %d clock-per-GPU rows for %d GPU positions", where, len(tb)-1, n)
-		return
+	n := max(len(c.Ours.GPUs), len(c.Baseline.GPUs))
+	for k, tb := range tbs {
+		if len(tb)-1 != n {
+			t.Errorf("%s: %d rows in clock-per-GPU table %d for %d GPU positions", where, len(tb)-1, k, n)
+			return
+		}
 	}
 	opt := func(x *float64, f string) string {
 		if x == nil {
@@ -645,11 +724,8 @@ func checkGPUTable(t *testing.T, where string, tb [][]string, ours, base string,
 		}
 		return fmt.Sprintf(f, *x)
 	}
-	for r, row := range tb[1:] {
-		want := []string{strconv.Itoa(r), "—", "—", "—", "—", "—", "—", "—", "—", "—", "—"}
-		if managed {
-			want = append(want, "—", "—", "—", "—")
-		}
+	for r := range n {
+		want := []string{strconv.Itoa(r), "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—"}
 		for k, s := range []goldenSide{c.Ours, c.Baseline} {
 			if r >= len(s.GPUs) {
 				continue
@@ -663,17 +739,17 @@ func checkGPUTable(t *testing.T, where string, tb [][]string, ours, base string,
 			want[3+k] = opt(g.MedianMHz, "%g")
 			want[5+k] = opt(g.MeanMHz, "%.2f")
 			want[9+k] = opt(g.PowerW, "%.1f")
-			if managed {
-				want[11+k], want[13+k] = opt(g.PowerManagedPct, "%.2f"), opt(g.PowerManagedMedianMHz, "%g")
-			}
+			want[11+k], want[13+k] = opt(g.PowerManagedPct, "%.2f"), opt(g.PowerManagedMedianMHz, "%g")
 		}
 		for _, o := range c.GPUOffsets {
 			if o.Position == r {
 				want[7], want[8] = opt(o.OffsetPct, "%.2f"), opt(o.MeanOffsetPct, "%.2f")
 			}
 		}
-		if strings.Join(row, "|") != strings.Join(want, "|") {
-			t.Errorf("%s: clock-per-GPU row %d is %q; summary.json says %q", where, r, row, want)
+		for k, tb := range tbs {
+			if got, w := strings.Join(tb[r+1], "|"), strings.Join(pick(want, k), "|"); got != w {
+				t.Errorf("%s: clock-per-GPU table %d row %d is %q; summary.json says %q", where, k, r, got, w)
+			}
 		}
 	}
 }
@@ -713,12 +789,15 @@ func TestTableCellsKeepPipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := parse(t, b.Bytes())
-	if len(p.tables) != 1 || len(p.tables[0]) != 3 {
+	if len(p.tables) != 2 || len(p.tables[0]) != 3 || len(p.tables[1]) != 3 {
 		t.Fatalf("tables %q", p.tables)
 	}
 	row := p.tables[0][1]
-	if len(row) != 12 || row[0] != "fast|engine" || row[2] != "NO" || row[11] != "clock.missing" || p.tables[0][2][2] != "yes" {
+	if len(row) != 7 || row[0] != "fast|engine" || row[2] != "NO" || row[6] != "clock.missing" || p.tables[0][2][2] != "yes" {
 		t.Errorf("row %q", row)
+	}
+	if row := p.tables[1][1]; len(row) != 7 || row[0] != "fast|engine" || row[1] != "r1" {
+		t.Errorf("clock row %q", row)
 	}
 }
 
@@ -824,17 +903,78 @@ func TestLegTableGPURows(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := parse(t, b.Bytes())
-	if len(p.tables) != 1 {
+	if len(p.tables) != 2 {
 		t.Fatalf("%d tables", len(p.tables))
 	}
 	want := [][]string{
-		{"engine", "run", "GPU", "binding", "boot", "median MHz", "spread %", "busy", "idle", "throttle", "peak GPU MiB", "points (max_concurrency/request_rate)", "reasons"},
-		{"fastengine", "r1", "4", "NO", "8c3f1e6a", "1980", "2.27", "48", "12", "0x0", "68455.75", "1/inf", "clock.gpu_skew"},
-		{"fastengine", "r1", "5", "", "", "1950", "2.31", "48", "12", "0x4", "", "", ""},
-		{"vllm", "r1", "—", "NO", "—", "—", "—", "—", "—", "—", "—", "—", "clock.stream_invalid"},
+		{"engine", "run", "binding", "boot", "peak GPU MiB", "points (max_concurrency/request_rate)", "reasons"},
+		{"fastengine", "r1", "NO", "8c3f1e6a", "68455.75", "1/inf", "clock.gpu_skew"},
+		{"vllm", "r1", "NO", "—", "—", "—", "clock.stream_invalid"},
 	}
 	if got := p.tables[0]; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("legs table\n%q\nwant\n%q", got, want)
+	}
+	want = [][]string{
+		{"engine", "run", "GPU", "median MHz", "spread %", "busy", "idle", "throttle"},
+		{"fastengine", "r1", "4", "1980", "2.27", "48", "12", "0x0"},
+		{"fastengine", "r1", "5", "1950", "2.31", "48", "12", "0x4"},
+		{"vllm", "r1", "—", "—", "—", "—", "—", "—"},
+	}
+	if got := p.tables[1]; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("legs' clock table\n%q\nwant\n%q", got, want)
+	}
+	if !strings.Contains(b.String(), "\nSM clock of each leg's busy samples, per GPU:\n") {
+		t.Errorf("no caption:\n%s", b.String())
+	}
+}
+
+// TestLegTablesOfModels: the legs in no comparison carry a model column;
+// where the clock table would then pass maxColumns (a leg of several
+// GPUs), it is one table per model, under the model's name. Every table
+// fits maxColumns.
+func TestLegTablesOfModels(t *testing.T) {
+	m := func(x float64) *float64 { return &x }
+	gpus := []LegGPU{{Index: 0, MedianMHz: m(1980), SpreadPct: m(1), BusySamples: 40, IdleSamples: 2, Throttle: []string{"0x0000000000000000"}},
+		{Index: 1, MedianMHz: m(1965), SpreadPct: m(2), BusySamples: 41, IdleSamples: 1, Throttle: []string{"0x0000000000000000"}}}
+	for _, multi := range []bool{false, true} {
+		legs := []Leg{{Model: "llama", Engine: "vllm", Name: "r1", MedianMHz: m(1980), BootID: clocks.Unproven},
+			{Model: "qwen", Engine: "vllm", Name: "r1", MedianMHz: m(1965)}}
+		if multi {
+			legs[0].GPUs = gpus
+		}
+		var b bytes.Buffer
+		if err := legTable(&b, legs, true); err != nil {
+			t.Fatal(err)
+		}
+		p := parse(t, b.Bytes())
+		want := map[bool]int{false: 2, true: 3}[multi]
+		if len(p.tables) != want {
+			t.Fatalf("multi %v: %d tables, want %d:\n%s", multi, len(p.tables), want, b.String())
+		}
+		for _, tb := range p.tables {
+			if len(tb[0]) > maxColumns {
+				t.Errorf("multi %v: %d columns > %d: %q", multi, len(tb[0]), maxColumns, tb[0])
+			}
+		}
+		if got := p.tables[0][1]; got[0] != "llama" || got[4] != "[unproven]" {
+			t.Errorf("multi %v: leg row %q: want the model and the whole boot marker", multi, got)
+		}
+		if !multi {
+			if got := p.tables[1][0]; got[0] != "model" || len(got) != 8 {
+				t.Errorf("clock header %q", got)
+			}
+			continue
+		}
+		for _, caption := range []string{"\nSM clock of each leg's busy samples, per GPU, llama:\n", "\nSM clock of each leg's busy samples, per GPU, qwen:\n"} {
+			if !strings.Contains(b.String(), caption) {
+				t.Errorf("no caption %q:\n%s", caption, b.String())
+			}
+		}
+		if got := fmt.Sprint(p.tables[1]); got != fmt.Sprint([][]string{
+			{"engine", "run", "GPU", "median MHz", "spread %", "busy", "idle", "throttle"},
+			{"vllm", "r1", "0", "1980", "1.00", "40", "2", "0x0"}, {"vllm", "r1", "1", "1965", "2.00", "41", "1", "0x0"}}) {
+			t.Errorf("llama's clock table %s", got)
+		}
 	}
 }
 
@@ -858,14 +998,17 @@ func TestGPUTableArmOfOneGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := parse(t, b.Bytes())
-	want := [][]string{
-		{"position", "fastengine GPU", "vllm GPU", "fastengine median MHz", "vllm median MHz", "fastengine mean MHz", "vllm mean MHz",
-			"offset %", "mean offset %", "fastengine power W", "vllm power W"},
-		{"0", "2 (GPU-c8a41f07)", "0 (GPU-3b9d0f42)", "1980", "1980", "1973.25", "1974.11", "0.00", "0.04", "612.2", "598.0"},
-		{"1", "3 (GPU-05f6e3d9)", "—", "1965", "—", "1961.50", "—", "—", "—", "—", "—"},
-	}
-	if len(p.tables) != 1 || fmt.Sprint(p.tables[0]) != fmt.Sprint(want) {
-		t.Errorf("clock-per-GPU table\n%q\nwant\n%q", p.tables, want)
+	want := [][][]string{{
+		{"position", "fastengine GPU", "vllm GPU", "fastengine median MHz", "vllm median MHz", "offset %"},
+		{"0", "2 (GPU-c8a41f07)", "0 (GPU-3b9d0f42)", "1980", "1980", "0.00"},
+		{"1", "3 (GPU-05f6e3d9)", "—", "1965", "—", "—"},
+	}, {
+		{"position", "fastengine mean MHz", "vllm mean MHz", "mean offset %", "fastengine power W", "vllm power W"},
+		{"0", "1973.25", "1974.11", "0.04", "612.2", "598.0"},
+		{"1", "1961.50", "—", "—", "—", "—"},
+	}}
+	if fmt.Sprint(p.tables) != fmt.Sprint(want) {
+		t.Errorf("clock-per-GPU tables\n%q\nwant\n%q", p.tables, want)
 	}
 	c.Clock.Ours.GPUs = nil
 	if rows := GPURows(c); rows != nil {

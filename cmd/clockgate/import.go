@@ -89,7 +89,7 @@ file, line and column, and nothing is written.`,
 	f.StringVar(&opts.To, "to", "", "keep samples up to this time (RFC 3339)")
 	f.StringVar(&opts.Prometheus, "prometheus", "", "query this Prometheus for raw dcgm-exporter scrapes between --from and --to")
 	f.StringVar(&opts.Host, "host", "", "select series by their Hostname/hostname label")
-	f.StringVar(&opts.GPU, "gpu", "", "select series by their UUID/uuid or gpu label")
+	f.StringVar(&opts.GPU, "gpu", "", "keep only these GPUs, comma-separated: indices or UUIDs (a Prometheus series by its gpu or UUID/uuid label)")
 	f.StringVar(&opts.Node, "node-instance", "", "with --prometheus: the instance label of the node's node_exporter, whose node_boot_time_seconds proves the boot")
 	f.BoolVar(&opts.RawScrapes, "raw-scrapes", false, "a prometheus file answers an instant query of a range selector (raw scrapes), not query_range")
 	return cmd

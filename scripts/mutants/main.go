@@ -385,7 +385,7 @@ var mutations = []mutation{
 	{"I12", "a contradicting unit in a value read past", "foreign/columns.go",
 		"if _, num := parseNumber(v[:i]); num {", "if false {", foreignPkg},
 	{"I13", "--busy-above-mhz counts a sample at N busy", "foreign/foreign.go",
-		"} else if r.sm > o.BusyAboveMHz {", "} else if r.sm >= o.BusyAboveMHz {", foreignPkg},
+		"return r.sm > o.BusyAboveMHz", "return r.sm >= o.BusyAboveMHz", foreignPkg},
 	{"I14", "clock.unproven_throttle never raised", "foreign/foreign.go",
 		"if !c.masked {", "if false {", foreignPkg},
 	{"I15", "dmon's header change accepted", "foreign/dmon.go",
@@ -499,6 +499,18 @@ var mutations = []mutation{
 		"x < 0 || x > 100 {", "x < 0 || x > 1000 {", foreignPkg},
 	{"I3-11", "amd-smi-csv: an unknown column ignored", "foreign/amdcsv.go",
 		"	return nil, refuse(path, line, col, \"unknown column %q: not an amd-smi", "	return &amdCol{f: &field{role: roleIgnored, name: name, col: col}}, nil\n	return nil, refuse(path, line, col, \"unknown column %q: not an amd-smi", foreignPkg},
+	// report.md: tables a reader can take in, the boot marker whole.
+	{"MD1", "the legs' clock table of several models and GPUs wider than maxColumns", "report/markdown.go",
+		"if !withModel || len(legClockHeader(true, multi)) <= maxColumns {", "if true {", []string{"./report/"}},
+	{"MD2", "the boot marker [unproven] cut to 8 characters", "report/markdown.go",
+		"	if id == clocks.Unproven {\n		return id\n	}", "	if false {\n		return id\n	}", []string{"./report/"}},
+	// A GPU of the source that did no work, and --gpu's selection.
+	{"I26", "a GPU with no busy reading imported (its record summarizes nothing)", "foreign/foreign.go",
+		"		if g.busy > 0 {\n			busy = append(busy, name)", "		if true {\n			busy = append(busy, name)", foreignPkg},
+	{"I27", "a --gpu naming no GPU of the source accepted", "foreign/foreign.go",
+		"		if !c.matched[s] {", "		if false {", foreignPkg},
+	{"I28", "--gpu keeps every GPU", "foreign/smicsv.go",
+		"	if !c.selected(o, r.indexName(), r.uuid) {", "	if !c.selected(o, r.indexName(), r.uuid) && false {", foreignPkg},
 	// SPEC §11.1: the engine named as the leg's own, the memory record,
 	// amd-smi's partition key, mark waiting for its stream. The tests are
 	// named, so that no timing test elsewhere decides a kill.

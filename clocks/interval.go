@@ -17,9 +17,10 @@ import (
 // one, so on a loaded box the median gap can sit above the mean spacing
 // (gaps of 85, 121 and 121 ms at 100 ms). A record's interval_s over
 // MaxIntervalOfMeanGapPct of a GPU's mean spacing is clock.stream_mismatch
-// (intervalAgainstSpacing), so where the median passes the smallest mean
-// spacing of any GPU, that spacing, floored to the millisecond, is the
-// interval: a sampler never reads faster than its interval on average.
+// (intervalAgainstSpacing), so where the median passes that share of the
+// smallest mean spacing of any GPU, the spacing itself, floored to the
+// millisecond, is the interval: a sampler never reads faster than its
+// interval on average.
 func IntervalFromTimes(series [][]time.Time) (float64, error) {
 	var gaps []time.Duration
 	meanMin := time.Duration(-1)
@@ -42,7 +43,7 @@ func IntervalFromTimes(series [][]time.Time) (float64, error) {
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
 	g := gaps[len(gaps)/2].Round(time.Millisecond)
-	if g > meanMin {
+	if g*100 > meanMin*MaxIntervalOfMeanGapPct {
 		g = meanMin.Truncate(time.Millisecond)
 	}
 	if g <= 0 {

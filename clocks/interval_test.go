@@ -32,6 +32,9 @@ func TestIntervalFromTimes(t *testing.T) {
 		// box at 100 ms): the median gap 121 ms is over 110% of the mean
 		// spacing 109 ms, so the mean, floored to the millisecond.
 		{"late then early", [][]time.Time{ticks(0, 85, 206, 327)}, 0.109},
+		// A median a little over the mean spacing but within 110% of it
+		// stands (a 1 s sampler whose clock ran 0.3 ms short).
+		{"within 110% of the mean", [][]time.Time{ticks(0, 1000, 2000, 2999)}, 1},
 		// Two GPUs: the smaller mean spacing binds.
 		{"two GPUs", [][]time.Time{ticks(0, 120, 240, 360), ticks(0, 85, 206, 327)}, 0.109},
 	} {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,12 +243,13 @@ func TestMemoryPeaks(t *testing.T) {
 	}
 }
 
-// An interval shorter than HoldFactor times the probe's reading is refused
-// before anything runs, naming the interval the sampler can hold: here a
-// fake nvidia-smi that takes 400 ms to answer, measured.
+// An interval shorter than HoldFactor times the fastest of HoldReadings
+// timed readings is refused before anything runs, naming the interval the
+// sampler can hold: here a fake nvidia-smi that takes 400 ms to answer
+// three times, measured.
 func TestHoldRefused(t *testing.T) {
 	t.Parallel()
-	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{SleepMS: 400}, {}}})
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{SleepMS: 400}, {SleepMS: 400}, {SleepMS: 400}, {}}})
 	cfg := testConfig(t)
 	cfg.ProbeLatency = 0
 	cfg.Interval = time.Second
@@ -262,16 +264,24 @@ func TestHoldRefused(t *testing.T) {
 		t.Fatalf("no nvidia-smi backend: %v", err)
 	}
 	lat := smi.ProbeLatency()
-	hold := (3*lat + 10*time.Millisecond - 1).Truncate(10 * time.Millisecond)
-	want := fmt.Sprintf("invalid sampler configuration: --interval 1s is shorter than 3 × %.3f s, the time one reading took at the probe: this sampler cannot hold it on this box (a reading over 3 intervals is a gap that voids the leg, clock.coverage); use --interval %v or more (reading %s)",
-		lat.Seconds(), hold, smi.Name())
-	if lat < 400*time.Millisecond || !errors.Is(err, ErrConfig) || err.Error() != want {
+	// The probe's own time is one of the three: the message's is at least
+	// 400 ms, and no more than the probe's.
+	m := regexp.MustCompile(`shorter than 3 × ([0-9.]+) s`).FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("probe %v; err %v", lat, err)
+	}
+	fastest, _ := time.ParseDuration(m[1] + "s")
+	hold := (3*fastest + 10*time.Millisecond - 1).Truncate(10 * time.Millisecond)
+	want := fmt.Sprintf("invalid sampler configuration: --interval 1s is shorter than 3 × %s s, the fastest of 3 readings timed at the start: this sampler cannot hold it on this box (a reading over 3 intervals is a gap that voids the leg, clock.coverage); use --interval %v or more (reading %s)",
+		m[1], hold, smi.Name())
+	if fastest < 400*time.Millisecond || fastest > lat+time.Millisecond || !errors.Is(err, ErrConfig) || err.Error() != want {
 		t.Fatalf("probe %v; err %v\nwant %s", lat, err, want)
 	}
+	lat = fastest
 	if _, err := os.Stat(StreamPath(cfg.Prefix)); err == nil {
 		t.Errorf("a stream was started")
 	}
-	// An interval of HoldFactor times what the probe measured is held.
+	// An interval of HoldFactor times what was measured is held.
 	cfg.Interval = hold
 	cfg.ProbeLatency = lat
 	s, err := New(context.Background(), cfg, opener(smi))
@@ -282,5 +292,38 @@ func TestHoldRefused(t *testing.T) {
 	cfg.Interval = HoldFactor*lat - time.Nanosecond
 	if _, err := New(context.Background(), cfg, opener(smi)); !errors.Is(err, ErrConfig) {
 		t.Errorf("interval %v for a %v probe: %v", cfg.Interval, lat, err)
+	}
+	// The grid's plan sets the interval as a key: the message names it so.
+	cfg.Interval = time.Second
+	cfg.IntervalSetting = func(d time.Duration) string { return fmt.Sprintf("interval = %q", d.String()) }
+	_, err = New(context.Background(), cfg, opener(smi))
+	if want := fmt.Sprintf(`interval = "1s" is shorter than 3 × %.3f s`, lat.Seconds()); err == nil || !strings.Contains(err.Error(), want) ||
+		!strings.Contains(err.Error(), fmt.Sprintf(`use interval = %q or more`, hold.String())) {
+		t.Errorf("with the plan's setting: %v", err)
+	}
+}
+
+// One slow reading at the probe is not what the sampler can hold: a
+// probe of 400 ms then a fast reading is timed again, and a 1 s interval
+// is held. Without the readings after the probe it would be refused.
+func TestHoldOneSlowProbe(t *testing.T) {
+	t.Parallel()
+	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{SleepMS: 400}, {}}})
+	cfg := testConfig(t)
+	cfg.ProbeLatency = 0
+	cfg.Interval = time.Second
+	var smi *SMI
+	open := func(ctx context.Context) (Backend, error) {
+		b, err := Open(ctx, Options{Kind: KindSMI, SMIPath: path, Logf: t.Logf})
+		smi, _ = b.(*SMI)
+		return b, err
+	}
+	s, err := New(context.Background(), cfg, open)
+	if err != nil {
+		t.Fatalf("probe %v: %v", smi.ProbeLatency(), err)
+	}
+	s.Close()
+	if smi.ProbeLatency() < 400*time.Millisecond {
+		t.Fatalf("the probe took %v: the fake did not sleep", smi.ProbeLatency())
 	}
 }

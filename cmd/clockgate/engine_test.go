@@ -357,12 +357,13 @@ func TestSummarizeNoLeg(t *testing.T) {
 	}
 }
 
-// An --interval the sampler cannot hold (shorter than 3 times its reading
-// at the probe: here a fake nvidia-smi that takes 400 ms) is exit 2 before
-// anything runs, naming the interval it can hold.
+// An --interval the sampler cannot hold (shorter than 3 times the fastest
+// of 3 readings timed at the start: here a fake nvidia-smi that takes
+// 400 ms each time) is exit 2 before anything runs, naming the interval it
+// can hold.
 func TestIntervalTheSamplerCannotHold(t *testing.T) {
 	tools := newRecTools(t)
-	l := tools.leg(t, map[string]any{"plan": []map[string]any{{"sleep_ms": 400}, {}}})
+	l := tools.leg(t, map[string]any{"plan": []map[string]any{{"sleep_ms": 400}, {"sleep_ms": 400}, {"sleep_ms": 400}, {}}})
 	var env []string
 	for _, kv := range l.env {
 		if !strings.HasPrefix(kv, probeLatencyEnv+"=") {
@@ -372,7 +373,7 @@ func TestIntervalTheSamplerCannotHold(t *testing.T) {
 	l.env = env
 	marker := filepath.Join(t.TempDir(), "ran")
 	code, _, stderr := l.run("", "record", "--out", l.prefix, "--interval", "250ms", "--backend", "nvidia-smi", "--", "touch", marker)
-	re := regexp.MustCompile(`--interval 250ms is shorter than 3 × ([0-9.]+) s, the time one reading took at the probe: this sampler cannot hold it on this box ` +
+	re := regexp.MustCompile(`--interval 250ms is shorter than 3 × ([0-9.]+) s, the fastest of 3 readings timed at the start: this sampler cannot hold it on this box ` +
 		`\(a reading over 3 intervals is a gap that voids the leg, clock.coverage\); use --interval ([0-9.]+)s or more \(reading nvidia-smi `)
 	m := re.FindStringSubmatch(stderr)
 	if code != ExitUsage || m == nil || m[1] < "0.400" {

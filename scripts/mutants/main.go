@@ -44,7 +44,7 @@ var gridPkg = []string{"./grid/"}
 var fcPkgs = []string{"-run=^(TestForeignProcess|TestComputeProcessesValidated|TestPortListeners|TestPortListenersRefused|TestHostRSS|TestMemoryPath|TestMemoryPeaks|" +
 	"TestSamplerNVMLMemoryUsed|TestSamplerNVMLBindingsABI|TestAMDSMIMemoryUsed|TestAMDSMIRefusesAtStart|TestAMDRealPartition|TestAMDRealOutputs|TestCSVQueryFieldsOrder|" +
 	"TestRecordEngineNamed|TestSampleEnginePIDList|TestEngineRefusedAtStart|TestRecordWritesMemory|TestMarkWaitsForTheStream|TestMarkRefuses|" +
-	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestIntervalTheSamplerCannotHold|TestRecordVerdictNamesTheSignal|TestGolden|TestPointWarningsNameWhatWasRun)$",
+	"TestNoLeg|TestNotAnEvidenceTree|TestSummarizeNoLeg|TestHoldRefused|TestHoldOneSlowProbe|TestIntervalTheSamplerCannotHold|TestRecordVerdictNamesTheSignal|TestGolden|TestPointWarningsNameWhatWasRun)$",
 	"./clocks/", "./sampler/", "./summarize/", "./cmd/clockgate/"}
 
 var mutations = []mutation{
@@ -573,6 +573,10 @@ var mutations = []mutation{
 		"	if lat <= 0 || s.cfg.Interval >= HoldFactor*lat {", "	if true {", fcPkgs},
 	{"F29", "the interval held to 1 × the probe's reading", "sampler/sampler.go",
 		"const HoldFactor = 3", "const HoldFactor = 1", fcPkgs},
+	{"F34", "one slow probe reading taken for what the sampler can hold", "sampler/sampler.go",
+		"	for measured && n < HoldReadings && s.cfg.Interval < HoldFactor*lat {", "	for false {", fcPkgs},
+	{"F35", "the slowest of the timed readings taken, not the fastest", "sampler/sampler.go",
+		"		lat, n = min(lat, time.Since(began)), n+1", "		lat, n = max(lat, time.Since(began)), n+1", fcPkgs},
 	{"F30", "record's verdict silent on a command killed by a signal", "cmd/clockgate/record.go",
 		"ok && ws.Signaled() {\n			note =", "ok && ws.Signaled() && false {\n			note =", fcPkgs},
 	{"F31", "a point's power-managed share shown where no limit was recorded", "clocks/points.go",
@@ -636,7 +640,9 @@ var mutations = []mutation{
 	{"E20", "amd-smi's energy in J not turned into mJ", "sampler/amdjson.go",
 		"	mj := math.Round(j * 1000)", "	mj := math.Round(j)", []string{"./sampler/"}},
 	{"IV1", "an inferred interval not held to the mean spacing (build and import write a record check refuses)", "clocks/interval.go",
-		"	if g > meanMin {", "	if false {", []string{"./clocks/"}},
+		"	if g*100 > meanMin*MaxIntervalOfMeanGapPct {", "	if false {", []string{"./clocks/"}},
+	{"IV2", "an inferred interval held to the mean spacing itself, not 110% of it", "clocks/interval.go",
+		"	if g*100 > meanMin*MaxIntervalOfMeanGapPct {", "	if g > meanMin {", []string{"./clocks/"}},
 }
 
 var scalePkg = []string{"./scripts/scale/"}

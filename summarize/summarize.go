@@ -64,6 +64,10 @@ type Options struct {
 	// Traces asks for each trusted leg's clock over time, reduced for a
 	// picture (clocks.Trace), read in the same pass as its verdict.
 	Traces bool
+	// TraceSpool, when not nil, receives each leg's traces as the leg is
+	// judged (clocks.TraceSpool.Put), so that no leg's points stay in
+	// memory until its picture is drawn.
+	TraceSpool *clocks.TraceSpool
 	// Rows receives every leg's all-runs.json row as the leg is read, in
 	// leg order, so that no leg's bench and memory objects stay in memory;
 	// WriteAllRuns reads them back. nil keeps them in memory;
@@ -130,6 +134,8 @@ type Summary struct {
 	Grid *GridBlock
 	// rows holds all-runs.json's leg rows, as Options.Rows says.
 	rows io.ReadWriteSeeker
+	// released counts the legs ReleaseLegs let go of.
+	released int
 }
 
 // ErrNoBaseline says no baseline engine was named.
@@ -177,6 +183,17 @@ func Summarize(root string, opts Options) (*Summary, error) {
 		}
 	}
 	return s, nil
+}
+
+// ReleaseLegs lets go of every leg, once all that reads them is done (a
+// report's document is built): Legs is nil after, and Arm finds no leg.
+// summary.json and all-runs.json are written as before, since neither
+// reads a leg (all-runs.json's rows were written as the legs were read):
+// a tree of many legs then writes its pages without holding their
+// evidence and verdicts twice.
+func (s *Summary) ReleaseLegs() {
+	s.released += len(s.Legs)
+	s.Legs = nil
 }
 
 // Ratios counts the binding-eligible ratios and all ratios.
@@ -324,6 +341,9 @@ func (w *walker) loadAll(keys []legKey, opts Options, rows io.ReadWriteSeeker) (
 				} else {
 					l.dropRaw()
 				}
+				if err == nil {
+					err = spoolTraces(l, opts.TraceSpool)
+				}
 				legs[i] = l
 				results <- done{i, row, err}
 				if progress != nil {
@@ -363,6 +383,19 @@ func (w *walker) loadAll(keys []legKey, opts Options, rows io.ReadWriteSeeker) (
 		}
 	}
 	return legs, firstErr
+}
+
+// spoolTraces puts the leg's traces in spool, if there is one.
+func spoolTraces(l *Leg, spool *clocks.TraceSpool) error {
+	if spool == nil || l.Clock.Fold == nil {
+		return nil
+	}
+	for _, g := range l.Clock.Fold.GPUs {
+		if err := spool.Put(g.Trace); err != nil {
+			return fmt.Errorf("the clock pictures' traces: %w", unwrapPath(err))
+		}
+	}
+	return nil
 }
 
 // rowsErr is a failed write of all-runs.json's leg rows, without the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/report"
 	"github.com/clockgate/clockgate/summarize"
@@ -150,6 +151,15 @@ func runSummarize(opts *summarizeOptions) error {
 		os.Remove(spool.Name())
 		defer spool.Close()
 		sopts.Rows = spool
+		// The pictures' traces wait in another, likewise: each leg's
+		// points are read back only while its arm's picture is drawn.
+		traces, err := os.CreateTemp("", "clockgate-traces-*")
+		if err != nil {
+			return usageErr("--out %s: a temporary file for report.html's clock traces: %v", opts.Out, err)
+		}
+		os.Remove(traces.Name())
+		defer traces.Close()
+		sopts.TraceSpool = clocks.NewTraceSpool(traces)
 	}
 	var bar *progressBar
 	if isTerminal(opts.IO.ErrOut) {
@@ -162,6 +172,9 @@ func runSummarize(opts *summarizeOptions) error {
 		return usageErr("%v", err)
 	}
 	doc := report.Build(s)
+	// The document holds what report.md and report.html show of each leg;
+	// summary.json and all-runs.json read no leg.
+	s.ReleaseLegs()
 	// md is report.md as --out staged it: report.html is made from it,
 	// and standard output repeats it, neither rendering it again. It stays
 	// open past the rename, so it is this run's bytes whatever happens to

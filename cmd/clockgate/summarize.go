@@ -22,9 +22,13 @@ import (
 
 // summarizeMemoryLimit is summarize's soft memory limit (GOMEMLIMIT, when
 // set, wins): well above what 400 legs of two-hour streams need, and what
-// keeps 20,000 legs with --out under 256 MiB resident (221 MiB measured).
-// At 192 MiB the collector ran without pause there: 29 s against 17 s.
-const summarizeMemoryLimit = 224 << 20
+// keeps 20,000 legs × 60 with --out near 190 MiB resident. Their live
+// heap peaks near 120 MiB (TestLiveMemoryPerLeg's bytes per leg, while
+// the report is built) and near 60 MiB while the pages are written, so
+// the collector has a third more than the peak before it works harder;
+// at 224 MiB the heap doubled past what was live and 20,000 legs peaked
+// at 241 MiB.
+const summarizeMemoryLimit = 160 << 20
 
 // summarizeOutputs are the files summarize --out writes, and the only names
 // it overwrites.

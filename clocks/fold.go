@@ -585,13 +585,14 @@ func (g *GPUFold) finishHist() {
 }
 
 // Shed lets go of what only judging the leg and merging its arm read:
-// each GPU's busy and power counts, throttle set, drift and gap texts.
-// What a report prints and draws stays: Total, Idle, SumMHz, First and
-// Trace. A summary of many legs sheds them once its arms are compared.
+// each GPU's busy and power counts, throttle set, first sample and
+// reading-time state. What a report prints and draws stays: Total, Idle,
+// SumMHz and Trace. A summary of many legs sheds them once its arms are
+// compared.
 func (f *Fold) Shed() {
 	f.shed = true
 	for _, g := range f.GPUs {
-		g.Hist, g.Power, g.Throttle = nil, nil, nil
+		g.Hist, g.Power, g.Throttle, g.First = nil, nil, nil, nil
 		g.gpuScratch = nil
 	}
 }

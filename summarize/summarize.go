@@ -181,6 +181,7 @@ func Summarize(root string, opts Options) (*Summary, error) {
 		if l.Clock.Fold != nil {
 			l.Clock.Fold.Shed()
 		}
+		l.Clock.BenchPoints = nil
 	}
 	return s, nil
 }
@@ -333,7 +334,11 @@ func (w *walker) loadAll(keys []legKey, opts Options, rows io.ReadWriteSeeker) (
 					<-tokens
 					return
 				}
-				l := w.load(keys[i], w.legs[keys[i]], opts.Traces)
+				lf := w.legs[keys[i]]
+				l := w.load(keys[i], lf, opts.Traces)
+				// The leg's files are read: a tree of many legs does not
+				// hold their names until the last leg is read.
+				*lf = legFiles{}
 				var row []byte
 				var err error
 				if rows != DiscardRows {

@@ -22,12 +22,12 @@ import (
 
 // summarizeMemoryLimit is summarize's soft memory limit (GOMEMLIMIT, when
 // set, wins): well above what 400 legs of two-hour streams need, and what
-// keeps 20,000 legs × 60 with --out near 190 MiB resident. Their live
-// heap peaks near 120 MiB (TestLiveMemoryPerLeg's bytes per leg, while
-// the report is built) and near 60 MiB while the pages are written, so
-// the collector has a third more than the peak before it works harder;
-// at 224 MiB the heap doubled past what was live and 20,000 legs peaked
-// at 241 MiB.
+// keeps 20,000 legs × 60 with --out under 180 MiB resident. Their live
+// heap peaks near 111 MiB when the last leg is read (5,810 bytes a leg,
+// TestLiveMemoryPerLeg) and is near 40 MiB while the pages are written,
+// so the collector has a third more than the peak before it works
+// harder; at 224 MiB the heap doubled past what was live and 20,000 legs
+// peaked at 241 MiB.
 const summarizeMemoryLimit = 160 << 20
 
 // summarizeOutputs are the files summarize --out writes, and the only names

@@ -100,8 +100,17 @@ type GPUFold struct {
 	// carry it, IdlePowerN counts them.
 	IdlePowerSum float64
 	IdlePowerN   int
-	eprev        energyRow
-	ehave        bool
+
+	// The GPU's reading-time state: what only reading and judging its
+	// rows use, let go of once the leg is judged (dropScratch), so that a
+	// leg kept for a summary of many legs does not hold it.
+	*gpuScratch
+}
+
+// gpuScratch is a GPUFold's reading-time state.
+type gpuScratch struct {
+	eprev energyRow
+	ehave bool
 
 	// The GPU's gaps so far: the largest between two of its rows, and its
 	// first and previous rows.
@@ -211,7 +220,7 @@ func (f *Fold) gpu(index int) *GPUFold {
 			}
 		}
 	}
-	g := &GPUFold{Index: index, Throttle: map[uint64]string{}, windows: f.Windows}
+	g := &GPUFold{Index: index, Throttle: map[uint64]string{}, windows: f.Windows, gpuScratch: &gpuScratch{}}
 	if f.tracing {
 		g.trace = &traceBuilder{}
 	}
@@ -576,15 +585,23 @@ func (g *GPUFold) finishHist() {
 }
 
 // Shed lets go of what only judging the leg and merging its arm read:
-// each GPU's busy and power counts, throttle set, drift and gap texts.
-// What a report prints and draws stays: Total, Idle, SumMHz, First and
-// Trace. A summary of many legs sheds them once its arms are compared.
+// each GPU's busy and power counts, throttle set, first sample and
+// reading-time state. What a report prints and draws stays: Total, Idle,
+// SumMHz and Trace. A summary of many legs sheds them once its arms are
+// compared.
 func (f *Fold) Shed() {
 	f.shed = true
 	for _, g := range f.GPUs {
-		g.Hist, g.Power, g.Throttle = nil, nil, nil
-		g.drift, g.driftOrder, g.persistFirstVal = nil, nil, ""
-		g.gapFrom, g.gapTo, g.firstT, g.prevT = "", "", "", nil
+		g.Hist, g.Power, g.Throttle, g.First = nil, nil, nil, nil
+		g.gpuScratch = nil
+	}
+}
+
+// dropScratch lets go of every GPU's reading-time state once the leg is
+// judged: nothing after reads it.
+func (f *Fold) dropScratch() {
+	for _, g := range f.GPUs {
+		g.gpuScratch = nil
 	}
 }
 

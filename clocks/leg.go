@@ -228,6 +228,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	l.Fold = fold
 	l.settlePoints(cands, fold)
 	l.check()
+	fold.dropScratch()
 }
 
 // check runs every leg assertion of the contract on a trusted leg and

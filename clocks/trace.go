@@ -24,12 +24,19 @@ type Trace struct {
 	// Span is the seconds from the window's first sample to its latest.
 	Span float64
 	// Points are in time order. A picture draws them as it would draw the
-	// samples: each pixel column's extremes are among them.
+	// samples: each pixel column's extremes are among them. Nil once the
+	// trace is put in a TraceSpool: ReadPoints reads them back.
 	Points []TracePoint
 	// Boots are the window's boot ids, in the order they appeared.
 	Boots []string
 	// PowerManaged says some point is a power-managed sample.
 	PowerManaged bool
+
+	// spool holds the points, n of them from off, once put there
+	// (TraceSpool.Put); Points is then nil.
+	spool *TraceSpool
+	off   int64
+	n     int
 }
 
 // TracePoint is one sample kept in a trace, in sixteen bytes.

@@ -151,12 +151,12 @@ var (
 // straight into the section's, when it is rendered.
 type figuresNode struct {
 	ast.BaseBlock
-	write func(w io.Writer)
+	write func(w io.Writer) error
 }
 
 // clockNode is the i-th comparison's clock pictures, to splice in.
 func (d *Document) clockNode(i int) *figuresNode {
-	return &figuresNode{write: func(w io.Writer) { d.figures(w, i) }}
+	return &figuresNode{write: func(w io.Writer) error { return d.figures(w, i) }}
 }
 
 func (n *figuresNode) Kind() ast.NodeKind         { return kindFigures }
@@ -175,7 +175,9 @@ type splicer struct{}
 func (splicer) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
 	r.Register(kindFigures, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
-			n.(*figuresNode).write(w)
+			if err := n.(*figuresNode).write(w); err != nil {
+				return ast.WalkStop, fmt.Errorf("report.html: %w", err)
+			}
 		}
 		return ast.WalkSkipChildren, nil
 	})
@@ -435,14 +437,19 @@ func plainText(n ast.Node, src []byte) string {
 }
 
 // figures is the HTML of the i-th comparison's pictures: one per arm, on
-// shared scales, and their legend.
-func (d *Document) figures(w io.Writer, i int) {
+// shared scales, and their legend. The error is a trace that could not
+// be read back from its spool.
+func (d *Document) figures(w io.Writer, i int) error {
 	cmp := &d.Comparisons[i]
 	ours := &panel{id: FigureID(i, "ours"), model: cmp.Model, engine: cmp.Ours, other: cmp.Baseline, role: "ours",
 		colour: colourOurs, otherColour: colourBaseline, side: cmp.Clock.Ours, otherMedian: cmp.Clock.Baseline.MedianMHz}
 	base := &panel{id: FigureID(i, "baseline"), model: cmp.Model, engine: cmp.Baseline, other: cmp.Ours, role: "baseline",
 		colour: colourBaseline, otherColour: colourOurs, side: cmp.Clock.Baseline, otherMedian: cmp.Clock.Ours.MedianMHz}
-	for i, lt := range traces(cmp.Legs) {
+	lts, err := traces(cmp.Legs)
+	if err != nil {
+		return err
+	}
+	for i, lt := range lts {
 		p := base
 		if cmp.Legs[i].Engine == cmp.Ours {
 			p = ours
@@ -475,6 +482,7 @@ func (d *Document) figures(w io.Writer, i int) {
 			"in the arm's colour, on top, named above its leg: a tensor-parallel step runs at its pace</li>\n", gpuColour(0), colourOurs)
 	}
 	io.WriteString(w, "</ul>\n</section>\n")
+	return nil
 }
 
 // caption is a figure's caption: the arm's merged clock in words.

@@ -259,11 +259,17 @@ func Build(s *summarize.Summary) *Document {
 				Reasons: c.Memory.Reasons, Caveats: c.Memory.Clock.Caveats,
 				Significance: c.Memory.Significance, Test: c.Memory.Test},
 		}
-		for _, e := range []string{c.Ours, c.Baseline} {
-			compared[[2]string{c.Model, e}] = true
-			for _, l := range s.Arm(c.Model, e) {
+		ours, base := s.Arm(c.Model, c.Ours), s.Arm(c.Model, c.Baseline)
+		// The rows' array as long as the legs: a row is some hundreds of
+		// bytes, and a tree of many legs holds every one.
+		dc.Legs = make([]Leg, 0, len(ours)+len(base))
+		for _, arm := range [][]*summarize.Leg{ours, base} {
+			for _, l := range arm {
 				dc.Legs = append(dc.Legs, legRow(l))
 			}
+		}
+		for _, e := range []string{c.Ours, c.Baseline} {
+			compared[[2]string{c.Model, e}] = true
 		}
 		d.Comparisons = append(d.Comparisons, dc)
 	}

@@ -168,7 +168,10 @@ func (d *Document) spreadNode(i int, family string) *figuresNode {
 	if len(rows) == 0 {
 		return nil
 	}
-	return &figuresNode{write: func(w io.Writer) { d.spreadFigure(w, i, family, rows, quantity) }}
+	return &figuresNode{write: func(w io.Writer) error {
+		d.spreadFigure(w, i, family, rows, quantity)
+		return nil
+	}}
 }
 
 // spreadFigure writes the HTML of the i-th comparison's picture of a

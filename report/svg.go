@@ -89,6 +89,9 @@ type legTrace struct {
 	// gpus are the lines of a leg of several GPUs, in index order; samples
 	// then holds all of theirs, in time order. Nil for a leg of one GPU.
 	gpus []gpuLine
+	// err is why a trace put in a spool could not be read back; note then
+	// says so, and the page is not written.
+	err error
 }
 
 // gpuLine is one GPU of a leg of several, drawn as a line of its own.
@@ -106,7 +109,7 @@ func (lt *legTrace) drawn() bool { return lt.samples != nil }
 // has none: only a leg whose record its stream recomputes to is drawn.
 func traceOf(l Leg) legTrace {
 	lt := legTrace{leg: l}
-	if l.Trusted && (l.Trace == nil || len(l.Trace.Points) == 0) {
+	if l.Trusted && (l.Trace == nil || l.Trace.Len() == 0) {
 		lt.note = "trace not read"
 		return lt
 	}
@@ -123,8 +126,12 @@ func traceOf(l Leg) legTrace {
 	if len(l.GPUs) > 1 {
 		return traceOfGPUs(lt)
 	}
-	lt.samples = make([]tsample, len(l.Trace.Points))
-	for i, p := range l.Trace.Points {
+	points, err := l.Trace.ReadPoints()
+	if err != nil {
+		return legTrace{leg: l, note: "trace unreadable", err: err}
+	}
+	lt.samples = make([]tsample, len(points))
+	for i, p := range points {
 		lt.samples[i] = tsample{t: p.T, mhz: p.MHz, boot: p.Boot, idle: p.Idle, throttled: p.Throttled, pm: p.PowerManaged}
 	}
 	lt.boots = l.Trace.Boots
@@ -139,7 +146,7 @@ func traceOf(l Leg) legTrace {
 func traceOfGPUs(lt legTrace) legTrace {
 	l := lt.leg
 	for _, g := range l.GPUs {
-		if g.Trace == nil || len(g.Trace.Points) == 0 {
+		if g.Trace == nil || g.Trace.Len() == 0 {
 			lt.note = "trace not read"
 			return lt
 		}
@@ -147,7 +154,7 @@ func traceOfGPUs(lt legTrace) legTrace {
 	slow := slowestGPU(l.GPUs)
 	total := 0
 	for _, g := range l.GPUs {
-		total += len(g.Trace.Points)
+		total += g.Trace.Len()
 	}
 	lt.samples = make([]tsample, 0, total)
 	bootAt := map[string]int{}
@@ -169,8 +176,12 @@ func traceOfGPUs(lt legTrace) legTrace {
 			}
 			boot[b] = uint16(at)
 		}
-		line.samples = make([]tsample, len(g.Trace.Points))
-		for i, p := range g.Trace.Points {
+		points, err := g.Trace.ReadPoints()
+		if err != nil {
+			return legTrace{leg: l, note: "trace unreadable", err: err}
+		}
+		line.samples = make([]tsample, len(points))
+		for i, p := range points {
 			line.samples[i] = tsample{t: p.T, mhz: p.MHz, boot: boot[p.Boot], idle: p.Idle, throttled: p.Throttled, pm: p.PowerManaged}
 		}
 		lt.samples = append(lt.samples, line.samples...)
@@ -213,13 +224,17 @@ func (lt *legTrace) slowest() *gpuLine {
 	return nil
 }
 
-// traces are the legs' traces, in the legs' order.
-func traces(legs []Leg) []legTrace {
+// traces are the legs' traces, in the legs' order; the error is the
+// first trace that could not be read back from its spool.
+func traces(legs []Leg) ([]legTrace, error) {
 	out := make([]legTrace, len(legs))
 	for i, l := range legs {
 		out[i] = traceOf(l)
+		if err := out[i].err; err != nil {
+			return nil, fmt.Errorf("leg %s %s: %w", l.Engine, l.Name, err)
+		}
 	}
-	return out
+	return out, nil
 }
 
 // panel is one arm's picture.

@@ -285,7 +285,7 @@ func (s *Summary) WriteAllRuns(w io.Writer) error {
 	})
 	o.value("contract", s.Contract)
 	o.key("legs")
-	if len(s.Legs) == 0 {
+	if len(s.Legs)+s.released == 0 {
 		o.write([]byte("[]"))
 	} else {
 		o.write([]byte("[\n"))

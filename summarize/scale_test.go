@@ -73,7 +73,8 @@ func TestBigTreeVerdicts(t *testing.T) {
 
 // TestSummaryShedsMergedCounts: once the arms are compared, a leg's fold
 // keeps what the reports print and draw, not the counts its arm was
-// merged from (a tree of 20,000 legs would hold them through its report).
+// merged from, its first sample or its bench points' labels (a tree of
+// 20,000 legs would hold them through its report).
 func TestSummaryShedsMergedCounts(t *testing.T) {
 	dir := t.TempDir()
 	if err := treegen.WriteBig(dir, 4, 200); err != nil {
@@ -85,12 +86,15 @@ func TestSummaryShedsMergedCounts(t *testing.T) {
 	}
 	for _, l := range s.Legs {
 		for _, g := range l.Clock.Fold.GPUs {
-			if g.Hist != nil || g.Power != nil || g.Throttle != nil {
-				t.Fatalf("leg %s: counts kept after the comparison", l.Name())
+			if g.Hist != nil || g.Power != nil || g.Throttle != nil || g.First != nil {
+				t.Fatalf("leg %s: counts or first sample kept after the comparison", l.Name())
 			}
-			if g.Trace == nil || g.Total == 0 || g.First == nil {
+			if g.Trace == nil || g.Total == 0 {
 				t.Fatalf("leg %s: what the reports need was shed", l.Name())
 			}
+		}
+		if l.Clock.BenchPoints != nil {
+			t.Fatalf("leg %s: its bench points' labels kept after the comparison", l.Name())
 		}
 	}
 }

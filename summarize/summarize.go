@@ -64,6 +64,10 @@ type Options struct {
 	// Traces asks for each trusted leg's clock over time, reduced for a
 	// picture (clocks.Trace), read in the same pass as its verdict.
 	Traces bool
+	// TraceSpool, when not nil, receives each leg's traces as the leg is
+	// judged (clocks.TraceSpool.Put), so that no leg's points stay in
+	// memory until its picture is drawn.
+	TraceSpool *clocks.TraceSpool
 	// Rows receives every leg's all-runs.json row as the leg is read, in
 	// leg order, so that no leg's bench and memory objects stay in memory;
 	// WriteAllRuns reads them back. nil keeps them in memory;
@@ -130,6 +134,8 @@ type Summary struct {
 	Grid *GridBlock
 	// rows holds all-runs.json's leg rows, as Options.Rows says.
 	rows io.ReadWriteSeeker
+	// released counts the legs ReleaseLegs let go of.
+	released int
 }
 
 // ErrNoBaseline says no baseline engine was named.
@@ -175,8 +181,20 @@ func Summarize(root string, opts Options) (*Summary, error) {
 		if l.Clock.Fold != nil {
 			l.Clock.Fold.Shed()
 		}
+		l.Clock.BenchPoints = nil
 	}
 	return s, nil
+}
+
+// ReleaseLegs lets go of every leg, once all that reads them is done (a
+// report's document is built): Legs is nil after, and Arm finds no leg.
+// summary.json and all-runs.json are written as before, since neither
+// reads a leg (all-runs.json's rows were written as the legs were read):
+// a tree of many legs then writes its pages without holding their
+// evidence and verdicts twice.
+func (s *Summary) ReleaseLegs() {
+	s.released += len(s.Legs)
+	s.Legs = nil
 }
 
 // Ratios counts the binding-eligible ratios and all ratios.
@@ -316,13 +334,20 @@ func (w *walker) loadAll(keys []legKey, opts Options, rows io.ReadWriteSeeker) (
 					<-tokens
 					return
 				}
-				l := w.load(keys[i], w.legs[keys[i]], opts.Traces)
+				lf := w.legs[keys[i]]
+				l := w.load(keys[i], lf, opts.Traces)
+				// The leg's files are read: a tree of many legs does not
+				// hold their names until the last leg is read.
+				*lf = legFiles{}
 				var row []byte
 				var err error
 				if rows != DiscardRows {
 					row, err = l.row()
 				} else {
 					l.dropRaw()
+				}
+				if err == nil {
+					err = spoolTraces(l, opts.TraceSpool)
 				}
 				legs[i] = l
 				results <- done{i, row, err}
@@ -363,6 +388,19 @@ func (w *walker) loadAll(keys []legKey, opts Options, rows io.ReadWriteSeeker) (
 		}
 	}
 	return legs, firstErr
+}
+
+// spoolTraces puts the leg's traces in spool, if there is one.
+func spoolTraces(l *Leg, spool *clocks.TraceSpool) error {
+	if spool == nil || l.Clock.Fold == nil {
+		return nil
+	}
+	for _, g := range l.Clock.Fold.GPUs {
+		if err := spool.Put(g.Trace); err != nil {
+			return fmt.Errorf("the clock pictures' traces: %w", unwrapPath(err))
+		}
+	}
+	return nil
 }
 
 // rowsErr is a failed write of all-runs.json's leg rows, without the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/report"
 	"github.com/clockgate/clockgate/summarize"
@@ -21,9 +22,13 @@ import (
 
 // summarizeMemoryLimit is summarize's soft memory limit (GOMEMLIMIT, when
 // set, wins): well above what 400 legs of two-hour streams need, and what
-// keeps 20,000 legs with --out under 256 MiB resident (221 MiB measured).
-// At 192 MiB the collector ran without pause there: 29 s against 17 s.
-const summarizeMemoryLimit = 224 << 20
+// keeps 20,000 legs × 60 with --out under 180 MiB resident. Their live
+// heap peaks near 111 MiB when the last leg is read (5,810 bytes a leg,
+// TestLiveMemoryPerLeg) and is near 40 MiB while the pages are written,
+// so the collector has a third more than the peak before it works
+// harder; at 224 MiB the heap doubled past what was live and 20,000 legs
+// peaked at 241 MiB.
+const summarizeMemoryLimit = 160 << 20
 
 // summarizeOutputs are the files summarize --out writes, and the only names
 // it overwrites.
@@ -150,6 +155,15 @@ func runSummarize(opts *summarizeOptions) error {
 		os.Remove(spool.Name())
 		defer spool.Close()
 		sopts.Rows = spool
+		// The pictures' traces wait in another, likewise: each leg's
+		// points are read back only while its arm's picture is drawn.
+		traces, err := os.CreateTemp("", "clockgate-traces-*")
+		if err != nil {
+			return usageErr("--out %s: a temporary file for report.html's clock traces: %v", opts.Out, err)
+		}
+		os.Remove(traces.Name())
+		defer traces.Close()
+		sopts.TraceSpool = clocks.NewTraceSpool(traces)
 	}
 	var bar *progressBar
 	if isTerminal(opts.IO.ErrOut) {
@@ -162,6 +176,9 @@ func runSummarize(opts *summarizeOptions) error {
 		return usageErr("%v", err)
 	}
 	doc := report.Build(s)
+	// The document holds what report.md and report.html show of each leg;
+	// summary.json and all-runs.json read no leg.
+	s.ReleaseLegs()
 	// md is report.md as --out staged it: report.html is made from it,
 	// and standard output repeats it, neither rendering it again. It stays
 	// open past the rename, so it is this run's bytes whatever happens to

@@ -789,57 +789,79 @@ func TestSamplerSlowReadingsStopCleanly(t *testing.T) {
 	for _, reason := range []string{clocks.StopSignal, clocks.StopCommandExit, clocks.StopPIDExit} {
 		t.Run(reason, func(t *testing.T) {
 			t.Parallel()
-			cfg := testConfig(t)
-			stop := make(chan string, 1)
-			var child *exec.Cmd
-			if reason == clocks.StopPIDExit {
-				child = startSleeper(t)
-				cfg.PID = child.Process.Pid
-			}
-			sent := make(chan struct{})
-			b := &fakeBackend{
-				delay: map[int]time.Duration{1: 250 * time.Millisecond, 2: 250 * time.Millisecond},
-				gate:  map[int]chan struct{}{3: sent},
-			}
-			b.before = func(n int) {
-				if n == 3 {
-					time.AfterFunc(100*time.Millisecond, func() {
-						if child != nil {
-							child.Process.Kill()
-						} else {
-							stop <- reason
-						}
-						time.AfterFunc(80*time.Millisecond, func() { close(sent) })
-					})
-				}
-			}
-			s, err := New(context.Background(), cfg, opener(b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := runWithTimeout(t, s, context.Background(), stop)
-			if err != nil {
-				t.Fatalf("a leg whose gaps are all within 3 intervals was refused at its stop: %v", err)
-			}
-			if res.StopReason != reason || res.Samples != 3 || b.count() != 3 {
-				t.Fatalf("stop %s, %d samples, %d reads; want %s after 3 samples", res.StopReason, res.Samples, b.count(), reason)
-			}
-			rec := readRecordFile(t, cfg)
-			if rec.Window.StopReason != reason || rec.Window.MaxGapS == nil || *rec.Window.MaxGapS > 0.3 {
-				t.Errorf("record stop %s, max gap %v", rec.Window.StopReason, rec.Window.MaxGapS)
-			}
-			_, rows := readStream(t, StreamPath(cfg.Prefix))
-			last, err := time.Parse(time.RFC3339Nano, rows[len(rows)-1].T)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tail := res.Stopped.Sub(last)
-			t.Logf("stopped %v after the last sample, max gap %v s", tail, *rec.Window.MaxGapS)
-			if tail <= 0 || tail > 3*cfg.Interval {
-				t.Errorf("the last sample is %v before the stop: want reading 3, started before the stop and within 3 intervals of it", tail)
+			// The premise is every gap within 300 ms with 250 ms readings:
+			// a loaded machine that adds 50 ms to a reading breaks it, as
+			// the record measures. Then the leg is taken again, at most
+			// twice more; the last try is judged whatever it measured.
+			for try := 1; !slowReadingsStop(t, reason, try == 3); try++ {
+				t.Logf("try %d: the machine stretched a gap past 300 ms (the premise); again", try)
 			}
 		})
 	}
+}
+
+// slowReadingsStop runs one leg of TestSamplerSlowReadingsStopCleanly and
+// judges it; it returns false, judging nothing, where the record's largest
+// gap broke the premise and last is false.
+func slowReadingsStop(t *testing.T, reason string, last bool) bool {
+	t.Helper()
+	cfg := testConfig(t)
+	stop := make(chan string, 1)
+	var child *exec.Cmd
+	if reason == clocks.StopPIDExit {
+		child = startSleeper(t)
+		cfg.PID = child.Process.Pid
+	}
+	sent := make(chan struct{})
+	b := &fakeBackend{
+		delay: map[int]time.Duration{1: 250 * time.Millisecond, 2: 250 * time.Millisecond},
+		gate:  map[int]chan struct{}{3: sent},
+	}
+	b.before = func(n int) {
+		if n == 3 {
+			time.AfterFunc(100*time.Millisecond, func() {
+				if child != nil {
+					child.Process.Kill()
+				} else {
+					stop <- reason
+				}
+				time.AfterFunc(80*time.Millisecond, func() { close(sent) })
+			})
+		}
+	}
+	s, err := New(context.Background(), cfg, opener(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runWithTimeout(t, s, context.Background(), stop)
+	if !last {
+		if data, rerr := os.ReadFile(RecordPath(cfg.Prefix)); rerr == nil {
+			if rec, perr := clocks.ParseRecord(data); perr == nil && rec.Window.MaxGapS != nil && *rec.Window.MaxGapS > 0.3 {
+				return false
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("a leg whose gaps are all within 3 intervals was refused at its stop: %v", err)
+	}
+	if res.StopReason != reason || res.Samples != 3 || b.count() != 3 {
+		t.Fatalf("stop %s, %d samples, %d reads; want %s after 3 samples", res.StopReason, res.Samples, b.count(), reason)
+	}
+	rec := readRecordFile(t, cfg)
+	if rec.Window.StopReason != reason || rec.Window.MaxGapS == nil || *rec.Window.MaxGapS > 0.3 {
+		t.Errorf("record stop %s, max gap %v", rec.Window.StopReason, rec.Window.MaxGapS)
+	}
+	_, rows := readStream(t, StreamPath(cfg.Prefix))
+	lastT, err := time.Parse(time.RFC3339Nano, rows[len(rows)-1].T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := res.Stopped.Sub(lastT)
+	t.Logf("stopped %v after the last sample, max gap %v s", tail, *rec.Window.MaxGapS)
+	if tail <= 0 || tail > 3*cfg.Interval {
+		t.Errorf("the last sample is %v before the stop: want reading 3, started before the stop and within 3 intervals of it", tail)
+	}
+	return true
 }
 
 // TestSamplerSlowReadingAtStopUnanswered: a reading let finish after a

@@ -44,6 +44,8 @@ import (
 //	             accepts connections
 //	stopbg       before the block, stop the bg blocks still running (SIGINT,
 //	             as Ctrl-C in their shell) and wait for them
+//	serves       the block starts servers itself (clockgate grid): the
+//	             script holds the examples' ports, as one with a bg block
 //	bench=S      the fake bench of this script runs S seconds
 //	gpus=N       the fake nvidia-smi of this script has N GPUs (default 1)
 //	file=PATH    the block is not run: it is written to PATH (a plan)
@@ -286,6 +288,7 @@ type docBlock struct {
 	bg         bool
 	ready      string
 	stopbg     bool
+	serves     bool
 	bench      string
 	gpus       int
 	file       string
@@ -344,6 +347,8 @@ func parseDocBlocks(page string, data []byte) ([]docBlock, error) {
 				b.gpus = n
 			case o == "stopbg":
 				b.stopbg = true
+			case o == "serves":
+				b.serves = true
 			case k == "bench":
 				if f, err := strconv.ParseFloat(v, 64); err != nil || f <= 0 {
 					return nil, fmt.Errorf("%s:%d: %s: want bench=SECONDS", rel, i+1, o)
@@ -397,7 +402,7 @@ type docScript struct {
 
 func (s docScript) listens() bool {
 	for _, b := range s.blocks {
-		if b.bg {
+		if b.bg || b.serves {
 			return true
 		}
 	}
@@ -465,12 +470,12 @@ func TestDocsRunMarkers(t *testing.T) {
 			t.Errorf("%q: got %v, want %s", c.doc, err, c.want)
 		}
 	}
-	bs, err := parseDocBlocks("../../p.md", []byte("<!-- run: later g bg ready=8000 exit=3 creates=a tree=e:clean-grid needs=jq file=p.toml stopbg bench=2.5 gpus=4 -->\n```toml\nx = 1\n```\n"))
+	bs, err := parseDocBlocks("../../p.md", []byte("<!-- run: later g bg ready=8000 exit=3 creates=a tree=e:clean-grid needs=jq file=p.toml stopbg serves bench=2.5 gpus=4 -->\n```toml\nx = 1\n```\n"))
 	if err != nil || len(bs) != 1 {
 		t.Fatalf("%v %v", bs, err)
 	}
 	b := bs[0]
-	if !b.later || b.name != "g" || !b.bg || b.ready != "8000" || b.exit != 3 || b.file != "p.toml" || !b.stopbg || b.bench != "2.5" || b.gpus != 4 ||
+	if !b.later || b.name != "g" || !b.bg || b.ready != "8000" || b.exit != 3 || b.file != "p.toml" || !b.stopbg || !b.serves || b.bench != "2.5" || b.gpus != 4 ||
 		!slices.Equal(b.creates, []string{"a"}) || !slices.Equal(b.trees, []string{"e:clean-grid"}) || !slices.Equal(b.needs, []string{"jq"}) || b.text != "x = 1\n" {
 		t.Errorf("parsed %+v", b)
 	}
@@ -516,13 +521,33 @@ func TestDocsExamples(t *testing.T) {
 		}
 		t.Run(s.key, func(t *testing.T) {
 			// A script that starts a server holds its port: those run one
-			// at a time, the others beside them.
+			// at a time, the others beside them, and one at a time on the
+			// machine too (a second test run beside this one waits for the
+			// port rather than fail for it).
 			if !s.listens() {
 				t.Parallel()
+			} else {
+				holdDocsPortLock(t)
 			}
 			runDocScript(t, s, repo, docsEnv(t, tools, exe, realPy, s.gpus()))
 		})
 	}
+}
+
+// holdDocsPortLock takes the machine's lock on the ports the examples'
+// servers listen on (the README's 8000) until the test ends: an flock on
+// a file in the temporary directory, which waits for another process's.
+func holdDocsPortLock(t *testing.T) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "clockgate-docs-ports.lock"), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() }) // closing releases the lock
 }
 
 // docsEnv makes one script's fakes: a directory first on PATH with

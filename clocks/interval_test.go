@@ -35,6 +35,12 @@ func TestIntervalFromTimes(t *testing.T) {
 		// A median a little over the mean spacing but within 110% of it
 		// stands (a 1 s sampler whose clock ran 0.3 ms short).
 		{"within 110% of the mean", [][]time.Time{ticks(0, 1000, 2000, 2999)}, 1},
+		// Times to the second, four readings a second: the median gap is
+		// nothing, the mean spacing (3 s over 11 gaps) is the interval.
+		{"times to the second", [][]time.Time{ticks(0, 0, 0, 0, 1000, 1000, 1000, 1000, 2000, 2000, 2000, 3000)}, 0.272},
+		// A GPU whose samples span no time has no spacing: the other's
+		// binds, as the check reads it.
+		{"a GPU spanning no time", [][]time.Time{ticks(0, 100, 200, 300), ticks(50, 50)}, 0.1},
 		// Two GPUs: the smaller mean spacing binds.
 		{"two GPUs", [][]time.Time{ticks(0, 120, 240, 360), ticks(0, 85, 206, 327)}, 0.109},
 	} {
@@ -53,6 +59,7 @@ func TestIntervalFromTimes(t *testing.T) {
 		{"one sample", [][]time.Time{ticks(0)}, "fewer than two samples: the interval cannot be inferred"},
 		{"one sample each", [][]time.Time{ticks(0), ticks(0)}, "fewer than two samples of any one GPU: the interval cannot be inferred"},
 		{"no time between", [][]time.Time{{windowStart, windowStart.Add(400 * time.Microsecond)}}, "samples are not spaced in time (under a millisecond apart on average)"},
+		{"one time", [][]time.Time{ticks(0, 0, 0)}, "samples are not spaced in time (each GPU's first and last share one time)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got, err := IntervalFromTimes(c.series); err == nil || err.Error() != c.want {

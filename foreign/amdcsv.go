@@ -285,9 +285,10 @@ func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 			r.t = o.Start.Add(time.Duration(ticks[k]) * o.Interval)
 			ticks[k]++
 		}
-		if c.keep(in.Path, ln, r, o) {
-			rows++
-		}
+		// A data row, kept or dropped: a file whose rows --gpu or
+		// --from/--to all drop is not one without data.
+		c.keep(in.Path, ln, r, o)
+		rows++
 	}
 	if cols == nil || rows == 0 {
 		return refuse(in.Path, 0, 0, "no data rows")

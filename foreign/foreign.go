@@ -644,7 +644,9 @@ func intervalOf(rs []*reading) (float64, error) {
 			at[k] = i
 			series = append(series, nil)
 		}
-		series[i] = append(series[i], r.t)
+		// As the stream writes it: cut to the millisecond (a CSV log's
+		// time may carry more digits).
+		series[i] = append(series[i], r.t.Truncate(time.Millisecond))
 	}
 	return clocks.IntervalFromTimes(series)
 }

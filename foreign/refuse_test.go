@@ -213,3 +213,49 @@ func TestThrottleCoverage(t *testing.T) {
 		t.Errorf("throttle %q", got)
 	}
 }
+
+// TestIntervalFromTheStreamsTimes: a log whose times carry more digits
+// than the stream's millisecond infers its interval from the times as the
+// stream writes them. At 17:00:00.0000, .0909 and .2019 the stream holds
+// .000, .090 and .201: gaps of 90 and 111 ms, a mean spacing of 100.5 ms,
+// so 0.100 s (111 ms is over 110% of it). From the log's own digits the
+// median, 111 ms, stood within 110% of their mean (100.95 ms): a record of
+// 0.111 s that its stream's mean spacing refuses (clock.stream_mismatch).
+func TestIntervalFromTheStreamsTimes(t *testing.T) {
+	o := Options{TZ: time.UTC, TZName: "UTC"}
+	res, err := Convert(FormatSMICSV, []Input{{Path: "x.csv", Data: smiLog(smiHead,
+		smiRow("2026/07/18 17:00:00.0000", 0, "1980", "50"), smiRow("2026/07/18 17:00:00.0909", 0, "1980", "50"),
+		smiRow("2026/07/18 17:00:00.2019", 0, "1980", "50"))}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Record.Window.IntervalS != 0.1 || res.Record.Window.LastT != "2026-07-18T17:00:00.201Z" {
+		t.Errorf("interval_s %v, last %s; want 0.1 and 2026-07-18T17:00:00.201Z", res.Record.Window.IntervalS, res.Record.Window.LastT)
+	}
+}
+
+// TestGPUSelectionAcrossFilesAndWindow: --gpu keeps a GPU's rows from
+// whichever file holds them, a file whose rows it all drops being no file
+// without data; and a --gpu whose readings all fall outside --from/--to
+// names a GPU the source has: what is refused is the empty window.
+func TestGPUSelectionAcrossFilesAndWindow(t *testing.T) {
+	var a, b []string
+	for i := 0; i < 4; i++ {
+		ts := fmt.Sprintf("2026/07/18 17:00:%02d.000", i)
+		a = append(a, smiRow(ts, 0, "1980", "50"))
+		b = append(b, smiRow(ts, 1, "1410", "50"))
+	}
+	in := []Input{{Path: "a.csv", Data: smiLog(smiHead, a...)}, {Path: "b.csv", Data: smiLog(smiHead, b...)}}
+	res, err := Convert(FormatSMICSV, in, Options{TZ: time.UTC, TZName: "UTC", GPU: "0"})
+	if err != nil {
+		t.Fatalf("--gpu 0 over a.csv (GPU 0) and b.csv (GPU 1): %v", err)
+	}
+	if len(res.Record.GPUs) != 1 || *res.Record.GPUs[0].SMClockMHz.Median != 1980 || len(res.Import.DroppedLines) != 4 {
+		t.Errorf("record GPUs %+v, dropped %+v", res.Record.GPUs, res.Import.DroppedLines)
+	}
+	late := Options{TZ: time.UTC, TZName: "UTC", GPU: "0", From: time.Date(2026, 7, 18, 18, 0, 0, 0, time.UTC)}
+	_, err = Convert(FormatSMICSV, in, late)
+	if err == nil || strings.Contains(err.Error(), "no GPU in the source has that index or UUID") || !strings.Contains(err.Error(), "no samples") {
+		t.Errorf("--gpu 0 with every reading before --from: %v; want no samples, never that the source lacks GPU 0", err)
+	}
+}

@@ -235,9 +235,10 @@ func (smiCSV) Parse(in Input, o *Options, c *Collector) error {
 			r.t = o.Start.Add(time.Duration(ticks[k]) * o.Interval)
 			ticks[k]++
 		}
-		if c.keep(in.Path, ln, r, o) {
-			rows++
-		}
+		// A data row, kept or dropped: a file whose rows --gpu or
+		// --from/--to all drop is not one without data.
+		c.keep(in.Path, ln, r, o)
+		rows++
 	}
 	if fs == nil || rows == 0 {
 		return refuse(in.Path, 0, 0, "no data rows")
@@ -245,15 +246,17 @@ func (smiCSV) Parse(in Input, o *Options, c *Collector) error {
 	return nil
 }
 
-// keep adds the reading r, read at path:line, where it falls within
-// --from and --to, and says so; a reading outside is dropped and recorded.
+// keep adds the reading r, read at path:line, where --gpu selects its GPU
+// and it falls within --from and --to, and says so; any other is dropped
+// and recorded. The GPU is matched first, so that a --gpu whose readings
+// all fall outside the window is not refused as naming no GPU.
 func (c *Collector) keep(path string, line int, r *reading, o *Options) bool {
-	if !inWindow(r.t, o) {
-		c.drop(path, line, "outside --from/--to")
-		return false
-	}
 	if !c.selected(o, r.indexName(), r.uuid) {
 		c.drop(path, line, "a GPU --gpu does not select")
+		return false
+	}
+	if !inWindow(r.t, o) {
+		c.drop(path, line, "outside --from/--to")
 		return false
 	}
 	c.readings = append(c.readings, r)

@@ -414,10 +414,14 @@ func (s *Sampler) checkHold(ctx context.Context) error {
 	if lat <= 0 || s.cfg.Interval >= HoldFactor*lat {
 		return nil
 	}
+	var readErr error
 	for measured && n < HoldReadings && s.cfg.Interval < HoldFactor*lat {
 		began := time.Now()
-		if _, err := s.backend.Read(ctx, began, s.bootID); err != nil {
-			break // the readings' own error is the sampler's to report
+		if _, readErr = s.backend.Read(ctx, began, s.bootID); readErr != nil {
+			if err := ctx.Err(); err != nil {
+				return err // stopped while starting, not a refusal
+			}
+			break
 		}
 		lat, n = min(lat, time.Since(began)), n+1
 	}
@@ -432,6 +436,9 @@ func (s *Sampler) checkHold(ctx context.Context) error {
 	took := "the time one reading took at the probe"
 	if n > 1 {
 		took = fmt.Sprintf("the fastest of %d readings timed at the start", n)
+	}
+	if readErr != nil {
+		took += fmt.Sprintf(" (the reading after it failed: %v)", readErr)
 	}
 	return fmt.Errorf("%w: %s is shorter than %d × %.3f s, %s: this sampler cannot hold it on this box (a reading over %d intervals is a gap that voids the leg, clock.coverage); use %s or more (reading %s)",
 		ErrConfig, setting(s.cfg.Interval), HoldFactor, lat.Seconds(), took, clocks.MaxGapIntervals, setting(hold), s.backend.Name())

@@ -12,8 +12,10 @@ import (
 // holds n lines: a leg as long as the readings it needs, however slowly a
 // loaded machine reads, where a fixed sleep gives fewer readings the more
 // loaded the machine is.
+// It gives up, exit 1, after 120 s: a sampler that stopped writing fails
+// its test, not the package's timeout.
 func (l *recLeg) untilLines(n int) []string {
-	return []string{"sh", "-c", `while [ "$(wc -l < "$0" 2>/dev/null || echo 0)" -lt "$1" ]; do sleep 0.02; done`, l.stream(), strconv.Itoa(n)}
+	return []string{"sh", "-c", `i=0; while [ "$(wc -l < "$0" 2>/dev/null || echo 0)" -lt "$1" ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.02; done`, l.stream(), strconv.Itoa(n)}
 }
 
 // cleanLeg records a leg that should be clean with rec, at interval base,

@@ -243,6 +243,22 @@ func TestMemoryPeaks(t *testing.T) {
 	}
 }
 
+// measuredHold is a configuration at a 1 s interval whose interval check
+// times the fake nvidia-smi at path itself, and an opener of that fake
+// that keeps the backend it opened in *got.
+func measuredHold(t *testing.T, path string) (Config, func(context.Context) (Backend, error), **SMI) {
+	cfg := testConfig(t)
+	cfg.ProbeLatency = 0
+	cfg.Interval = time.Second
+	got := new(*SMI)
+	open := func(ctx context.Context) (Backend, error) {
+		b, err := Open(ctx, Options{Kind: KindSMI, SMIPath: path, Logf: t.Logf})
+		*got, _ = b.(*SMI)
+		return b, err
+	}
+	return cfg, open, got
+}
+
 // An interval shorter than HoldFactor times the fastest of HoldReadings
 // timed readings is refused before anything runs, naming the interval the
 // sampler can hold: here a fake nvidia-smi that takes 400 ms to answer
@@ -250,16 +266,9 @@ func TestMemoryPeaks(t *testing.T) {
 func TestHoldRefused(t *testing.T) {
 	t.Parallel()
 	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{SleepMS: 400}, {SleepMS: 400}, {SleepMS: 400}, {}}})
-	cfg := testConfig(t)
-	cfg.ProbeLatency = 0
-	cfg.Interval = time.Second
-	var smi *SMI
-	open := func(ctx context.Context) (Backend, error) {
-		b, err := Open(ctx, Options{Kind: KindSMI, SMIPath: path, Logf: t.Logf})
-		smi, _ = b.(*SMI)
-		return b, err
-	}
+	cfg, open, got := measuredHold(t, path)
 	_, err := New(context.Background(), cfg, open)
+	smi := *got
 	if smi == nil {
 		t.Fatalf("no nvidia-smi backend: %v", err)
 	}
@@ -315,16 +324,9 @@ func TestHoldRefused(t *testing.T) {
 func TestHoldOneSlowProbe(t *testing.T) {
 	t.Parallel()
 	path := installFakeSMI(t, smiConfig{Plan: []smiStep{{SleepMS: 400}, {}}})
-	cfg := testConfig(t)
-	cfg.ProbeLatency = 0
-	cfg.Interval = time.Second
-	var smi *SMI
-	open := func(ctx context.Context) (Backend, error) {
-		b, err := Open(ctx, Options{Kind: KindSMI, SMIPath: path, Logf: t.Logf})
-		smi, _ = b.(*SMI)
-		return b, err
-	}
+	cfg, open, got := measuredHold(t, path)
 	s, err := New(context.Background(), cfg, open)
+	smi := *got
 	if err != nil {
 		t.Fatalf("probe %v: %v", smi.ProbeLatency(), err)
 	}

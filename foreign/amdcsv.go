@@ -281,13 +281,7 @@ func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 			}
 			g.acc[strings.ToLower(a.a.f.name)] = a.v
 		}
-		if !r.hasT {
-			r.t = o.Start.Add(time.Duration(ticks[k]) * o.Interval)
-			ticks[k]++
-		}
-		// A data row, kept or dropped: a file whose rows --gpu or
-		// --from/--to all drop is not one without data.
-		c.keep(in.Path, ln, r, o)
+		c.take(in.Path, ln, r, o, ticks)
 		rows++
 	}
 	if cols == nil || rows == 0 {

@@ -86,8 +86,7 @@ func (dmon) Parse(in Input, o *Options, c *Collector) error {
 				return err
 			}
 		}
-		switch {
-		case dateAt >= 0:
+		if dateAt >= 0 {
 			if o.TZ == nil {
 				return refuse(in.Path, ln, cols[dateAt], "%s %s is local time without a zone; pass --tz", words[dateAt], words[timeAt])
 			}
@@ -96,14 +95,8 @@ func (dmon) Parse(in Input, o *Options, c *Collector) error {
 				return refuse(in.Path, ln, cols[dateAt], "want a date YYYYMMDD and a time HH:MM:SS, found %q %q", words[dateAt], words[timeAt])
 			}
 			r.t, r.hasT, r.timeCol = t, true, cols[dateAt]
-		default:
-			k := r.gpuKey()
-			r.t = o.Start.Add(time.Duration(ticks[k]) * o.Interval)
-			ticks[k]++
 		}
-		// A data row, kept or dropped: a file whose rows --gpu or
-		// --from/--to all drop is not one without data.
-		c.keep(in.Path, ln, r, o)
+		c.take(in.Path, ln, r, o, ticks)
 		rows++
 	}
 	if fs == nil || rows == 0 {

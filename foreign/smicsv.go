@@ -230,20 +230,26 @@ func (smiCSV) Parse(in Input, o *Options, c *Collector) error {
 				return err
 			}
 		}
-		if !r.hasT {
-			k := r.gpuKey()
-			r.t = o.Start.Add(time.Duration(ticks[k]) * o.Interval)
-			ticks[k]++
-		}
-		// A data row, kept or dropped: a file whose rows --gpu or
-		// --from/--to all drop is not one without data.
-		c.keep(in.Path, ln, r, o)
+		c.take(in.Path, ln, r, o, ticks)
 		rows++
 	}
 	if fs == nil || rows == 0 {
 		return refuse(in.Path, 0, 0, "no data rows")
 	}
 	return nil
+}
+
+// take gives a reading without a time column its time, --start plus
+// --interval per earlier reading of its GPU (ticks counts them), and keeps
+// it or drops it (keep). Every data row is taken, so a file whose rows
+// --gpu or --from/--to all drop is not one without data.
+func (c *Collector) take(path string, line int, r *reading, o *Options, ticks map[string]int) {
+	if !r.hasT {
+		k := r.gpuKey()
+		r.t = o.Start.Add(time.Duration(ticks[k]) * o.Interval)
+		ticks[k]++
+	}
+	c.keep(path, line, r, o)
 }
 
 // keep adds the reading r, read at path:line, where --gpu selects its GPU

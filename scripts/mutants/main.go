@@ -668,7 +668,8 @@ var mutations = []mutation{
 		"	if !c.selected(o, r.indexName(), r.uuid) {\n		c.drop(path, line, \"a GPU --gpu does not select\")\n		return false\n	}\n	if !inWindow(r.t, o) {\n		c.drop(path, line, \"outside --from/--to\")\n		return false\n	}",
 		"	if !inWindow(r.t, o) {\n		c.drop(path, line, \"outside --from/--to\")\n		return false\n	}\n	if !c.selected(o, r.indexName(), r.uuid) {\n		c.drop(path, line, \"a GPU --gpu does not select\")\n		return false\n	}", []string{"./foreign/"}},
 	{"I30", "a CSV whose rows --gpu all drops refused as having no data rows", "foreign/smicsv.go",
-		"		c.keep(in.Path, ln, r, o)\n		rows++", "		if c.keep(in.Path, ln, r, o) {\n			rows++\n		}", []string{"./foreign/"}},
+		"		c.take(in.Path, ln, r, o, ticks)\n		rows++\n	}\n	if fs == nil || rows == 0 {",
+		"		n := len(c.readings)\n		c.take(in.Path, ln, r, o, ticks)\n		rows += len(c.readings) - n\n	}\n	if fs == nil || rows == 0 {", []string{"./foreign/"}},
 }
 
 var scalePkg = []string{"./scripts/scale/"}

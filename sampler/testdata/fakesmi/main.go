@@ -16,11 +16,20 @@
 // test links the binary into its own directory), appends every argv to
 // fakesmi.log there, and counts sample queries (queries naming clocks.sm)
 // in fakesmi.state there. Every value it prints is synthetic.
+//
+// Under Slurm each node runs its own fake GPU: with $SLURMD_NODENAME set
+// (to NODE), fakesmi.NODE.json beside the executable, where it exists, is
+// read over fakesmi.json (the fields it sets replace fakesmi.json's; a
+// map's keys are added), so a test makes one node's GPU slower or hot;
+// each GPU's uuid names the node; and the log, the state, the pids and the
+// thermal state are NODE's own files (fakesmi.NODE.log, fakesmi.NODE.state,
+// fakesmi.NODE.pids, STATE.NODE). Without the variable nothing changes.
 package main
 
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"os/exec"
@@ -111,6 +120,22 @@ type config struct {
 	// repeats, or with Cycle the plan starts over.
 	Plan  []step `json:"plan"`
 	Cycle bool   `json:"cycle"`
+
+	// node is $SLURMD_NODENAME: the Slurm node this fake GPU is on.
+	node string
+}
+
+// nodeFile is name with the node's name before its extension (fakesmi.log:
+// fakesmi.NODE.log), or name itself off Slurm.
+func (c config) nodeFile(name string) string {
+	if c.node == "" {
+		return name
+	}
+	ext := filepath.Ext(name)
+	if ext == "" {
+		return name + "." + c.node
+	}
+	return strings.TrimSuffix(name, ext) + "." + c.node + ext
 }
 
 // thermal is a first-order thermal model of the GPUs, its state (the
@@ -135,15 +160,20 @@ func run(args []string) int {
 		return 98
 	}
 	dir := filepath.Dir(exe)
-	if f, err := os.OpenFile(filepath.Join(dir, "fakesmi.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+	cfg := config{node: os.Getenv("SLURMD_NODENAME")}
+	if f, err := os.OpenFile(filepath.Join(dir, cfg.nodeFile("fakesmi.log")), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 		fmt.Fprintln(f, strings.Join(args, " "))
 		f.Close()
 	}
-	var cfg config
-	if data, err := os.ReadFile(filepath.Join(dir, "fakesmi.json")); err == nil {
-		if err := json.Unmarshal(data, &cfg); err != nil {
-			fmt.Fprintln(os.Stderr, "fakesmi: fakesmi.json:", err)
-			return 98
+	for _, name := range []string{"fakesmi.json", cfg.nodeFile("fakesmi.json")} {
+		if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			if err := json.Unmarshal(data, &cfg); err != nil {
+				fmt.Fprintf(os.Stderr, "fakesmi: %s: %v\n", name, err)
+				return 98
+			}
+		}
+		if cfg.node == "" {
+			break
 		}
 	}
 	if cfg.GPUs == 0 {
@@ -226,7 +256,7 @@ func run(args []string) int {
 	}
 	for _, f := range fields {
 		if f == "clocks.sm" {
-			st = next(cfg, filepath.Join(dir, "fakesmi.state"))
+			st = next(cfg, filepath.Join(dir, cfg.nodeFile("fakesmi.state")))
 			break
 		}
 	}
@@ -237,7 +267,7 @@ func run(args []string) int {
 			fmt.Fprintln(os.Stderr, "fakesmi: spawn:", err)
 			return 98
 		}
-		if f, err := os.OpenFile(filepath.Join(dir, "fakesmi.pids"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+		if f, err := os.OpenFile(filepath.Join(dir, cfg.nodeFile("fakesmi.pids")), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 			fmt.Fprintf(f, "%d %d\n", os.Getpid(), child.Process.Pid)
 			f.Close()
 		}
@@ -336,7 +366,7 @@ func defaults(cfg config, i int) map[string]string {
 	}
 	m := map[string]string{
 		"index":                          strconv.Itoa(i),
-		"uuid":                           fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a3%d", i),
+		"uuid":                           uuid(cfg.node, i),
 		"name":                           "NVIDIA H100 80GB HBM3",
 		"driver_version":                 driver,
 		"clocks.sm":                      "1980",
@@ -365,6 +395,17 @@ func defaults(cfg config, i int) map[string]string {
 	m["module.enforced.power.limit"] = na(cfg.Module, "900.00")
 	m["vbios_version"] = na(cfg.Vbios, "96.00.A5.00.01")
 	return m
+}
+
+// uuid is GPU i's uuid; on a Slurm node, one of that node's own (the
+// node name's FNV-1a hash in its last group).
+func uuid(node string, i int) string {
+	if node == "" {
+		return fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a3%d", i)
+	}
+	h := fnv.New32a()
+	h.Write([]byte(node))
+	return fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-%08x%04x", h.Sum32(), i)
 }
 
 // next returns the plan step of this sample query and counts it.
@@ -437,6 +478,9 @@ func (th *thermal) now(cfg config, dir string) (float64, int) {
 		}
 	}
 	state := filepath.Join(dir, th.State)
+	if cfg.node != "" {
+		state += "." + cfg.node
+	}
 	t := float64(time.Now().UnixNano()) / 1e6
 	c := th.IdleC
 	var st struct{ C, TMS float64 }

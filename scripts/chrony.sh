@@ -23,6 +23,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${CLOCKGATE_CHRONY_DIR:-/tmp/clockgate-chrony}
 
+# install_quietly installs Debian packages without starting their system
+# services (where an init would run them: ours run on their own terms),
+# through a policy-rc.d denying starts for the install's length unless the
+# machine has one.
+install_quietly() {
+  local policy=/usr/sbin/policy-rc.d own=
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 0755 "$policy" && own=1
+  fi
+  apt-get update -qq >&2 &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+  local rc=$?
+  [ -n "$own" ] && rm -f "$policy"
+  return "$rc"
+}
+
 # running: process $1 exists and has not exited (a zombie waiting for
 # init to reap it has).
 running() {
@@ -59,10 +75,7 @@ stop_pid() {
 case "${1:-}" in
 start)
   if ! command -v chronyd >/dev/null 2>&1; then
-    apt-get update -qq >&2
-    # Debian's package would start its own service where an init runs it;
-    # this chronyd is our own, with no network source.
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chrony >&2
+    install_quietly chrony
   fi
   if alive "$dir/chronyd.pid.own"; then
     synced 50 || true

@@ -28,6 +28,22 @@ installed() {
     command -v srun >/dev/null 2>&1
 }
 
+# install_quietly installs Debian packages without starting their system
+# services (where an init would run them: ours run on their own terms),
+# through a policy-rc.d denying starts for the install's length unless the
+# machine has one.
+install_quietly() {
+  local policy=/usr/sbin/policy-rc.d own=
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 0755 "$policy" && own=1
+  fi
+  apt-get update -qq >&2 &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+  local rc=$?
+  [ -n "$own" ] && rm -f "$policy"
+  return "$rc"
+}
+
 # running: process $1 exists and has not exited (a zombie waiting for
 # init to reap it has).
 running() {
@@ -97,11 +113,7 @@ namespace_pids() {
 case "${1:-}" in
 start)
   if ! installed; then
-    apt-get update -qq >&2
-    # Debian's packages would start system services where an init runs
-    # them; this cluster is our own, on its own ports and directory.
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      slurmctld slurmd slurm-client >&2
+    install_quietly slurmctld slurmd slurm-client
   fi
   if alive "$dir/slurmctld.pid"; then
     echo "$conf"

@@ -14,7 +14,7 @@
 #   scripts/chrony.sh stop     # chronyd gone, the kernel unsynchronised again
 # A hypervisor that pauses the machine and steps its clock resets the
 # kernel to unsynchronised; chronyd marks it synchronised again at its next
-# update (within a second or two), so a test checks `status` right before
+# update (within a second), so a test checks `status` right before
 # it relies on the state. `chronyc -c tracking` answers on chronyd's
 # default socket while it runs. CLOCKGATE_CHRONY_DIR (default
 # /tmp/clockgate-chrony) holds the configuration, the helper, the log and
@@ -72,6 +72,16 @@ stop_pid() {
   kill -KILL "$pid" 2>/dev/null || true
 }
 
+# stop_all ends chronyd and the feed, and gives the kernel back the state
+# saved at start.
+stop_all() {
+  stop_pid "$dir/chronyd.pid.own"
+  stop_pid "$dir/feed.pid"
+  if [ -x "$dir/chronyfeed" ]; then
+    "$dir/chronyfeed" restore "$dir/kernel.saved"
+  fi
+}
+
 case "${1:-}" in
 start)
   if ! command -v chronyd >/dev/null 2>&1; then
@@ -94,8 +104,9 @@ start)
   go build -o "$dir/chronyfeed" ./scripts/chronyfeed
   "$dir/chronyfeed" save "$dir/kernel.saved"
   cat >"$dir/chrony.conf" <<CONF
-# The only source: zero offsets from scripts/chronyfeed, every second.
-refclock SOCK $dir/refclock.sock refid CGZ poll 0 filter 4
+# The only source: zero offsets from scripts/chronyfeed, taken twice a
+# second, two samples each (selected about 2 s after chronyd starts).
+refclock SOCK $dir/refclock.sock refid CGZ poll -1 filter 2
 rtcsync
 # Never serve time; slew at most 1 ppm (the offsets are zero anyway).
 maxslewrate 1
@@ -112,6 +123,7 @@ CONF
   if ! synced 100; then
     echo "clockgate: chronyd did not make the kernel synchronised in 10 s; its log:" >&2
     cat "$dir/chronyd.log" >&2
+    stop_all
     exit 1
   fi
   "$dir/chronyfeed" status >&2
@@ -126,11 +138,7 @@ status)
   "$dir/chronyfeed" status
   ;;
 stop)
-  stop_pid "$dir/chronyd.pid.own"
-  stop_pid "$dir/feed.pid"
-  if [ -x "$dir/chronyfeed" ]; then
-    "$dir/chronyfeed" restore "$dir/kernel.saved"
-  fi
+  stop_all
   ;;
 *)
   echo "usage: scripts/chrony.sh start|stop|status" >&2; exit 2 ;;

@@ -110,6 +110,22 @@ namespace_pids() {
   return 0
 }
 
+# stop_all cancels every job and ends the daemons and every process in
+# the nodes' namespaces.
+stop_all() {
+  local pids=() n
+  if alive "$dir/slurmctld.pid"; then
+    scancel --full --signal=KILL --user=root >/dev/null 2>&1 || true
+  fi
+  for n in "${nodes[@]}"; do
+    # shellcheck disable=SC2207
+    pids+=($(namespace_pids "$n"))
+  done
+  alive "$dir/slurmctld.pid" && pids+=("$(cat "$dir/slurmctld.pid")")
+  stop_pids "${pids[@]}"
+  rm -f "$dir"/slurmd-node?.pid "$dir/slurmctld.pid"
+}
+
 case "${1:-}" in
 start)
   if ! installed; then
@@ -167,7 +183,10 @@ CONF
   setsid slurmctld -D -i -f "$conf" </dev/null >>"$dir/slurmctld.out" 2>&1 &
   echo $! >"$dir/slurmctld.pid"
   for n in "${nodes[@]}"; do start_node "$n"; done
-  ready
+  if ! ready; then
+    stop_all
+    exit 1
+  fi
   echo "$conf"
   ;;
 reboot)
@@ -196,16 +215,7 @@ status)
   exit "$rc"
   ;;
 stop)
-  if alive "$dir/slurmctld.pid"; then
-    scancel --full --signal=KILL --user=root >/dev/null 2>&1 || true
-  fi
-  pids=()
-  for n in "${nodes[@]}"; do
-    pids+=($(namespace_pids "$n"))
-  done
-  alive "$dir/slurmctld.pid" && pids+=("$(cat "$dir/slurmctld.pid")")
-  stop_pids "${pids[@]}"
-  rm -f "$dir"/slurmd-node?.pid "$dir/slurmctld.pid"
+  stop_all
   ;;
 *)
   echo "usage: scripts/slurm.sh start|stop|status|reboot NODE" >&2; exit 2 ;;

@@ -48,7 +48,7 @@ var Nodes = []string{"node1", "node2", "node3"}
 const lockWait = 5 * time.Minute
 
 // syncWait bounds the wait for chronyd to mark the kernel synchronised
-// again (it does at each update, every second, with scripts/chrony.sh's
+// again (it does at each update, twice a second, with scripts/chrony.sh's
 // configuration; the hypervisor may have stepped the clock since).
 const syncWait = 10 * time.Second
 

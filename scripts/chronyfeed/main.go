@@ -48,7 +48,7 @@ const (
 	sockMagic = 0x534f434b
 
 	// feedEvery is how often a sample is sent: several per chronyd poll
-	// (poll 0, one second) so its filter always has some.
+	// (poll -1, half a second) so its filter always has its two.
 	feedEvery = 250 * time.Millisecond
 )
 

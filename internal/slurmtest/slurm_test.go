@@ -280,6 +280,30 @@ func TestKernelSynchronisedUnderChrony(t *testing.T) {
 	}
 }
 
+// TestKernelResynchronisedAfterAReset: a kernel reset to unsynchronised
+// while chronyd runs (what a hypervisor's pause and clock step does) is
+// synchronised again at chronyd's next update, within syncWait.
+func TestKernelResynchronisedAfterAReset(t *testing.T) {
+	dir := chronyDir(t)
+	hold(t, filepath.Join(dir, "..", filepath.Base(dir)+".lock"), syscall.LOCK_EX)
+	if s, err := waitSync(true, syncWait); err != nil || !s.Synchronised {
+		t.Fatalf("kernel under chronyd before the reset: %+v, %v", s, err)
+	}
+	// chronyfeed restore marks the kernel unsynchronised, as at a reset.
+	if out, err := exec.Command(filepath.Join(dir, "chronyfeed"), "restore", filepath.Join(dir, "kernel.saved")).CombinedOutput(); err != nil {
+		t.Fatalf("chronyfeed restore: %v\n%s", err, out)
+	}
+	start := time.Now()
+	if s, err := KernelSync(); err != nil || s.Synchronised {
+		t.Fatalf("kernel right after the reset: %+v, %v; want unsynchronised", s, err)
+	}
+	s, err := waitSync(true, syncWait)
+	if err != nil || !s.Synchronised {
+		t.Fatalf("kernel %v after the reset: %+v, %v; want synchronised again by chronyd", syncWait, s, err)
+	}
+	t.Logf("synchronised again %v after the reset", time.Since(start).Round(time.Millisecond))
+}
+
 // TestKernelUnsynchronisedWithoutChrony: with scripts/chrony.sh's chronyd
 // stopped the kernel is unsynchronised again (the machine's own clock),
 // and chronyc has no daemon to ask.

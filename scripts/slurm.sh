@@ -135,6 +135,8 @@ start)
     echo "$conf"
     exit 0
   fi
+  # A node left from a cluster whose slurmctld has gone holds its port.
+  stop_all
   rm -rf "$dir"
   mkdir -p "$dir/state" "$dir/spool"
   ctl=$(hostname -s)

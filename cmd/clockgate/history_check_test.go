@@ -128,8 +128,8 @@ func TestHistoryCheckCommand(t *testing.T) {
 			md      []string
 			verdict map[string]int
 		}{
-			{"stable", nil, false, nil, 0, []string{"## clockgate history check: no regression\n", " 0 regression, 0 NOT ESTABLISHED, 0 improvement, 28 stable. Exit 0.\n"}, map[string]int{"stable": 28}},
-			{"regression", slower, false, nil, 1, []string{"## clockgate history check: REGRESSION\n", " 18 regression, 0 NOT ESTABLISHED, 0 improvement, 10 stable. Exit 1.\n",
+			{"stable", nil, false, nil, 0, []string{"## clockgate history check: no regression\n", " 0 regression, 0 NOT ESTABLISHED, 0 insufficient, 0 improvement, 0 new, 28 stable. Exit 0.\n"}, map[string]int{"stable": 28}},
+			{"regression", slower, false, nil, 1, []string{"## clockgate history check: REGRESSION\n", " 18 regression, 0 NOT ESTABLISHED, 0 insufficient, 0 improvement, 0 new, 10 stable. Exit 1.\n",
 				"| llama-3.1-8b-instruct fastengine throughput 1/inf [NVIDIA GB10] | 2026-09-30T02:00:00.000Z | ", " | **regression** | -5.", " | no: free clock "}, map[string]int{"regression": 18, "stable": 10}},
 			{"regression-under-min-change", slower, false, []string{"--min-change", "6%"}, 0, []string{"not beyond --min-change 6%"}, map[string]int{"stable": 28}},
 			{"improvement", faster, false, nil, 0, []string{"## clockgate history check: no regression\n", " | improvement | 4."}, map[string]int{"improvement": 18, "stable": 10}},
@@ -208,9 +208,9 @@ func TestHistoryCheckRefuses(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "the history holds no grid: nothing to check") {
 		t.Errorf("an empty history: exit %d, stderr %q", code, errs)
 	}
-	// One grid: every series has its first value, stable.
+	// One grid: every series has its first value, new.
 	code, out, errs := runMain("history", "check", "--db", empty)
-	if code != 0 || !strings.Contains(out, "the first established value: nothing to compare it with") {
+	if code != 0 || !strings.Contains(out, "| new | — | — | the series' first grid: nothing to compare it with |") {
 		t.Errorf("one grid: exit %d, stderr %q:\n%s", code, errs, out)
 	}
 }

@@ -491,3 +491,35 @@ func TestLegsFromAllRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLAxisAtLeastMinChange: history.html draws a quiet series (a
+// 0.01% move) on an axis of ± --min-change around its median, its
+// labels at 99 and 101 for a median of 100 at 1% (at 97 and 103 at 3%);
+// a series that moves further keeps its own range.
+func TestHTMLAxisAtLeastMinChange(t *testing.T) {
+	quiet := gridsOf(tpKey, []float64{100, 100.01, 100, 99.99, 100})
+	for _, tc := range []struct {
+		grids  []*Grid
+		minPct float64
+		lo, hi string
+	}{
+		{quiet, 1, "99.0000", "101.0000"},
+		{quiet, 3, "97.0000", "103.0000"},
+		{gridsOf(tpKey, []float64{100, 95, 104, 100, 100}), 1, "95.0000", "104.0000"},
+	} {
+		r := Build(tc.grids, DefaultDetection)
+		r.MinChangePct = tc.minPct
+		var b bytes.Buffer
+		if err := r.HTML(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, label := range []string{tc.lo, tc.hi} {
+			if !strings.Contains(b.String(), `text-anchor="end">`+label+`</text>`) {
+				t.Errorf("--min-change %g%%: no axis label %s in:\n%s", tc.minPct, label, b.String())
+			}
+		}
+	}
+	if r := Build(quiet, DefaultDetection); r.MinChangePct != DefaultMinChangePct {
+		t.Errorf("Build's axis bound %v, want the default --min-change", r.MinChangePct)
+	}
+}

@@ -33,6 +33,10 @@ type historyReportOptions struct {
 	Out  string
 	JSON bool
 	P    float64
+	// MinChange is --min-change: history.html's axes span at least ±
+	// it around each series' median.
+	MinChange    string
+	minChangePct float64
 }
 
 type historyCheckOptions struct {
@@ -121,7 +125,9 @@ writes history.md, history.html (a trend picture per series: ESTABLISHED values
 filled, NOT ESTABLISHED ones hollow, change points marked) and history.csv
 (Otava's CSV shape: a time column, one column per series, the grid as an
 attribute; a value that is not ESTABLISHED left empty) into DIR, each file
-replaced atomically.
+replaced atomically. history.html draws each series on an axis of at least
+± --min-change around its median, so that a move smaller than the check
+would call a change does not fill the picture.
 
 Exit status: 0 done; 2 a usage error, or a history that cannot be read.`,
 		Example: `  clockgate history report
@@ -141,6 +147,11 @@ Exit status: 0 done; 2 a usage error, or a history that cannot be read.`,
 			if c.Flags().Changed("out") && opts.Out == "" {
 				return usageErr("--out: want a directory, found an empty string")
 			}
+			v, err := parsePercent(opts.MinChange)
+			if err != nil {
+				return usageErr("--min-change %s: %v", opts.MinChange, err)
+			}
+			opts.minChangePct = v
 			return runHistoryReport(c.Context(), opts)
 		},
 	}
@@ -149,6 +160,7 @@ Exit status: 0 done; 2 a usage error, or a history that cannot be read.`,
 	f.StringVar(&opts.Out, "out", "", "also write history.md, history.html and history.csv into `DIR`")
 	f.BoolVar(&opts.JSON, "json", false, "print the series as JSON instead of history.md")
 	f.Float64Var(&opts.P, "p", history.DefaultP, "a change point's calibrated p must be below `P`")
+	f.StringVar(&opts.MinChange, "min-change", fmt.Sprintf("%g%%", float64(history.DefaultMinChangePct)), "history.html draws each series on an axis of at least ± `PCT` around its median (as history check's --min-change)")
 	return cmd
 }
 
@@ -339,6 +351,7 @@ func runHistoryReport(ctx context.Context, opts *historyReportOptions) error {
 	d := history.DefaultDetection
 	d.P = opts.P
 	r := history.Build(grids, d)
+	r.MinChangePct = opts.minChangePct
 	var md bytes.Buffer
 	if err := r.Markdown(&md); err != nil {
 		return err

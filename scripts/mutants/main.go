@@ -34,6 +34,9 @@ var clocksPkg = []string{"./clocks/"}
 
 var historyPkg = []string{"./history/"}
 
+// shortHistoryTests are the history tests of the small-history rule.
+var shortHistoryTests = []string{"-run=^(TestShortHistory.*|TestRankSumPExact|TestLegsFromAllRuns|TestHTMLAxisAtLeastMinChange)$", "./history/"}
+
 // foreignPkg holds the import's tests: they convert foreign files and
 // judge the legs through clocks/, so they kill the judge's import
 // mutations too.
@@ -328,19 +331,49 @@ var mutations = []mutation{
 	{"H2-12", "an engine's throughput judged as higher is worse", "history/check.go",
 		"case metric == MetricThroughputRatio, metric == MetricPointRatio, metric == MetricThroughput:", "case metric == MetricThroughputRatio, metric == MetricPointRatio:\n		return LowerWorse, nil\n	case metric == MetricThroughput:\n		return HigherWorse, nil", historyPkg},
 	{"H2-13", "a NOT ESTABLISHED newest grid does not fail the check", "history/check.go",
-		"if j.Verdict == VerdictRegression || (j.Verdict == VerdictNotEstablished && !c.AllowUnestablished) {", "if j.Verdict == VerdictRegression {", historyPkg},
+		"	case VerdictNotEstablished:\n		return !c.AllowUnestablished", "	case VerdictNotEstablished:\n		return false", historyPkg},
 	{"H2-14", "a NOT ESTABLISHED newest value judged as a value", "history/check.go",
 		"	if !j.Newest.Established {\n		j.Verdict = VerdictNotEstablished", "	if false {\n		j.Verdict = VerdictNotEstablished", historyPkg},
 	{"H2-15", "--min-change met at the bound", "history/check.go",
 		"func beyond(pct, minChangePct float64) bool { return math.Abs(pct) > minChangePct }", "func beyond(pct, minChangePct float64) bool { return math.Abs(pct) >= minChangePct }", historyPkg},
 	{"H2-16", "an improvement fails the check", "history/check.go",
-		"if j.Verdict == VerdictRegression || (j.Verdict == VerdictNotEstablished", "if j.Verdict != VerdictStable && j.Verdict != VerdictNotEstablished || (j.Verdict == VerdictNotEstablished", historyPkg},
+		"	case VerdictRegression:\n		return true", "	case VerdictRegression, VerdictImprovement:\n		return true", historyPkg},
 	{"H2-17", "the box never moved at the newest grid", "history/check.go",
 		"BoxMoved: boxMoved(tpBefore, newest.Value, before, now)}", "BoxMoved: false}", historyPkg},
 	{"H2-18", "a change point at the newest grid ignored", "history/check.go",
 		"		if ch.Index != last {", "		if true {", historyPkg},
 	{"H2-19", "the calibration dropped: every p the normal p of the chosen split's own statistic", "history/calibrated.go",
 		"func calibratedP(n int, z float64) float64 {\n", "func calibratedP(n int, z float64) float64 {\n\tif n >= 2 {\n\t\treturn math.Erfc(z / math.Sqrt2)\n\t}\n", historyPkg},
+	// The history check's small-history rule (SPEC §12.1.1).
+	{"HS1", "the small-history rule's level widened to 0.03", "history/check.go",
+		"const LegAlpha = 0.02", "const LegAlpha = 0.03", shortHistoryTests},
+	{"HS2", "the small-history rule's level narrowed to 0.01 (4 legs a side never reach it)", "history/check.go",
+		"const LegAlpha = 0.02", "const LegAlpha = 0.01", shortHistoryTests},
+	{"HS3", "3 legs a side enough for the small-history rule", "history/check.go",
+		"const MinLegsPerSide = 4", "const MinLegsPerSide = 3", shortHistoryTests},
+	{"HS4", "the small-history rule without its rank test", "history/check.go",
+		"	case worse < LegAlpha && moved == VerdictRegression && beyond(j.MagnitudePct, minChangePct):", "	case moved == VerdictRegression && beyond(j.MagnitudePct, minChangePct):", shortHistoryTests},
+	{"HS5", "the small-history rule without --min-change on the medians", "history/check.go",
+		"	case worse < LegAlpha && moved == VerdictRegression && beyond(j.MagnitudePct, minChangePct):", "	case worse < LegAlpha && moved == VerdictRegression:", shortHistoryTests},
+	{"HS6", "an insufficient series does not fail the check", "history/check.go",
+		"		return !c.AllowShortHistory", "		return false", shortHistoryTests},
+	{"HS7", "any legs at all judged by the small-history rule", "history/check.go",
+		"	if len(newest) < MinLegsPerSide || len(before) < MinLegsPerSide {", "	if len(newest) == 0 || len(before) == 0 {", shortHistoryTests},
+	{"HS8", "a short history called stable, its legs not tested", "history/check.go",
+		"		return s.judgeLegs(j, dir, j.Newest.Legs, before, len(seg), minChangePct)",
+		"		j.Verdict = VerdictStable\n		return j", shortHistoryTests},
+	{"HS9", "a series' first grid not new", "history/check.go",
+		"	if last == 0 {\n		j.Verdict = VerdictNew", "	if false {\n		j.Verdict = VerdictNew", shortHistoryTests},
+	{"HS10", "no established grid before the newest called stable", "history/check.go",
+		"		j.Verdict = VerdictInsufficient\n		j.How = fmt.Sprintf(\"no established grid", "		j.Verdict = VerdictStable\n		j.How = fmt.Sprintf(\"no established grid", shortHistoryTests},
+	{"HS11", "a point ratio's legs not divided by the baseline's median", "history/legs.go",
+		"		out = append(out, v/bm)", "		out = append(out, v)", shortHistoryTests},
+	{"HS12", "a THROUGHPUT ratio leg the product of its points' ratios, not their geometric mean", "history/legs.go",
+		"		out = append(out, math.Exp(logSum/float64(len(common))))", "		out = append(out, math.Exp(logSum))", shortHistoryTests},
+	{"HS13", "MEMORY's and ENERGY's worse direction ignored by the small-history rule", "history/check.go",
+		"	if dir == HigherWorse {\n		worse, better = greater, less", "	if false {\n		worse, better = greater, less", shortHistoryTests},
+	{"HS14", "history.html's axis not widened to --min-change", "history/output.go",
+		"	lo, hi = math.Min(lo, m-half), math.Max(hi, m+half)", "	_, _ = m, half", shortHistoryTests},
 	{"W1", "the point's free median offset not held", "clocks/points.go",
 		"medianOK := offsetWithin(oh.median2, bh.median2)", "medianOK := true", clocksPkg},
 	{"W2", "the point's free mean offset not held", "clocks/points.go",

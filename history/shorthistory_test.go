@@ -3,9 +3,12 @@ package history
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -521,5 +524,51 @@ func TestHTMLAxisAtLeastMinChange(t *testing.T) {
 	}
 	if r := Build(quiet, DefaultDetection); r.MinChangePct != DefaultMinChangePct {
 		t.Errorf("Build's axis bound %v, want the default --min-change", r.MinChangePct)
+	}
+}
+
+// TestMigrationToLegs: a history of schema version 1 (no legs) is
+// migrated when opened: its grids read back with no legs (judged
+// insufficient where their legs would be needed), and grids added after
+// keep theirs.
+func TestMigrationToLegs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.sqlite")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range append(strings.Split(migrations[0], ";"),
+		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY)`,
+		`INSERT INTO schema_migrations (version) VALUES (1)`,
+		`INSERT INTO grids (id, date) VALUES ('old', '2026-09-01T02:00:00.000000000Z')`,
+		`INSERT INTO grid_values VALUES ('old', 'm', 'ours/vllm', 'THROUGHPUT ratio', '', 'GPU', 1.1, 1)`) {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g := legGrids(tpKey, fourLegs, scaled(fourLegs, 0.8))[1]
+	g.ID = "new"
+	if _, err := s.Add(context.Background(), g); err != nil {
+		t.Fatal(err)
+	}
+	grids, err := s.Grids(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(grids) != 2 || grids[0].Values[0].Legs != nil || !reflect.DeepEqual(grids[1].Values[0].Legs, scaled(fourLegs, 0.8)) {
+		t.Fatalf("read back %+v, %+v", grids[0].Values, grids[1].Values)
+	}
+	c, err := CheckGrids(grids, DefaultDetection, DefaultMinChangePct, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := c.Judgements[0]; j.Verdict != VerdictInsufficient || !strings.Contains(j.How, "the 1 grid before it 0, under 4 a side") {
+		t.Errorf("after a grid of version 1: %s (%s)", j.Verdict, j.How)
 	}
 }

@@ -422,6 +422,8 @@ func (c *Check) Markdown(w io.Writer) error {
 		outcome = "NOT ESTABLISHED"
 	case counts[VerdictInsufficient] > 0 && !c.AllowShortHistory:
 		outcome = "INSUFFICIENT HISTORY"
+	case len(c.Judgements) > 0 && counts[VerdictNew] == len(c.Judgements):
+		outcome = "nothing to compare yet (every series new)"
 	}
 	if n := counts[VerdictInsufficient]; n > 0 {
 		allowed := ""

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -570,5 +571,47 @@ func TestMigrationToLegs(t *testing.T) {
 	}
 	if j := c.Judgements[0]; j.Verdict != VerdictInsufficient || !strings.Contains(j.How, "the 1 grid before it 0, under 4 a side") {
 		t.Errorf("after a grid of version 1: %s (%s)", j.Verdict, j.How)
+	}
+}
+
+// TestLegsFromRealFiles: the legs are read from all-runs.json as
+// summarize kept real files written by vLLM 0.25.1, vLLM 0.5.4 and
+// SGLang's bench_serving (testdata/bench-real, their sources in its
+// README.md): a point by its max_concurrency (null: none) and
+// request_rate ("inf", SGLang's Infinity, a number), its
+// output_throughput as written; a point whose throughput is 0 (every
+// request failed) gives no leg value.
+func TestLegsFromRealFiles(t *testing.T) {
+	for _, tc := range []struct {
+		tree, arm string
+		want      map[string]float64
+	}{
+		{"real-vllm-0.25", "opt-125m\x00vllm", map[string]float64{"2/inf": 191.2005994745598}},
+		{"real-vllm-0.25", "opt-125m\x00vllm-crashed", map[string]float64{}},
+		{"real-sglang", "deepseek-v3\x00sglang", map[string]float64{"none/inf": 12412.394674113431}},
+		{"real-sglang", "llama-3.3-70b-instruct\x00sglang", map[string]float64{"none/1": 537.4147638064377, "none/2": 987.4153150360022,
+			"none/4": 2048.3392828707633, "none/8": 3515.838989447663, "none/16": 4238.110256944623}},
+		{"real-vllm-0.5", "mistral-7b-instruct-v0.3\x00vllm", map[string]float64{"none/inf": 238.39258442037368}},
+	} {
+		data, err := os.ReadFile("../golden/" + tc.tree + "/all-runs.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := doc{tc.tree + "/all-runs.json", data}
+		v, err := d.parse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		arms, err := readLegs(field{d, "", v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := arms[tc.arm]
+		if a == nil || len(a.legs) == 0 {
+			t.Fatalf("%s: no arm %q", tc.tree, tc.arm)
+		}
+		if got := a.sortedLegs()[0].tput; !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s %q r1: %v, want %v", tc.tree, tc.arm, got, tc.want)
+		}
 	}
 }

@@ -35,7 +35,7 @@ var clocksPkg = []string{"./clocks/"}
 var historyPkg = []string{"./history/"}
 
 // shortHistoryTests are the history tests of the small-history rule.
-var shortHistoryTests = []string{"-run=^(TestShortHistory.*|TestRankSumPExact|TestLegsFromAllRuns|TestHTMLAxisAtLeastMinChange)$", "./history/"}
+var shortHistoryTests = []string{"-run=^(TestShortHistory.*|TestRankSumPExact|TestLegsFrom.*|TestHTMLAxisAtLeastMinChange|TestMigrationToLegs)$", "./history/"}
 
 // foreignPkg holds the import's tests: they convert foreign files and
 // judge the legs through clocks/, so they kill the judge's import

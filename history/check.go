@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -23,6 +24,18 @@ const PredictionLevel = 0.999
 // the interval too wide and its spread too unsure to say anything.
 const MinSegment = 8
 
+// LegAlpha is the level of the small-history rule's one-sided
+// Mann–Whitney test of the newest grid's legs against the segment's
+// (SPEC §12.1.1): 0.02, because 4 legs a side can reach it (their
+// smallest one-sided p is 1/70 ≈ 0.014), while the check's p of 0.001
+// needs far more legs. A regression needs p < LegAlpha.
+const LegAlpha = 0.02
+
+// MinLegsPerSide is how many legs the newest grid, and the segment's
+// grids together, must each hold for the small-history rule's test:
+// fewer cannot reach LegAlpha against a few legs, and say nothing.
+const MinLegsPerSide = 4
+
 // DefaultMinChangePct is the default --min-change: a change smaller than
 // 1% of the value before is never a regression, however significant.
 const DefaultMinChangePct = 1
@@ -33,6 +46,12 @@ const (
 	VerdictImprovement    = "improvement"
 	VerdictStable         = "stable"
 	VerdictNotEstablished = "not_established"
+	// VerdictInsufficient: too few legs for the small-history rule, where
+	// the series is too short for the prediction interval: nothing could
+	// be judged, which is never "stable".
+	VerdictInsufficient = "insufficient"
+	// VerdictNew: the series' first grid; nothing to compare it with.
+	VerdictNew = "new"
 )
 
 // Direction is which way a series' value is worse.
@@ -88,20 +107,37 @@ type Check struct {
 	Detection          Detection
 	MinChangePct       float64
 	AllowUnestablished bool
+	// AllowShortHistory makes an insufficient series not fail the check
+	// (--allow-short-history).
+	AllowShortHistory bool
 	// Judgements are in the series' key order.
 	Judgements []Judgement
 }
 
 // Exit is the check's exit status: 1 when a newest grid starts an
-// established regression, or is NOT ESTABLISHED and that is not allowed;
-// 0 otherwise.
+// established regression, is NOT ESTABLISHED and that is not allowed, or
+// could not be judged (insufficient) and that is not allowed; 0
+// otherwise.
 func (c *Check) Exit() int {
 	for _, j := range c.Judgements {
-		if j.Verdict == VerdictRegression || (j.Verdict == VerdictNotEstablished && !c.AllowUnestablished) {
+		if c.fails(j.Verdict) {
 			return 1
 		}
 	}
 	return 0
+}
+
+// fails reports whether verdict v fails the check.
+func (c *Check) fails(v string) bool {
+	switch v {
+	case VerdictRegression:
+		return true
+	case VerdictNotEstablished:
+		return !c.AllowUnestablished
+	case VerdictInsufficient:
+		return !c.AllowShortHistory
+	}
+	return false
 }
 
 // CheckGrids judges the newest grid of every series of grids (in date
@@ -171,12 +207,17 @@ func (s *Series) judge(dir Direction, clock *Series, d Detection, minChangePct f
 			return j
 		}
 	}
+	if last == 0 {
+		j.Verdict = VerdictNew
+		j.How = "the series' first grid: nothing to compare it with"
+		return j
+	}
 	// The newest value against the last segment before it.
 	idx := s.established()
 	idx = idx[:len(idx)-1]
 	if len(idx) == 0 {
-		j.Verdict = VerdictStable
-		j.How = "the first established value: nothing to compare it with"
+		j.Verdict = VerdictInsufficient
+		j.How = fmt.Sprintf("no established grid before the newest (%s, none ESTABLISHED): nothing to compare it with", nGrids(last))
 		return j
 	}
 	xs := make([]float64, len(idx))
@@ -200,9 +241,11 @@ func (s *Series) judge(dir Direction, clock *Series, d Detection, minChangePct f
 		j.Clock = clockAround(clock, grids, j.Newest, m)
 	}
 	if len(seg) < MinSegment {
-		j.Verdict = VerdictStable
-		j.How = fmt.Sprintf("the last segment has %d established values, under %d: no prediction interval", len(seg), MinSegment)
-		return j
+		var before []float64
+		for _, at := range idx[from:] {
+			before = append(before, s.Points[at].Legs...)
+		}
+		return s.judgeLegs(j, dir, j.Newest.Legs, before, len(seg), minChangePct)
 	}
 	lo, hi := predictionInterval(seg, PredictionLevel)
 	inside := lo <= j.Newest.Value && j.Newest.Value <= hi
@@ -220,6 +263,60 @@ func (s *Series) judge(dir Direction, clock *Series, d Detection, minChangePct f
 	}
 	return j
 }
+
+// judgeLegs is the small-history rule (SPEC §12.1.1), where the last
+// segment's segN established values are under MinSegment: the newest
+// grid's legs against the segment's grids' legs, a one-sided
+// Mann–Whitney U test at LegAlpha in the worse direction, each side at
+// least MinLegsPerSide legs, and the legs' medians apart by more than
+// minChangePct percent of the median before. The same in the better
+// direction is an improvement; too few legs is insufficient.
+func (s *Series) judgeLegs(j Judgement, dir Direction, newest, before []float64, segN int, minChangePct float64) Judgement {
+	short := fmt.Sprintf("the last segment has %d established values, under %d: no prediction interval", segN, MinSegment)
+	if len(newest) < MinLegsPerSide || len(before) < MinLegsPerSide {
+		j.Verdict = VerdictInsufficient
+		j.MagnitudePct = math.NaN()
+		j.How = fmt.Sprintf("%s; the newest grid has %d legs and the %s before it %d, under %d a side: no leg test; record at least %d legs per arm, or pass --allow-short-history",
+			short, len(newest), nGrids(segN), len(before), MinLegsPerSide, MinLegsPerSide)
+		return j
+	}
+	mNew, mBefore := median(newest), median(before)
+	j.MagnitudePct = (mNew/mBefore - 1) * 100
+	less, greater := rankSumP(newest, before)
+	worse, better := less, greater
+	if dir == HigherWorse {
+		worse, better = greater, less
+	}
+	test := fmt.Sprintf("%s; the newest grid's %d legs (median %s) against the %d legs of the %s before (median %s)",
+		short, len(newest), num(mNew), len(before), nGrids(segN), num(mBefore))
+	moved := verdictOf(j.MagnitudePct, dir)
+	switch {
+	case worse < LegAlpha && moved == VerdictRegression && beyond(j.MagnitudePct, minChangePct):
+		j.Verdict = VerdictRegression
+		j.How = fmt.Sprintf("%s: one-sided Mann–Whitney p %s < %g, worse by %s%%, beyond --min-change %g%%", test, fmtLegP(worse), LegAlpha, pct(math.Abs(j.MagnitudePct)), minChangePct)
+	case better < LegAlpha && moved == VerdictImprovement && beyond(j.MagnitudePct, minChangePct):
+		j.Verdict = VerdictImprovement
+		j.How = fmt.Sprintf("%s: one-sided Mann–Whitney p %s < %g, better by %s%%, beyond --min-change %g%%", test, fmtLegP(better), LegAlpha, pct(math.Abs(j.MagnitudePct)), minChangePct)
+	case worse < LegAlpha || better < LegAlpha:
+		j.Verdict = VerdictStable
+		j.How = fmt.Sprintf("%s: one-sided Mann–Whitney p %s < %g, but the medians %s%% apart, not beyond --min-change %g%%", test, fmtLegP(math.Min(worse, better)), LegAlpha, pct(math.Abs(j.MagnitudePct)), minChangePct)
+	default:
+		j.Verdict = VerdictStable
+		j.How = fmt.Sprintf("%s: one-sided Mann–Whitney p %s (worse) and %s (better), not below %g", test, fmtLegP(worse), fmtLegP(better), LegAlpha)
+	}
+	return j
+}
+
+// nGrids is "1 grid" or "n grids".
+func nGrids(n int) string {
+	if n == 1 {
+		return "1 grid"
+	}
+	return fmt.Sprintf("%d grids", n)
+}
+
+// fmtLegP writes a leg test's p at 4 significant digits.
+func fmtLegP(p float64) string { return strconv.FormatFloat(p, 'g', 4, 64) }
 
 // predictionInterval is the two-sided prediction interval, at coverage
 // level, of one more independent value of the Gaussian seg came from:
@@ -268,14 +365,18 @@ func verdictOrder(v string) int {
 		return 0
 	case VerdictNotEstablished:
 		return 1
-	case VerdictImprovement:
+	case VerdictInsufficient:
 		return 2
+	case VerdictImprovement:
+		return 3
+	case VerdictNew:
+		return 4
 	}
-	return 3
+	return 5
 }
 
 // sorted is the judgements, regressions first, then NOT ESTABLISHED,
-// improvements and stable ones, each in key order.
+// insufficient, improvements, new and stable ones, each in key order.
 func (c *Check) sorted() []Judgement {
 	out := append([]Judgement{}, c.Judgements...)
 	sort.SliceStable(out, func(a, b int) bool { return verdictOrder(out[a].Verdict) < verdictOrder(out[b].Verdict) })
@@ -285,7 +386,7 @@ func (c *Check) sorted() []Judgement {
 // boxText is the box-moved column of one judgement.
 func (j Judgement) boxText() string {
 	switch {
-	case j.Key.Metric != MetricThroughput, j.Verdict == VerdictNotEstablished:
+	case j.Key.Metric != MetricThroughput, j.Verdict == VerdictNotEstablished, j.Verdict == VerdictNew:
 		return "—"
 	case j.Clock == nil:
 		return "free clock unknown"
@@ -319,16 +420,31 @@ func (c *Check) Markdown(w io.Writer) error {
 		outcome = "REGRESSION"
 	case counts[VerdictNotEstablished] > 0 && !c.AllowUnestablished:
 		outcome = "NOT ESTABLISHED"
+	case counts[VerdictInsufficient] > 0 && !c.AllowShortHistory:
+		outcome = "INSUFFICIENT HISTORY"
+	case len(c.Judgements) > 0 && counts[VerdictNew] == len(c.Judgements):
+		outcome = "nothing to compare yet (every series new)"
+	}
+	if n := counts[VerdictInsufficient]; n > 0 {
+		allowed := ""
+		if c.AllowShortHistory {
+			allowed = " (allowed: --allow-short-history)"
+		}
+		outcome += fmt.Sprintf("; %d of %d series could not be judged%s", n, len(c.Judgements), allowed)
 	}
 	fmt.Fprintf(b, "## clockgate history check: %s\n\n", outcome)
-	fmt.Fprintf(b, "%d series judged at their newest grid: %d regression, %d NOT ESTABLISHED, %d improvement, %d stable. Exit %d.\n\n",
-		len(c.Judgements), counts[VerdictRegression], counts[VerdictNotEstablished], counts[VerdictImprovement], counts[VerdictStable], c.Exit())
+	fmt.Fprintf(b, "%d series judged at their newest grid: %d regression, %d NOT ESTABLISHED, %d insufficient, %d improvement, %d new, %d stable. Exit %d.\n\n",
+		len(c.Judgements), counts[VerdictRegression], counts[VerdictNotEstablished], counts[VerdictInsufficient], counts[VerdictImprovement], counts[VerdictNew], counts[VerdictStable], c.Exit())
 	unest := "fails the check"
 	if c.AllowUnestablished {
 		unest = "is allowed (--allow-unestablished)"
 	}
-	fmt.Fprintf(b, "A regression is a newest ESTABLISHED value that starts a change point (%s) or lies outside the %g%% prediction interval of the series' last segment of at least %d established values, beyond --min-change %g%%, in the direction worse for its family: lower THROUGHPUT, higher MEMORY and ENERGY. Improvements are reported and never fail. A NOT ESTABLISHED newest value %s.\n\n",
-		c.Detection.describe(), PredictionLevel*100, MinSegment, c.MinChangePct, unest)
+	short := "fails the check"
+	if c.AllowShortHistory {
+		short = "is allowed (--allow-short-history)"
+	}
+	fmt.Fprintf(b, "A regression is a newest ESTABLISHED value that starts a change point (%s) or lies outside the %g%% prediction interval of the series' last segment of at least %d established values, beyond --min-change %g%%, in the direction worse for its family: lower THROUGHPUT, higher MEMORY and ENERGY. Where the segment is shorter, the newest grid's legs are tested against the segment's legs: a one-sided Mann–Whitney p < %g, at least %d legs a side, and the medians apart beyond --min-change. Improvements are reported and never fail. A NOT ESTABLISHED newest value %s. A series with too few legs for either rule is insufficient, which %s; a series' first grid is new.\n\n",
+		c.Detection.describe(), PredictionLevel*100, MinSegment, c.MinChangePct, LegAlpha, MinLegsPerSide, unest, short)
 	if len(c.Judgements) == 0 {
 		b.WriteString("No series has a direction to judge.\n")
 		return b.Flush()
@@ -337,7 +453,7 @@ func (c *Check) Markdown(w io.Writer) error {
 	b.WriteString("|:-------|:------------|------:|:--------|---------:|:----------|:----|\n")
 	for _, j := range c.sorted() {
 		v := j.Verdict
-		if v == VerdictRegression || (v == VerdictNotEstablished && !c.AllowUnestablished) {
+		if c.fails(v) {
 			v = "**" + v + "**"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdCell(j.Key.String()), fmtDate(j.Newest.Date), num(j.Newest.Value), v, j.magText(), mdCell(j.boxText()), mdCell(j.How))

@@ -30,7 +30,7 @@ func gridsOf(key Key, xs []float64, unest ...int) []*Grid {
 	out := make([]*Grid, len(xs))
 	for i, x := range xs {
 		out[i] = &Grid{ID: fmt.Sprintf("g%03d", i), Date: start.Add(time.Duration(i) * 24 * time.Hour),
-			Values: []Value{{key, x, !skip[i]}}}
+			Values: []Value{{key, x, !skip[i], nil}}}
 	}
 	return out
 }
@@ -127,8 +127,9 @@ func TestCheckPredictionIntervalBoundary(t *testing.T) {
 }
 
 // TestCheckMinSegment: a last segment of 7 established values gives no
-// prediction interval (stable, however far the newest value), one of 8
-// does; a NOT ESTABLISHED value in it does not count.
+// prediction interval (and without legs, no leg test: insufficient,
+// however far the newest value), one of 8 does; a NOT ESTABLISHED value
+// in it does not count.
 func TestCheckMinSegment(t *testing.T) {
 	for _, tc := range []struct {
 		n     int
@@ -136,10 +137,10 @@ func TestCheckMinSegment(t *testing.T) {
 		want  string
 		how   string
 	}{
-		{7, nil, VerdictStable, "the last segment has 7 established values, under 8: no prediction interval"},
+		{7, nil, VerdictInsufficient, "the last segment has 7 established values, under 8: no prediction interval"},
 		{8, nil, VerdictRegression, "outside the 99.9% prediction interval"},
 		{9, []int{3}, VerdictRegression, "outside the 99.9% prediction interval"},
-		{8, []int{3}, VerdictStable, "the last segment has 7 established values, under 8: no prediction interval"},
+		{8, []int{3}, VerdictInsufficient, "the last segment has 7 established values, under 8: no prediction interval"},
 	} {
 		xs := append(flat(5, tc.n, 10), 8)
 		j := judgeOne(t, tpKey, xs, DefaultMinChangePct, tc.unest...)

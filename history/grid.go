@@ -99,6 +99,14 @@ type Value struct {
 	// binding-eligible, and for an engine's own value when every leg of
 	// its arm is binding-eligible and the arm has no arm reason.
 	Established bool
+	// Legs are the value's legs, in run order (SPEC §12.1.1): an
+	// engine's throughput at a point, each leg's; a ratio, each "ours"
+	// leg's value over the grid's baseline median (per point; for the
+	// THROUGHPUT ratio the geometric mean over the points, as the ratio
+	// itself; for MEMORY each leg's peak). Nil where the grid does not
+	// say (an ENERGY ratio, a grid added before legs were kept, a bench
+	// format whose kept points are not read here).
+	Legs []float64
 }
 
 // Grid is one summarized grid.
@@ -320,6 +328,8 @@ type arm struct {
 	eligible bool
 	first    time.Time
 	dated    bool
+	// legs are its legs' values, in all-runs.json's order.
+	legs []legValues
 }
 
 func (a *arm) gpu() string {
@@ -365,6 +375,11 @@ func readLegs(root field) (map[string]*arm, error) {
 			arms[k] = a
 		}
 		a.eligible = a.eligible && eligible
+		lv, err := readLegValues(l)
+		if err != nil {
+			return nil, err
+		}
+		a.legs = append(a.legs, lv)
 		c, err := l.get("clock")
 		if err != nil {
 			return nil, err
@@ -504,7 +519,7 @@ func (g *Grid) readEnergy(c field, model, engines, gpu string) error {
 			return err
 		}
 		if ok {
-			g.Values = append(g.Values, Value{Key{model, engines, MetricEnergyRatio, label, gpu}, v, est})
+			g.Values = append(g.Values, Value{Key{model, engines, MetricEnergyRatio, label, gpu}, v, est, nil})
 		}
 	}
 	return nil
@@ -542,6 +557,7 @@ func (g *Grid) readComparisons(root field, arms map[string]*arm) error {
 			return &arm{gpus: map[string]bool{}}
 		}
 		ratioGPU := joinGPU(armOf(ours).gpu(), armOf(baseline).gpu())
+		oursLegs, baseLegs := armOf(ours).sortedLegs(), armOf(baseline).sortedLegs()
 		engines := ours + "/" + baseline
 		tp, err := c.get("throughput")
 		if err != nil {
@@ -550,6 +566,27 @@ func (g *Grid) readComparisons(root field, arms map[string]*arm) error {
 		mem, err := c.get("memory")
 		if err != nil {
 			return err
+		}
+		tpPoints, err := tp.get("points")
+		if err != nil {
+			return err
+		}
+		tpEls, err := tpPoints.elems()
+		if err != nil {
+			return err
+		}
+		// The points both arms have a throughput at: the ratio's.
+		var common []string
+		for _, p := range tpEls {
+			if _, ok, err := p.numOrNull("ratio"); err != nil {
+				return err
+			} else if k, kok := pointKey(p.v); ok && kok {
+				common = append(common, k)
+			}
+		}
+		famLegs := map[string][]float64{
+			MetricThroughputRatio: throughputRatioLegs(oursLegs, baseLegs, common),
+			MetricMemoryRatio:     memoryRatioLegs(oursLegs, baseLegs),
 		}
 		for _, fam := range []struct {
 			f      field
@@ -564,7 +601,7 @@ func (g *Grid) readComparisons(root field, arms map[string]*arm) error {
 				return err
 			}
 			if ok {
-				g.Values = append(g.Values, Value{Key{model, engines, fam.metric, "", ratioGPU}, v, est})
+				g.Values = append(g.Values, Value{Key{model, engines, fam.metric, "", ratioGPU}, v, est, famLegs[fam.metric]})
 			}
 		}
 		if err := g.readEnergy(c, model, engines, ratioGPU); err != nil {
@@ -626,7 +663,7 @@ func (g *Grid) readComparisons(root field, arms map[string]*arm) error {
 			if mhz, ok, err := sc.numOrNull("median_mhz"); err != nil {
 				return err
 			} else if ok {
-				g.Values = append(g.Values, Value{Key{model, s.engine, MetricFreeClock, "", gpu}, mhz, est})
+				g.Values = append(g.Values, Value{Key{model, s.engine, MetricFreeClock, "", gpu}, mhz, est, nil})
 			}
 			for _, p := range points {
 				id, err := pointID(p)
@@ -636,7 +673,11 @@ func (g *Grid) readComparisons(root field, arms map[string]*arm) error {
 				if v, ok, err := p.numOrNull(s.label); err != nil {
 					return err
 				} else if ok {
-					g.Values = append(g.Values, Value{Key{model, s.engine, MetricThroughput, id, gpu}, v, est})
+					var legs []float64
+					if k, kok := pointKey(p.v); kok {
+						legs = atPoint(armOf(s.engine).sortedLegs(), k)
+					}
+					g.Values = append(g.Values, Value{Key{model, s.engine, MetricThroughput, id, gpu}, v, est, legs})
 				}
 			}
 		}
@@ -648,7 +689,11 @@ func (g *Grid) readComparisons(root field, arms map[string]*arm) error {
 			if v, ok, err := p.numOrNull("ratio"); err != nil {
 				return err
 			} else if ok {
-				g.Values = append(g.Values, Value{Key{model, engines, MetricPointRatio, id, ratioGPU}, v, tpEst})
+				var legs []float64
+				if k, kok := pointKey(p.v); kok {
+					legs = pointRatioLegs(oursLegs, baseLegs, k)
+				}
+				g.Values = append(g.Values, Value{Key{model, engines, MetricPointRatio, id, ratioGPU}, v, tpEst, legs})
 			}
 		}
 	}

@@ -18,11 +18,36 @@ type Report struct {
 	Grids     int
 	Detection Detection
 	Series    []*Series
+	// MinChangePct is the --min-change the check judges by: history.html
+	// draws each series on an axis of at least ± this much, in percent,
+	// around its median, so that a move smaller than it does not fill
+	// the picture (SPEC §12.1.1).
+	MinChangePct float64
 }
 
-// Build analyzes grids (in date order) into a report.
+// Build analyzes grids (in date order) into a report, its axes at
+// DefaultMinChangePct.
 func Build(grids []*Grid, d Detection) *Report {
-	return &Report{Grids: len(grids), Detection: d, Series: Analyze(grids, d)}
+	return &Report{Grids: len(grids), Detection: d, Series: Analyze(grids, d), MinChangePct: DefaultMinChangePct}
+}
+
+// axis is the value range series s is drawn on: its values' range,
+// widened to at least ± minChangePct percent of their median around
+// the median.
+func axis(s *Series, minChangePct float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	vs := make([]float64, len(s.Points))
+	for i, p := range s.Points {
+		lo, hi = math.Min(lo, p.Value), math.Max(hi, p.Value)
+		vs[i] = p.Value
+	}
+	m := median(vs)
+	half := math.Abs(m) * minChangePct / 100
+	lo, hi = math.Min(lo, m-half), math.Max(hi, m+half)
+	if hi == lo {
+		lo, hi = lo-1, hi+1
+	}
+	return lo, hi
 }
 
 const timeLayout = "2006-01-02T15:04:05.000Z"
@@ -301,13 +326,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;fon
 
 // trend draws one series.
 func (r *Report) trend(b *bufio.Writer, s *Series) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, p := range s.Points {
-		lo, hi = math.Min(lo, p.Value), math.Max(hi, p.Value)
-	}
-	if hi == lo {
-		lo, hi = lo-1, hi+1
-	}
+	lo, hi := axis(s, r.MinChangePct)
 	t0, t1 := s.Points[0].Date, s.Points[len(s.Points)-1].Date
 	span := t1.Sub(t0).Seconds()
 	x := func(t time.Time) float64 {

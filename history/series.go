@@ -37,6 +37,8 @@ type Point struct {
 	Grid        string
 	Value       float64
 	Established bool
+	// Legs are the grid's legs of the value (Value.Legs).
+	Legs []float64
 }
 
 // SeriesChange is a change point of a series' established values.
@@ -97,7 +99,7 @@ func Analyze(grids []*Grid, d Detection) []*Series {
 				byKey[v.Key] = s
 				keys = append(keys, v.Key)
 			}
-			s.Points = append(s.Points, Point{g.Date, g.ID, v.Value, v.Established})
+			s.Points = append(s.Points, Point{g.Date, g.ID, v.Value, v.Established, v.Legs})
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })

@@ -136,6 +136,19 @@ var migrations = []string{
 		PRIMARY KEY (grid_id, model, engines, metric, point, gpu)
 	);
 	CREATE INDEX grids_by_date ON grids (date, id)`,
+	// Version 2: each value's legs (SPEC §12.1.1), leg their position in
+	// run order; a grid added before has none.
+	`CREATE TABLE grid_legs (
+		grid_id TEXT NOT NULL REFERENCES grids(id),
+		model TEXT NOT NULL,
+		engines TEXT NOT NULL,
+		metric TEXT NOT NULL,
+		point TEXT NOT NULL,
+		gpu TEXT NOT NULL,
+		leg INTEGER NOT NULL,
+		value DOUBLE PRECISION NOT NULL,
+		PRIMARY KEY (grid_id, model, engines, metric, point, gpu, leg)
+	)`,
 }
 
 // SchemaVersion is the version migrate brings a store to.
@@ -240,6 +253,11 @@ func (s *sqlStore) add(ctx context.Context, g *Grid) (bool, error) {
 		return false, err
 	}
 	defer stmt.Close()
+	legStmt, err := tx.PrepareContext(ctx, s.d.rebind(`INSERT INTO grid_legs (grid_id, model, engines, metric, point, gpu, leg, value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`))
+	if err != nil {
+		return false, err
+	}
+	defer legStmt.Close()
 	for _, v := range g.Values {
 		est := 0
 		if v.Established {
@@ -247,6 +265,11 @@ func (s *sqlStore) add(ctx context.Context, g *Grid) (bool, error) {
 		}
 		if _, err := stmt.ExecContext(ctx, g.ID, v.Key.Model, v.Key.Engines, v.Key.Metric, v.Key.Point, v.Key.GPU, v.Value, est); err != nil {
 			return false, fmt.Errorf("%s: grid %s: %s: %w", s.name, g.ID, v.Key, err)
+		}
+		for i, l := range v.Legs {
+			if _, err := legStmt.ExecContext(ctx, g.ID, v.Key.Model, v.Key.Engines, v.Key.Metric, v.Key.Point, v.Key.GPU, i, l); err != nil {
+				return false, fmt.Errorf("%s: grid %s: %s: leg %d: %w", s.name, g.ID, v.Key, i, err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -308,7 +331,42 @@ func (s *sqlStore) Grids(ctx context.Context) ([]*Grid, error) {
 	for _, g := range grids {
 		sort.Slice(g.Values, func(i, j int) bool { return g.Values[i].Key.Less(g.Values[j].Key) })
 	}
+	if err := s.readLegs(ctx, byID); err != nil {
+		return nil, err
+	}
 	return grids, nil
 }
 
 func (s *sqlStore) Close() error { return s.db.Close() }
+
+// readLegs attaches every value's legs, in leg order, to the grids of
+// byID (their values sorted by key).
+func (s *sqlStore) readLegs(ctx context.Context, byID map[string]*Grid) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT grid_id, model, engines, metric, point, gpu, leg, value FROM grid_legs ORDER BY grid_id, model, engines, metric, point, gpu, leg`)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var k Key
+		var leg int
+		var v float64
+		if err := rows.Scan(&id, &k.Model, &k.Engines, &k.Metric, &k.Point, &k.GPU, &leg, &v); err != nil {
+			return err
+		}
+		g := byID[id]
+		if g == nil {
+			return fmt.Errorf("%s: a leg of grid %s, which it does not hold", s.name, id)
+		}
+		i := sort.Search(len(g.Values), func(i int) bool { return !g.Values[i].Key.Less(k) })
+		if i == len(g.Values) || g.Values[i].Key != k {
+			return fmt.Errorf("%s: grid %s: a leg of series %s, which the grid does not hold", s.name, id, k)
+		}
+		if leg != len(g.Values[i].Legs) {
+			return fmt.Errorf("%s: grid %s: series %s: leg %d out of order (after %d)", s.name, id, k, leg, len(g.Values[i].Legs))
+		}
+		g.Values[i].Legs = append(g.Values[i].Legs, v)
+	}
+	return rows.Err()
+}

@@ -33,6 +33,10 @@ type historyReportOptions struct {
 	Out  string
 	JSON bool
 	P    float64
+	// MinChange is --min-change: history.html's axes span at least ±
+	// it around each series' median.
+	MinChange    string
+	minChangePct float64
 }
 
 type historyCheckOptions struct {
@@ -42,6 +46,7 @@ type historyCheckOptions struct {
 	minChangePct       float64
 	Format             string
 	AllowUnestablished bool
+	AllowShortHistory  bool
 }
 
 func init() { register(NewCmdHistory) }
@@ -120,7 +125,9 @@ writes history.md, history.html (a trend picture per series: ESTABLISHED values
 filled, NOT ESTABLISHED ones hollow, change points marked) and history.csv
 (Otava's CSV shape: a time column, one column per series, the grid as an
 attribute; a value that is not ESTABLISHED left empty) into DIR, each file
-replaced atomically.
+replaced atomically. history.html draws each series on an axis of at least
+± --min-change around its median, so that a move smaller than the check
+would call a change does not fill the picture.
 
 Exit status: 0 done; 2 a usage error, or a history that cannot be read.`,
 		Example: `  clockgate history report
@@ -140,6 +147,11 @@ Exit status: 0 done; 2 a usage error, or a history that cannot be read.`,
 			if c.Flags().Changed("out") && opts.Out == "" {
 				return usageErr("--out: want a directory, found an empty string")
 			}
+			v, err := parsePercent(opts.MinChange)
+			if err != nil {
+				return usageErr("--min-change %s: %v", opts.MinChange, err)
+			}
+			opts.minChangePct = v
 			return runHistoryReport(c.Context(), opts)
 		},
 	}
@@ -148,6 +160,7 @@ Exit status: 0 done; 2 a usage error, or a history that cannot be read.`,
 	f.StringVar(&opts.Out, "out", "", "also write history.md, history.html and history.csv into `DIR`")
 	f.BoolVar(&opts.JSON, "json", false, "print the series as JSON instead of history.md")
 	f.Float64Var(&opts.P, "p", history.DefaultP, "a change point's calibrated p must be below `P`")
+	f.StringVar(&opts.MinChange, "min-change", fmt.Sprintf("%g%%", float64(history.DefaultMinChangePct)), "history.html draws each series on an axis of at least ± `PCT` around its median (as history check's --min-change)")
 	return cmd
 }
 
@@ -167,16 +180,26 @@ MEMORY and ENERGY. At an engine's throughput it says whether the box moved too
 are reported and never fail. A free clock is judged with its throughput, not
 on its own.
 
+Where the segment is shorter (from a series' second grid on), the newest
+grid's legs are tested against the segment's grids' legs: a regression when a
+one-sided Mann-Whitney p < %g, with at least %d legs a side, and the legs'
+medians apart by more than --min-change. A ratio's legs are the ours arm's,
+each over its grid's baseline median. With fewer legs the series is
+insufficient: it could not be judged, which fails the check unless
+--allow-short-history. A series' first grid is new.
+
 --format md (the default) prints a comment fit for a CI job; json prints
 {"exit", "series": [{"key", "date", "newest", "verdict", "magnitude_pct",
 "box_moved", "how"}]}, verdict one of regression, improvement, stable,
-not_established.
+not_established, insufficient, new.
 
 Exit status: 0 no newest grid starts a regression; 1 one does, or a newest
 grid is NOT ESTABLISHED (nothing can be said) and --allow-unestablished is not
-given; 2 a usage error, or a history that cannot be read or holds no grid.`, history.PredictionLevel*100, history.MinSegment),
+given, or a series is insufficient and --allow-short-history is not given;
+2 a usage error, or a history that cannot be read or holds no grid.`, history.PredictionLevel*100, history.MinSegment, history.LegAlpha, history.MinLegsPerSide),
 		Example: `  clockgate history check
-  clockgate history check --db postgres://ci@db/clockgate --min-change 2% --format json`,
+  clockgate history check --db postgres://ci@db/clockgate --min-change 2% --format json
+  clockgate history check --allow-short-history   # a new job's first nights, 3 legs per arm`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if opts.DB == "" {
@@ -198,6 +221,7 @@ given; 2 a usage error, or a history that cannot be read or holds no grid.`, his
 	f.StringVar(&opts.MinChange, "min-change", fmt.Sprintf("%g%%", float64(history.DefaultMinChangePct)), "a regression must move by more than `PCT` of the value before (\"1%\" or \"1\")")
 	f.StringVar(&opts.Format, "format", "md", "print `md` (a CI comment) or json")
 	f.BoolVar(&opts.AllowUnestablished, "allow-unestablished", false, "a NOT ESTABLISHED newest grid does not fail the check")
+	f.BoolVar(&opts.AllowShortHistory, "allow-short-history", false, "a series too short to be judged (too few legs) does not fail the check")
 	return cmd
 }
 
@@ -248,6 +272,7 @@ func runHistoryCheck(ctx context.Context, opts *historyCheckOptions) error {
 	if err != nil {
 		return usageErr("--db %s: %v", opts.DB, err)
 	}
+	c.AllowShortHistory = opts.AllowShortHistory
 	out := bufio.NewWriterSize(opts.IO.Out, 64<<10)
 	if opts.Format == "json" {
 		err = c.JSON(out)
@@ -326,6 +351,7 @@ func runHistoryReport(ctx context.Context, opts *historyReportOptions) error {
 	d := history.DefaultDetection
 	d.P = opts.P
 	r := history.Build(grids, d)
+	r.MinChangePct = opts.minChangePct
 	var md bytes.Buffer
 	if err := r.Markdown(&md); err != nil {
 		return err

@@ -128,8 +128,8 @@ func TestHistoryCheckCommand(t *testing.T) {
 			md      []string
 			verdict map[string]int
 		}{
-			{"stable", nil, false, nil, 0, []string{"## clockgate history check: no regression\n", " 0 regression, 0 NOT ESTABLISHED, 0 improvement, 28 stable. Exit 0.\n"}, map[string]int{"stable": 28}},
-			{"regression", slower, false, nil, 1, []string{"## clockgate history check: REGRESSION\n", " 18 regression, 0 NOT ESTABLISHED, 0 improvement, 10 stable. Exit 1.\n",
+			{"stable", nil, false, nil, 0, []string{"## clockgate history check: no regression\n", " 0 regression, 0 NOT ESTABLISHED, 0 insufficient, 0 improvement, 0 new, 28 stable. Exit 0.\n"}, map[string]int{"stable": 28}},
+			{"regression", slower, false, nil, 1, []string{"## clockgate history check: REGRESSION\n", " 18 regression, 0 NOT ESTABLISHED, 0 insufficient, 0 improvement, 0 new, 10 stable. Exit 1.\n",
 				"| llama-3.1-8b-instruct fastengine throughput 1/inf [NVIDIA GB10] | 2026-09-30T02:00:00.000Z | ", " | **regression** | -5.", " | no: free clock "}, map[string]int{"regression": 18, "stable": 10}},
 			{"regression-under-min-change", slower, false, []string{"--min-change", "6%"}, 0, []string{"not beyond --min-change 6%"}, map[string]int{"stable": 28}},
 			{"improvement", faster, false, nil, 0, []string{"## clockgate history check: no regression\n", " | improvement | 4."}, map[string]int{"improvement": 18, "stable": 10}},
@@ -208,9 +208,69 @@ func TestHistoryCheckRefuses(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "the history holds no grid: nothing to check") {
 		t.Errorf("an empty history: exit %d, stderr %q", code, errs)
 	}
-	// One grid: every series has its first value, stable.
+	// One grid: every series has its first value, new.
 	code, out, errs := runMain("history", "check", "--db", empty)
-	if code != 0 || !strings.Contains(out, "the first established value: nothing to compare it with") {
+	if code != 0 || !strings.Contains(out, "| new | — | — | the series' first grid: nothing to compare it with |") {
 		t.Errorf("one grid: exit %d, stderr %q:\n%s", code, errs, out)
+	}
+}
+
+// TestHistoryCheckTwoNights is the new user's case on real trees, SQLite
+// and PostgreSQL alike: significance-separated as the first night (every
+// series new, exit 0), then nightly-drop, the next night with fastengine
+// 20% slower and every ratio ESTABLISHED: a regression of fastengine's
+// throughput, of the THROUGHPUT ratio and of every point's ratio, exit 1,
+// in both formats; vllm's throughput and the MEMORY ratio stable.
+func TestHistoryCheckTwoNights(t *testing.T) {
+	for name, open := range checkDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			db := open(t)
+			verdicts := func(flags ...string) (int, map[string]int) {
+				t.Helper()
+				code, out, errs := runMain(append([]string{"history", "check", "--db", db, "--format", "json"}, flags...)...)
+				var doc struct {
+					Exit   int `json:"exit"`
+					Series []struct {
+						Key          string   `json:"key"`
+						Verdict      string   `json:"verdict"`
+						MagnitudePct *float64 `json:"magnitude_pct"`
+					} `json:"series"`
+				}
+				if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Exit != code {
+					t.Fatalf("json (%v), exit %d, document exit %d, stderr %q:\n%s", err, code, doc.Exit, errs, out)
+				}
+				got := map[string]int{}
+				for _, s := range doc.Series {
+					got[s.Verdict]++
+					if s.Verdict == "regression" && (s.MagnitudePct == nil || *s.MagnitudePct > -19.9 || *s.MagnitudePct < -20.1) {
+						t.Errorf("%s: magnitude %v, want -20%%", s.Key, s.MagnitudePct)
+					}
+				}
+				return code, got
+			}
+			if code, _, errs := runMain("history", "add", "--db", db, "../../testdata/trees/significance-separated"); code != 0 {
+				t.Fatalf("add the first night: exit %d: %s", code, errs)
+			}
+			if code, got := verdicts(); code != 0 || fmt.Sprint(got) != "map[new:14]" {
+				t.Errorf("one night: exit %d, verdicts %v; want 0, 14 new", code, got)
+			}
+			if code, _, errs := runMain("history", "add", "--db", db, "../../testdata/trees/nightly-drop"); code != 0 {
+				t.Fatalf("add the second night: exit %d: %s", code, errs)
+			}
+			if code, got := verdicts(); code != 1 || fmt.Sprint(got) != "map[regression:9 stable:5]" {
+				t.Errorf("two nights: exit %d, verdicts %v; want 1, 9 regression and 5 stable", code, got)
+			}
+			code, out, _ := runMain("history", "check", "--db", db)
+			for _, want := range []string{
+				"## clockgate history check: REGRESSION\n",
+				"| llama-3.1-8b-instruct fastengine/vllm THROUGHPUT ratio [NVIDIA GB10] | 2026-08-13T",
+				" | **regression** | -20.0",
+				"one-sided Mann–Whitney p 0.003968 < 0.02, worse by 20.0",
+			} {
+				if code != 1 || !strings.Contains(out, want) {
+					t.Errorf("markdown (exit %d) lacks %q:\n%s", code, want, out)
+				}
+			}
+		})
 	}
 }

@@ -59,8 +59,9 @@ type Plan struct {
 	// Path is the plan file as given; Name its base name (plan.toml), the
 	// name errors carry.
 	Path, Name string
-	// SHA256 is the hex SHA-256 of the plan file's bytes.
+	// SHA256 is the hex SHA-256 of the plan file's bytes, Data the bytes.
 	SHA256 string
+	Data   []byte
 	// Tree is the evidence tree, relative to the plan file's folder when
 	// written relative.
 	Tree string
@@ -205,7 +206,7 @@ func Parse(name string, data []byte) (*Plan, error) {
 		return nil, decodeErr(name, loc, err)
 	}
 	sum := sha256.Sum256(data)
-	p := &Plan{Name: name, SHA256: hex.EncodeToString(sum[:]), AllowUnderpowered: raw.AllowUnderpowered}
+	p := &Plan{Name: name, SHA256: hex.EncodeToString(sum[:]), Data: data, AllowUnderpowered: raw.AllowUnderpowered}
 	at := func(table, key string) (int, int) { return loc.key(table, key) }
 	missing := func(table, key, why string) error {
 		l, c := loc.table(table)

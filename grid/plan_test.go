@@ -2,6 +2,7 @@ package grid
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +209,50 @@ func TestPlanTypeErrors(t *testing.T) {
 		}
 		if err != nil && (strings.Contains(err.Error(), "grid.raw") || strings.Contains(err.Error(), "struct field") || strings.Contains(err.Error(), "int64")) {
 			t.Errorf("%s: a Go type in %v", c.to, err)
+		}
+	}
+}
+
+// TestEveryPlanKeyKnown: every key a plan may hold has a type error's
+// name and example, and is compared on resume (tree aside: the kept plan
+// is inside the tree resumed). A key added to the plan without both fails
+// here.
+func TestEveryPlanKeyKnown(t *testing.T) {
+	p, err := Parse("plan.toml", []byte(goodPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := map[string]bool{}
+	for _, kv := range p.values() {
+		compared[kv.key] = true
+	}
+	prefixed := func(prefix string) bool {
+		for k := range compared {
+			if strings.HasPrefix(k, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range []struct {
+		v      any
+		prefix string
+	}{
+		{rawPlan{}, ""}, {rawEngine{}, "engine[1]."}, {rawReady{}, "engine[1].ready."}, {rawBench{}, "bench."}, {rawCooldown{}, "cooldown."},
+	} {
+		typ := reflect.TypeOf(s.v)
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			tag := f.Tag.Get("toml")
+			if _, ok := keyTypes[typ.Name()+"."+f.Name]; !ok {
+				t.Errorf("%s.%s (%s): no entry in keyTypes", typ.Name(), f.Name, tag)
+			}
+			switch {
+			case s.prefix == "" && (tag == "tree" || tag == "engine" || tag == "bench" || tag == "cooldown"):
+			case s.prefix == "engine[1]." && tag == "ready":
+			case !prefixed(s.prefix + tag):
+				t.Errorf("%s%s: not compared on resume (Plan.values)", s.prefix, tag)
+			}
 		}
 	}
 }

@@ -43,6 +43,13 @@ func (g *grid) tenants(ctx context.Context) ([]clocks.ComputeProcess, error) {
 func (g *grid) portFree() error {
 	l, err := net.Listen("tcp", ":"+strconv.Itoa(g.p.Port))
 	if err != nil {
+		if pids, lerr := g.procs.Listeners(g.p.Port); lerr == nil && len(pids) > 0 {
+			who := make([]string, len(pids))
+			for i, p := range pids {
+				who[i] = "pid " + g.procs.Describe(p)
+			}
+			return fmt.Errorf("port %d is taken by %s: %v", g.p.Port, strings.Join(who, ", "), err)
+		}
 		return fmt.Errorf("port %d is taken: %v", g.p.Port, err)
 	}
 	return l.Close()

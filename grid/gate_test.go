@@ -2,6 +2,8 @@ package grid
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -140,7 +142,7 @@ func TestResumeRefusals(t *testing.T) {
 		edit func(e *Event)
 		want string
 	}{
-		{func(e *Event) { e.PlanSHA256 = "0123456789abcdef" }, "the plan (sha256 " + g.p.SHA256[:12] + ", the journal's 0123456789ab)"},
+		{func(e *Event) { e.PlanSHA256 = "0123456789abcdef" }, "the plan (sha256 " + g.p.SHA256[:12] + ", the journal's 0123456789ab; the tree keeps no grid/plan.toml to compare it with key by key)"},
 		{func(e *Event) { e.BootID = "boot-0" }, "the boot (boot-1, the journal's boot-0)"},
 		{func(e *Event) { e.GPUUUIDs = []string{"GPU-b"} }, "the GPU set (GPU-a, the journal's GPU-b)"},
 		{func(e *Event) { e.Driver = "580.1" }, "the driver (590.44.01, the journal's 580.1)"},
@@ -151,6 +153,49 @@ func TestResumeRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "cannot be resumed: changed since it started: "+c.want) || err.(*ExitError).Code != ExitUsage {
 			t.Errorf("%v, want %s", err, c.want)
 		}
+	}
+}
+
+// TestResumeByParsedPlan: resume compares the plan given against the one
+// the grid started with (TREE/grid/plan.toml) as parsed: a changed
+// comment, layout or spelling resumes, whatever the journal's hash of the
+// bytes; a changed value is refused naming each key, old and new.
+func TestResumeByParsedPlan(t *testing.T) {
+	g := gateGrid(t)
+	g.tree = t.TempDir()
+	g.bootID, g.driver = "boot-1", "590.44.01"
+	g.p.Data = []byte(goodPlan)
+	if err := g.keepPlan(); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(g.tree, "grid", "plan.toml")); err != nil || string(data) != goodPlan {
+		t.Fatalf("kept plan %q %v", data, err)
+	}
+	start := Event{Event: EvGridStart, PlanSHA256: g.p.SHA256, BootID: "boot-1", GPUUUIDs: []string{"GPU-a"}, Driver: "590.44.01", IdleTempC: []float64{40}}
+	relaid := strings.Replace(goodPlan, "port = 8000", "# the port both servers take\nport    =   8000   # comment", 1)
+	relaid = strings.Replace(relaid, "above_idle_c = 2.0", "above_idle_c = 2e0", 1)
+	relaid = strings.Replace(relaid, `ready = { path = "/health", timeout = "10m" }`+"\n\n[[engine]]\nname = \"sglang\"",
+		"[engine.ready]\npath = \"/health\"\ntimeout = \"10m\"\n\n[[engine]]\nname = \"sglang\"", 1)
+	g.p = mustPlan(t, relaid)
+	if g.p.SHA256 == start.PlanSHA256 {
+		t.Fatal("the relaid plan has the same bytes")
+	}
+	if err := g.checkResume([]Event{start}); err != nil {
+		t.Fatalf("a changed comment and layout refused: %v", err)
+	}
+	changed := strings.Replace(goodPlan, "port = 8000", "port = 8001", 1)
+	changed = strings.Replace(changed, `env = { VLLM_USE_V1 = "1" }`, `env = { VLLM_USE_V1 = "0", VLLM_LOGGING = "1" }`, 1)
+	changed = strings.Replace(changed, `"{port}"]`+"\nready", `"{port}", "--tp", "1"]`+"\nready", 1)
+	changed = strings.Replace(changed, `max_wait = "15m"`, `max_wait = "900s"`, 1)
+	changed = strings.Replace(changed, `warmup = "8/inf"`+"\n", "", 1)
+	g.p = mustPlan(t, changed)
+	err := g.checkResume([]Event{start})
+	want := "changed since it started: the plan (port: 8000, now 8001; " +
+		`engine[1].env.VLLM_LOGGING: (not set), now "1"; engine[1].env.VLLM_USE_V1: "1", now "0"; ` +
+		`engine[2].serve: ["python3", "-m", "sglang.launch_server", "--model-path", "{model}", "--port", "{port}"], now ["python3", "-m", "sglang.launch_server", "--model-path", "{model}", "--port", "{port}", "--tp", "1"]; ` +
+		`bench.warmup: "8/inf", now (not set); it started with ` + filepath.Join(g.tree, "grid", "plan.toml") + ")"
+	if err == nil || !strings.Contains(err.Error(), want) || err.(*ExitError).Code != ExitUsage {
+		t.Fatalf("%v\nwant %s", err, want)
 	}
 }
 
@@ -195,7 +240,8 @@ func TestReadyStreak(t *testing.T) {
 	g := gateGrid(t)
 	g.t.readyPoll = time.Millisecond
 	g.p.Port = srv.Listener.Addr().(*net.TCPAddr).Port
-	s := &server{exited: make(chan struct{}), tail: newTail(TailLines)}
+	g.procs = &fakeProcs{listen: []int{4242}}
+	s := &server{pid: 4242, exited: make(chan struct{}), tail: newTail(TailLines), seen: map[int]uint64{}}
 	if le := g.waitReady(context.Background(), Engine{Ready: Ready{Path: "/health", Timeout: 10 * time.Second}}, s); le != nil {
 		t.Fatal(le.cause)
 	}
@@ -208,6 +254,52 @@ func TestReadyStreak(t *testing.T) {
 	s.tail.Write([]byte("boom\n"))
 	le := g.waitReady(context.Background(), Engine{Ready: Ready{Path: "/health", Timeout: 10 * time.Second}}, s)
 	if le == nil || le.phase != PhaseReady || le.cause != "the server exited 3 before it was ready; its last 20 lines:\nboom" {
+		t.Fatalf("%+v", le)
+	}
+}
+
+// TestReadyOwnListener: an answer counts only from a listener of the
+// leg's server tree. Another process's listener fails the leg at its
+// first 200, naming it; a listener that cannot be named never makes the
+// server ready.
+func TestReadyOwnListener(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	g := gateGrid(t)
+	g.t.readyPoll = time.Millisecond
+	g.p.Port = srv.Listener.Addr().(*net.TCPAddr).Port
+	eng := Engine{Ready: Ready{Path: "/health", Timeout: 50 * time.Millisecond}}
+	newServer := func() *server {
+		s := &server{pid: 4242, exited: make(chan struct{}), tail: newTail(TailLines), seen: map[int]uint64{}}
+		s.tail.Write([]byte("loading\n"))
+		return s
+	}
+	// A worker of the server (its tree) holds the socket: ready.
+	fp := &fakeProcs{table: map[int]ProcStat{4243: {State: 'S', PPID: 4242, PGID: 4242, StartTicks: 1}}, listen: []int{4243}}
+	g.procs = fp
+	if le := g.waitReady(context.Background(), eng, newServer()); le != nil {
+		t.Fatalf("the server's worker's listener: %s", le.cause)
+	}
+	// Another process: the leg fails at once, naming it.
+	fp.listen, fp.comm = []int{4242, 777}, map[int]string{777: "python3"}
+	le := g.waitReady(context.Background(), eng, newServer())
+	want := fmt.Sprintf("port %d answered by pid 777 (python3), not this leg's server (while the server was starting): another process serves the port; stop it, or choose another port; the server's last 20 lines:\nloading", g.p.Port)
+	if le == nil || le.phase != PhaseReady || le.cause != want {
+		t.Fatalf("%+v, want %q", le, want)
+	}
+	// The server dead, another process answering: named too.
+	s := newServer()
+	s.status = "exited 97"
+	close(s.exited)
+	fp.listen = []int{777}
+	le = g.waitReady(context.Background(), eng, s)
+	if le == nil || !strings.HasPrefix(le.cause, fmt.Sprintf("port %d answered by pid 777 (python3), not this leg's server (after the server exited 97)", g.p.Port)) {
+		t.Fatalf("%+v", le)
+	}
+	// No listener can be named: never ready, and the timeout says why.
+	fp.listen, fp.listenErr = nil, errors.New("no process holds it")
+	le = g.waitReady(context.Background(), eng, newServer())
+	if le == nil || !strings.Contains(le.cause, "(last: 200 from a listener that cannot be named: no process holds it)") {
 		t.Fatalf("%+v", le)
 	}
 }

@@ -323,6 +323,9 @@ func (g *grid) run(ctx context.Context) error {
 		g.prog.say("the journal's last line was cut short (the grid died writing it); it is ignored")
 	}
 	if !resume {
+		if err := g.keepPlan(); err != nil {
+			return stopped("keeping the plan in %s: %v", filepath.Join(g.tree, filepath.FromSlash(KeptPlanRel)), err)
+		}
 		if err := g.precheck(ctx); err != nil {
 			return err
 		}
@@ -427,8 +430,18 @@ func (g *grid) checkResume(events []Event) error {
 		return usage("%s:1: want a grid.start event first, found %s: not a grid journal", jp, start.Event)
 	}
 	var changed []string
-	if start.PlanSHA256 != g.p.SHA256 {
-		changed = append(changed, fmt.Sprintf("the plan (sha256 %s, the journal's %s)", short(g.p.SHA256), short(start.PlanSHA256)))
+	kept, err := g.keptPlan()
+	if err != nil {
+		return usage("%s: %v", filepath.Join(g.tree, filepath.FromSlash(KeptPlanRel)), err)
+	}
+	if kept != nil {
+		// The plan as parsed, key by key: a comment or the layout may
+		// change, a value may not.
+		if d := PlanChanges(kept, g.p); len(d) > 0 {
+			changed = append(changed, fmt.Sprintf("the plan (%s; it started with %s)", strings.Join(d, "; "), filepath.Join(g.tree, filepath.FromSlash(KeptPlanRel))))
+		}
+	} else if start.PlanSHA256 != g.p.SHA256 {
+		changed = append(changed, fmt.Sprintf("the plan (sha256 %s, the journal's %s; the tree keeps no %s to compare it with key by key)", short(g.p.SHA256), short(start.PlanSHA256), KeptPlanRel))
 	}
 	if start.BootID != g.bootID {
 		changed = append(changed, fmt.Sprintf("the boot (%s, the journal's %s)", g.bootID, start.BootID))

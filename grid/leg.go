@@ -64,9 +64,10 @@ type server struct {
 	tail   *tailWriter
 	exited chan struct{}
 	status string
-	// seen is every process of the leg seen so far.
+	// seen is every process of the leg seen so far, by pid, with its
+	// start time (a later process given the same pid is not the leg's).
 	mu   sync.Mutex
-	seen map[int]bool
+	seen map[int]uint64
 	stop chan struct{}
 }
 
@@ -130,6 +131,14 @@ func (g *grid) runLeg(ctx context.Context, leg Leg, attempt int) *legError {
 	}
 	defer logf.Close()
 
+	// (1 again) The GPUs and the port may have been taken while the gate
+	// waited: looked at again, once, right before the server starts.
+	if what, err := g.busy(ctx); err != nil || what != "" {
+		if err != nil {
+			what = err.Error()
+		}
+		return fail(&legError{phase: PhasePrecheck, cause: fmt.Sprintf("pre-check, again right before the server starts: the GPUs or the port are in use: %s; a leg shares them with nothing (stop it, or choose other gpus or another port)", what), fatal: true})
+	}
 	// (3) The server, in its own process group.
 	eng := g.p.Engines[leg.EngineIndex]
 	vars := g.p.Vars(leg)
@@ -281,7 +290,7 @@ func (g *grid) startServer(eng Engine, leg Leg, attempt int, vars map[string]str
 	if err := g.procs.Start(cmd); err != nil {
 		return nil, fmt.Errorf("cannot start %s: %v", argv[0], err)
 	}
-	s := &server{cmd: cmd, pid: cmd.Process.Pid, marker: marker, tail: tail, exited: make(chan struct{}), seen: map[int]bool{}, stop: make(chan struct{})}
+	s := &server{cmd: cmd, pid: cmd.Process.Pid, marker: marker, tail: tail, exited: make(chan struct{}), seen: map[int]uint64{}, stop: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		s.status = "exited 0"
@@ -324,7 +333,12 @@ func (g *grid) snapshot(s *server) []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range pids {
-		s.seen[p] = true
+		if _, ok := s.seen[p]; ok {
+			continue
+		}
+		if st, ok := g.procs.Stat(p); ok {
+			s.seen[p] = st.StartTicks
+		}
 	}
 	out := make([]int, 0, len(s.seen))
 	for p := range s.seen {
@@ -335,8 +349,11 @@ func (g *grid) snapshot(s *server) []int {
 }
 
 // waitReady is step (4): ready.path answers 200 ReadyStreak times in a
-// row, polled every ReadyPoll, within ready.timeout; the server exiting
-// first fails the leg with its last lines.
+// row, polled every ReadyPoll, within ready.timeout, each answer from a
+// listener of the leg's server tree (the port's listener found as
+// --engine-port finds it, SPEC §11.1) while the server is alive. An
+// answer from another process fails the leg naming it; the server exiting
+// first fails it with its last lines.
 func (g *grid) waitReady(ctx context.Context, eng Engine, srv *server) *legError {
 	url := fmt.Sprintf("http://127.0.0.1:%d%s", g.p.Port, eng.Ready.Path)
 	client := &http.Client{Timeout: max(g.t.readyPoll, 500*time.Millisecond)}
@@ -344,26 +361,50 @@ func (g *grid) waitReady(ctx context.Context, eng Engine, srv *server) *legError
 	streak := 0
 	last := "no answer yet"
 	for {
+		exited := false
 		select {
 		case <-srv.exited:
-			return legFail(PhaseReady, "the server %s before it was ready; its last %d lines:\n%s", srv.status, TailLines, srv.tail.String())
+			exited = true
 		default:
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := client.Do(req)
+		ok := false
 		if err == nil {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
 			last = resp.Status
-			if resp.StatusCode == http.StatusOK {
-				streak++
-			} else {
-				streak = 0
-			}
+			ok = resp.StatusCode == http.StatusOK
 		} else {
-			streak, last = 0, err.Error()
+			last = err.Error()
+		}
+		if ok {
+			// Whose answer it was: the port's listener now.
+			if who, err := g.foreignListener(srv); err != nil {
+				ok, last = false, fmt.Sprintf("200 from a listener that cannot be named: %v", err)
+			} else if who != "" {
+				why := "while the server was starting"
+				if exited {
+					why = "after the server " + srv.status
+				}
+				return legFail(PhaseReady, "port %d answered by %s, not this leg's server (%s): another process serves the port; stop it, or choose another port; the server's last %d lines:\n%s",
+					g.p.Port, who, why, TailLines, srv.tail.String())
+			}
+		}
+		if exited {
+			return legFail(PhaseReady, "the server %s before it was ready; its last %d lines:\n%s", srv.status, TailLines, srv.tail.String())
+		}
+		if ok {
+			streak++
+		} else {
+			streak = 0
 		}
 		if streak >= ReadyStreak {
+			select {
+			case <-srv.exited:
+				return legFail(PhaseReady, "the server %s as it became ready; its last %d lines:\n%s", srv.status, TailLines, srv.tail.String())
+			default:
+			}
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -379,6 +420,27 @@ func (g *grid) waitReady(ctx context.Context, eng Engine, srv *server) *legError
 		case <-time.After(g.t.readyPoll):
 		}
 	}
+}
+
+// foreignListener names the processes listening on the plan's port that
+// are not of the leg's server tree ("pid 1234 (python3)"), "" when every
+// listener is; an error when no listener can be named.
+func (g *grid) foreignListener(srv *server) (string, error) {
+	pids, err := g.procs.Listeners(g.p.Port)
+	if err != nil {
+		return "", err
+	}
+	leg := map[int]bool{srv.pid: true}
+	for _, p := range g.snapshot(srv) {
+		leg[p] = true
+	}
+	var others []string
+	for _, p := range pids {
+		if !leg[p] {
+			others = append(others, "pid "+g.procs.Describe(p))
+		}
+	}
+	return strings.Join(others, ", "), nil
 }
 
 // runBench runs one bench command to its end, its output to the leg's
@@ -526,7 +588,6 @@ func (g *grid) stopServer(srv *server) (killed, leftover []string, why string) {
 					}
 				}
 			}
-			g.procs.Reap(p)
 		}
 		select {
 		case <-srv.exited:
@@ -551,6 +612,12 @@ func (g *grid) stopServer(srv *server) (killed, leftover []string, why string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Every process of the leg that died as clockgate's child (a worker
+	// reparented to it, its subreaper) is waited for, so that none is
+	// left a zombie for an init that may not reap.
+	if left := g.reapLeg(srv, time.Now().Add(g.t.stopWait)); len(left) > 0 {
+		return killed, left, fmt.Sprintf("processes of the leg could not be collected (waited for) within %v: %s", g.t.stopWait, strings.Join(left, ", "))
+	}
 	// A process of the leg outside the grid's tree (it cannot be reaped
 	// from here): named, never ignored.
 	for _, p := range g.procs.Marked(srv.marker, nil) {
@@ -569,6 +636,64 @@ func (g *grid) stopServer(srv *server) (killed, leftover []string, why string) {
 		return killed, []string{what}, fmt.Sprintf("after the stop and %v, the GPUs or the port are still in use: %s", g.t.stopWait, what)
 	}
 	return killed, nil, ""
+}
+
+// reapLeg waits, by pid, for every process of the leg that is or will
+// become clockgate's child, until none of the leg is left in the process
+// table or the deadline has passed: a process the leg's tracking saw
+// (still the same process: its start time unchanged), and any child of
+// clockgate in the server's process group (an orphan that exited before
+// it was seen). The server itself is os/exec's to wait for, and every
+// other child of clockgate (the bench, nvidia-smi) is never waited for
+// here: no wait4(-1). It names, with state and parent, what is left.
+func (g *grid) reapLeg(srv *server, deadline time.Time) []string {
+	self := os.Getpid()
+	srv.mu.Lock()
+	want := make(map[int]uint64, len(srv.seen))
+	for p, start := range srv.seen {
+		want[p] = start
+	}
+	srv.mu.Unlock()
+	delete(want, srv.pid)
+	for {
+		for _, p := range g.procs.Tree(self) {
+			if _, ok := want[p]; ok || p == srv.pid {
+				continue
+			}
+			if st, ok := g.procs.Stat(p); ok && st.PPID == self && st.PGID == srv.pid {
+				want[p] = st.StartTicks
+			}
+		}
+		var left []int
+		for p, start := range want {
+			st, ok := g.procs.Stat(p)
+			if !ok || st.StartTicks != start {
+				delete(want, p) // gone: collected, or by its own parent
+				continue
+			}
+			if st.PPID == self && (st.State == 'Z' || st.State == 'X') {
+				g.procs.Reap(p)
+				if st2, ok := g.procs.Stat(p); !ok || st2.StartTicks != start {
+					delete(want, p)
+					continue
+				}
+			}
+			left = append(left, p)
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			sort.Ints(left)
+			out := make([]string, 0, len(left))
+			for _, p := range left {
+				st, _ := g.procs.Stat(p)
+				out = append(out, fmt.Sprintf("%s state %c, parent %d", g.procs.Describe(p), st.State, st.PPID))
+			}
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func contains(xs []string, x string) bool {

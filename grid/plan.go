@@ -59,8 +59,9 @@ type Plan struct {
 	// Path is the plan file as given; Name its base name (plan.toml), the
 	// name errors carry.
 	Path, Name string
-	// SHA256 is the hex SHA-256 of the plan file's bytes.
+	// SHA256 is the hex SHA-256 of the plan file's bytes, Data the bytes.
 	SHA256 string
+	Data   []byte
 	// Tree is the evidence tree, relative to the plan file's folder when
 	// written relative.
 	Tree string
@@ -205,7 +206,7 @@ func Parse(name string, data []byte) (*Plan, error) {
 		return nil, decodeErr(name, loc, err)
 	}
 	sum := sha256.Sum256(data)
-	p := &Plan{Name: name, SHA256: hex.EncodeToString(sum[:]), AllowUnderpowered: raw.AllowUnderpowered}
+	p := &Plan{Name: name, SHA256: hex.EncodeToString(sum[:]), Data: data, AllowUnderpowered: raw.AllowUnderpowered}
 	at := func(table, key string) (int, int) { return loc.key(table, key) }
 	missing := func(table, key, why string) error {
 		l, c := loc.table(table)
@@ -491,6 +492,43 @@ func checkArgs(argv []string, bench bool) *argErr {
 	return nil
 }
 
+// typeErrRE reads go-toml's type mismatch: the TOML kind found and the
+// field it was decoded into.
+var typeErrRE = regexp.MustCompile(`^cannot decode TOML (\w+) into struct field grid\.(\w+\.\w+) of type `)
+
+// keyType is a plan key as a type error names it: what its value is and
+// an example.
+type keyType struct{ key, want, example string }
+
+// keyTypes are the plan's keys by the field they decode into.
+var keyTypes = map[string]keyType{
+	"rawPlan.Tree":                {"tree", "a string", `tree = "evidence/2026-12-01"`},
+	"rawPlan.Model":               {"model", "a string", `model = "meta-llama/Llama-3.1-8B-Instruct"`},
+	"rawPlan.ModelDir":            {"model_dir", "a string", `model_dir = "meta-llama--Llama-3.1-8B-Instruct"`},
+	"rawPlan.GPUs":                {"gpus", "a string", `gpus = "0"`},
+	"rawPlan.Port":                {"port", "an integer", `port = 8000`},
+	"rawPlan.Repeats":             {"repeats", "an integer", `repeats = 6`},
+	"rawPlan.AllowUnderpowered":   {"allow_underpowered", "true or false", `allow_underpowered = true`},
+	"rawPlan.Order":               {"order", "a string", `order = "abba"`},
+	"rawPlan.Seed":                {"seed", "an integer", `seed = 1`},
+	"rawPlan.Interval":            {"interval", "a duration string", `interval = "250ms"`},
+	"rawPlan.Engine":              {"engine", "an array of tables, one [[engine]] per arm", `[[engine]]`},
+	"rawPlan.Bench":               {"bench", "a table", `[bench]`},
+	"rawPlan.Cooldown":            {"cooldown", "a table", `[cooldown]`},
+	"rawEngine.Name":              {"engine.name", "a string", `name = "vllm"`},
+	"rawEngine.Serve":             {"engine.serve", "a list of strings", `serve = ["vllm", "serve", "{model}", "--port", "{port}"]`},
+	"rawEngine.Env":               {"engine.env", "a table of string values", `env = { VLLM_USE_V1 = "1" }`},
+	"rawEngine.Ready":             {"engine.ready", "a table", `ready = { path = "/health", timeout = "10m" }`},
+	"rawReady.Path":               {"engine.ready.path", "a string", `ready = { path = "/health", timeout = "10m" }`},
+	"rawReady.Timeout":            {"engine.ready.timeout", "a duration string", `ready = { path = "/health", timeout = "10m" }`},
+	"rawBench.Points":             {"bench.points", "a list of point ids", `points = ["1/inf", "8/inf", "64/inf"]`},
+	"rawBench.Command":            {"bench.command", "a list of strings", `command = ["vllm", "bench", "serve", "--base-url", "{base_url}"]`},
+	"rawBench.Warmup":             {"bench.warmup", "a point id string", `warmup = "8/inf"`},
+	"rawCooldown.AboveIdleC":      {"cooldown.above_idle_c", "a number", `above_idle_c = 2.0`},
+	"rawCooldown.MaxSlopeCPerMin": {"cooldown.max_slope_c_per_min", "a number", `max_slope_c_per_min = 0.5`},
+	"rawCooldown.MaxWait":         {"cooldown.max_wait", "a duration string", `max_wait = "15m"`},
+}
+
 // decodeErr turns a go-toml error into a PlanError at its position.
 func decodeErr(name string, loc *locator, err error) error {
 	var de *toml.DecodeError
@@ -508,6 +546,27 @@ func decodeErr(name string, loc *locator, err error) error {
 	case errors.As(err, &de):
 		l, c := de.Position()
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if m := typeErrRE.FindStringSubmatch(msg); m != nil {
+			// A value of the wrong type: named by its key, with what is
+			// expected and an example, never by a Go type.
+			found := "a " + m[1]
+			if strings.ContainsRune("aeiou", rune(m[1][0])) {
+				found = "an " + m[1]
+			}
+			if k, ok := keyTypes[m[2]]; ok {
+				if l <= 1 && c <= 1 && !strings.HasPrefix(k.key, "engine") {
+					// go-toml gave no position (a nested array): the key's.
+					tbl, key, found := strings.Cut(k.key, ".")
+					if !found {
+						tbl, key = "", k.key
+					}
+					l, c = loc.key(tbl, key)
+				}
+				return &PlanError{File: name, Line: l, Col: c, Msg: fmt.Sprintf("%s: %s is expected, found %s, e.g. %s", k.key, k.want, found, k.example)}
+			}
+			key := strings.Join(de.Key(), ".")
+			return &PlanError{File: name, Line: l, Col: c, Msg: fmt.Sprintf("%s: a value of another type is expected, found %s (docs/grid.md shows each key)", key, found)}
+		}
 		if k := de.Key(); len(k) > 0 {
 			msg = strings.Join(k, ".") + ": " + msg
 		}

@@ -2,6 +2,7 @@ package grid
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +169,90 @@ func FuzzPlan(f *testing.F) {
 			t.Fatalf("%d legs for %d repeats of %d engines", len(legs), p.Repeats, len(p.Engines))
 		}
 	})
+}
+
+// TestPlanTypeErrors: a value of the wrong type is refused naming the
+// plan's line and column, the key, what is expected and an example, for
+// every typed key; never a Go type.
+func TestPlanTypeErrors(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{`tree = "evidence/2026-12-01"`, `tree = 2026`, `plan.toml:1:8: tree: a string is expected, found an integer, e.g. tree = "evidence/2026-12-01"`},
+		{`model = "meta-llama/Llama-3.1-8B-Instruct"`, `model = true`, `plan.toml:2:9: model: a string is expected, found a boolean, e.g. model = "meta-llama/Llama-3.1-8B-Instruct"`},
+		{`gpus = "0"`, "model_dir = 1\ngpus = \"0\"", `plan.toml:3:13: model_dir: a string is expected, found an integer, e.g. model_dir = "meta-llama--Llama-3.1-8B-Instruct"`},
+		{`gpus = "0"`, `gpus = 0`, `plan.toml:3:8: gpus: a string is expected, found an integer, e.g. gpus = "0"`},
+		{`port = 8000`, `port = "8000"`, `plan.toml:4:8: port: an integer is expected, found a string, e.g. port = 8000`},
+		{`repeats = 6`, `repeats = 6.0`, `plan.toml:5:11: repeats: an integer is expected, found a float, e.g. repeats = 6`},
+		{`repeats = 6`, "repeats = 6\nallow_underpowered = \"yes\"", `plan.toml:6:22: allow_underpowered: true or false is expected, found a string, e.g. allow_underpowered = true`},
+		{`order = "abba"`, `order = ["abba"]`, `plan.toml:6:9: order: a string is expected, found an array, e.g. order = "abba"`},
+		{`seed = 1`, `seed = "1"`, `plan.toml:7:8: seed: an integer is expected, found a string, e.g. seed = 1`},
+		{`interval = "250ms"`, `interval = 250`, `plan.toml:8:12: interval: a duration string is expected, found an integer, e.g. interval = "250ms"`},
+		{`name = "vllm"`, `name = 1`, `plan.toml:11:8: engine.name: a string is expected, found an integer, e.g. name = "vllm"`},
+		{`serve = ["vllm", "serve"`, `serve = [1, "serve"`, `plan.toml:12:10: engine.serve: a list of strings is expected, found an integer, e.g. serve = ["vllm", "serve", "{model}", "--port", "{port}"]`},
+		{`env = { VLLM_USE_V1 = "1" }`, `env = { VLLM_USE_V1 = 1 }`, `plan.toml:13:23: engine.env: a table of string values is expected, found an integer, e.g. env = { VLLM_USE_V1 = "1" }`},
+		{`ready = { path = "/health", timeout = "10m" }` + "\n\n[[engine]]\nname = \"sglang\"", `ready = "/health"` + "\n\n[[engine]]\nname = \"sglang\"", `plan.toml:14:9: engine.ready: a table is expected, found a string, e.g. ready = { path = "/health", timeout = "10m" }`},
+		{`ready = { path = "/health", timeout = "10m" }` + "\n\n[[engine]]\nname = \"sglang\"", `ready = { path = 1, timeout = "10m" }` + "\n\n[[engine]]\nname = \"sglang\"", `plan.toml:14:18: engine.ready.path: a string is expected, found an integer, e.g. ready = { path = "/health", timeout = "10m" }`},
+		{`ready = { path = "/health", timeout = "10m" }` + "\n\n[[engine]]\nname = \"sglang\"", `ready = { path = "/health", timeout = 10 }` + "\n\n[[engine]]\nname = \"sglang\"", `plan.toml:14:39: engine.ready.timeout: a duration string is expected, found an integer, e.g. ready = { path = "/health", timeout = "10m" }`},
+		{`points = ["1/inf", "8/inf", "64/inf"]`, `points = "1/inf"`, `plan.toml:22:10: bench.points: a list of point ids is expected, found a string, e.g. points = ["1/inf", "8/inf", "64/inf"]`},
+		{`command = ["vllm", "bench"`, `command = [["vllm"], "bench"`, `plan.toml:23:1: bench.command: a list of strings is expected, found an array, e.g. command = ["vllm", "bench", "serve", "--base-url", "{base_url}"]`},
+		{`warmup = "8/inf"`, `warmup = 8`, `plan.toml:26:10: bench.warmup: a point id string is expected, found an integer, e.g. warmup = "8/inf"`},
+		{`above_idle_c = 2.0`, `above_idle_c = "2"`, `plan.toml:29:16: cooldown.above_idle_c: a number is expected, found a string, e.g. above_idle_c = 2.0`},
+		{`max_slope_c_per_min = 0.5`, `max_slope_c_per_min = "0.5"`, `plan.toml:30:23: cooldown.max_slope_c_per_min: a number is expected, found a string, e.g. max_slope_c_per_min = 0.5`},
+		{`max_wait = "15m"`, `max_wait = 15`, `plan.toml:31:12: cooldown.max_wait: a duration string is expected, found an integer, e.g. max_wait = "15m"`},
+	} {
+		plan := strings.Replace(goodPlan, c.from, c.to, 1)
+		if plan == goodPlan {
+			t.Fatalf("%s: not in the plan", c.from)
+		}
+		_, err := Parse("plan.toml", []byte(plan))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n got %v\nwant %s", c.to, err, c.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "grid.raw") || strings.Contains(err.Error(), "struct field") || strings.Contains(err.Error(), "int64")) {
+			t.Errorf("%s: a Go type in %v", c.to, err)
+		}
+	}
+}
+
+// TestEveryPlanKeyKnown: every key a plan may hold has a type error's
+// name and example, and is compared on resume (tree aside: the kept plan
+// is inside the tree resumed). A key added to the plan without both fails
+// here.
+func TestEveryPlanKeyKnown(t *testing.T) {
+	p, err := Parse("plan.toml", []byte(goodPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := map[string]bool{}
+	for _, kv := range p.values() {
+		compared[kv.key] = true
+	}
+	prefixed := func(prefix string) bool {
+		for k := range compared {
+			if strings.HasPrefix(k, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range []struct {
+		v      any
+		prefix string
+	}{
+		{rawPlan{}, ""}, {rawEngine{}, "engine[1]."}, {rawReady{}, "engine[1].ready."}, {rawBench{}, "bench."}, {rawCooldown{}, "cooldown."},
+	} {
+		typ := reflect.TypeOf(s.v)
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			tag := f.Tag.Get("toml")
+			if _, ok := keyTypes[typ.Name()+"."+f.Name]; !ok {
+				t.Errorf("%s.%s (%s): no entry in keyTypes", typ.Name(), f.Name, tag)
+			}
+			switch {
+			case s.prefix == "" && (tag == "tree" || tag == "engine" || tag == "bench" || tag == "cooldown"):
+			case s.prefix == "engine[1]." && tag == "ready":
+			case !prefixed(s.prefix + tag):
+				t.Errorf("%s%s: not compared on resume (Plan.values)", s.prefix, tag)
+			}
+		}
+	}
 }

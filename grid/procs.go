@@ -5,6 +5,15 @@ import (
 	"syscall"
 )
 
+// ProcStat is what /proc/PID/stat says of a process: its state (R, S,
+// Z, ...), its parent, its process group, and its start time (clock
+// ticks after boot), which tells it from a later process given its pid.
+type ProcStat struct {
+	State      byte
+	PPID, PGID int
+	StartTicks uint64
+}
+
 // Procs is the process control a leg needs: its Linux calls are in
 // procs_linux.go, and a test may stand in for it.
 type Procs interface {
@@ -29,9 +38,18 @@ type Procs interface {
 	// Alive reports whether pid is a process that has not exited: a
 	// zombie is not alive.
 	Alive(pid int) bool
-	// Reap collects pid's exit status if it is this process's child and
-	// has exited, so that it leaves the process table.
-	Reap(pid int)
+	// Stat is pid as /proc shows it now; false when pid is gone.
+	Stat(pid int) (ProcStat, bool)
+	// Reap collects pid's exit status, by its pid, if it is this
+	// process's child and has exited, so that it leaves the process
+	// table: true when it was collected. It never waits for any child
+	// but pid (never wait4(-1)), so os/exec keeps the status of the
+	// children it waits for.
+	Reap(pid int) bool
+	// Listeners are the processes holding a socket that listens on TCP
+	// port, topmost first (as --engine-port finds them, SPEC §11.1), or
+	// why none can be named.
+	Listeners(port int) ([]int, error)
 	// Describe names pid for a message: "1234 (python3)".
 	Describe(pid int) string
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clockgate/clockgate/sampler"
 )
 
 // linuxProcs is Procs on Linux: prctl(PR_SET_CHILD_SUBREAPER), process
@@ -41,24 +43,34 @@ func (linuxProcs) Start(cmd *exec.Cmd) error {
 
 // stat reads pid's state and parent from /proc/PID/stat.
 func (p linuxProcs) stat(pid int) (state byte, ppid int, ok bool) {
+	st, ok := p.Stat(pid)
+	return st.State, st.PPID, ok
+}
+
+// Stat reads /proc/PID/stat: after the command name (in parentheses,
+// which may hold spaces), field 3 is the state, 4 the parent, 5 the
+// process group and 22 the start time.
+func (p linuxProcs) Stat(pid int) (ProcStat, bool) {
 	data, err := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0, 0, false
+		return ProcStat{}, false
 	}
 	s := string(data)
 	k := strings.LastIndexByte(s, ')')
 	if k < 0 {
-		return 0, 0, false
+		return ProcStat{}, false
 	}
 	f := strings.Fields(s[k+1:])
-	if len(f) < 2 {
-		return 0, 0, false
+	if len(f) < 20 || len(f[0]) == 0 {
+		return ProcStat{}, false
 	}
-	ppid, err = strconv.Atoi(f[1])
-	if err != nil || len(f[0]) == 0 {
-		return 0, 0, false
+	ppid, err1 := strconv.Atoi(f[1])
+	pgid, err2 := strconv.Atoi(f[2])
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return ProcStat{}, false
 	}
-	return f[0][0], ppid, true
+	return ProcStat{State: f[0][0], PPID: ppid, PGID: pgid, StartTicks: start}, true
 }
 
 func (p linuxProcs) pids() []int {
@@ -145,9 +157,20 @@ func (p linuxProcs) Alive(pid int) bool {
 	return ok && state != 'Z' && state != 'X'
 }
 
-func (linuxProcs) Reap(pid int) {
+func (linuxProcs) Reap(pid int) bool {
 	var ws syscall.WaitStatus
-	syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	for {
+		got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		// ECHILD: not (or no longer) this process's child.
+		return got == pid || err == syscall.ECHILD
+	}
+}
+
+func (p linuxProcs) Listeners(port int) ([]int, error) {
+	return sampler.PortListeners(p.root, port)
 }
 
 func (p linuxProcs) Describe(pid int) string {

@@ -24,5 +24,7 @@ func (otherProcs) Marked(string, []int) []int             { return nil }
 func (otherProcs) Group(int) int                          { return 0 }
 func (otherProcs) Kill(pid int, sig syscall.Signal) error { return errNotLinux }
 func (otherProcs) Alive(int) bool                         { return false }
-func (otherProcs) Reap(int)                               {}
+func (otherProcs) Stat(int) (ProcStat, bool)              { return ProcStat{}, false }
+func (otherProcs) Reap(int) bool                          { return false }
+func (otherProcs) Listeners(int) ([]int, error)           { return nil, errNotLinux }
 func (otherProcs) Describe(int) string                    { return "" }

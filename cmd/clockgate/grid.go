@@ -40,18 +40,22 @@ summarizes the tree into TREE/grid/summary/ and prints each leg's verdict.
 Each leg: a pre-check (no compute process on the plan's GPUs, the port
 free); the idle gate (every GPU within cooldown.above_idle_c of its idle
 temperature, measured at grid start, and settled, within cooldown.max_wait);
-the server started in a process group of its own under clockgate as child
-subreaper; readiness (ready.path answers 200 twice in a row); the warmup
-point, not recorded; the sampler, in process, with each point marked as
-'clockgate mark' marks it and its result file checked; the stop (SIGTERM to
-the group, a 30 s grace, SIGKILL to every process of the leg, all reaped,
-then the GPUs and the port waited for); and the commit by rename. A failed
-leg is tried once more at once; a second failure stops the grid.
+the pre-check again; the server started in a process group of its own under
+clockgate as child subreaper; readiness (ready.path answers 200 twice in a
+row, from a listener of the server's own tree: another process answering
+fails the leg, named); the warmup point, not recorded; the sampler, in
+process, with each point marked as 'clockgate mark' marks it and its result
+file checked; the stop (SIGTERM to the group, a 30 s grace, SIGKILL to every
+process of the leg, each waited for by its pid, then the GPUs and the port
+waited for); and the commit by rename. A failed leg is tried once more at
+once; a second failure stops the grid.
 
 Running the same command again resumes a stopped grid: committed legs are
 kept byte for byte, an uncommitted leg's files go to TREE/grid/failed/ and
-the leg runs again under its r<N>. A changed plan, boot, GPU set or driver
-is refused.
+the leg runs again under its r<N>. The plan is compared, as parsed, with the
+one the grid started with (kept in TREE/grid/plan.toml): a changed comment
+or layout resumes, a changed value is refused naming each key, old and new.
+A changed boot, GPU set or driver is refused.
 
 The first [[engine]] is the baseline of the summary.
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package cmdtest runs clockgate grid end to end, as a user runs it: the
 // clockgate binary, the fake nvidia-smi (sampler/testdata/fakesmi), and the
 // fake server and bench (grid/testdata), all built once for the package.
@@ -9,14 +11,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/clockgate/clockgate/grid"
 	"github.com/clockgate/clockgate/sampler"
@@ -30,6 +37,13 @@ var bins struct {
 const bootID = "13dc5579-455c-45c8-8e4d-d09c457fa826"
 
 func TestMain(m *testing.M) {
+	// The test process is a child subreaper that never reaps: a process
+	// clockgate left unreaped when it exited comes here and stays a
+	// zombie, whatever this machine's init does, so noneAlive finds it.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "prctl(PR_SET_CHILD_SUBREAPER):", err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "clockgate-grid-bins-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -195,8 +209,43 @@ func (w *gridWorld) tree() string { return filepath.Join(w.planDir, "tree") }
 type proc struct {
 	cmd    *exec.Cmd
 	stdout bytes.Buffer
-	stderr bytes.Buffer
+	stderr syncBuffer
 	done   chan struct{}
+}
+
+// syncBuffer is a buffer a test may read while the process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor waits, up to d, until cond holds; it fails the test when the
+// process exits first or the wait runs out.
+func (p *proc) waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		select {
+		case <-p.done:
+			t.Fatalf("exited before %s\n%s", what, p.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v\n%s", what, d, p.stderr.String())
+		}
+	}
 }
 
 // start runs clockgate grid in a process of its own.
@@ -414,24 +463,17 @@ func TestGridPlanRefusal(t *testing.T) {
 
 // TestGridCooldownTimeout: a GPU that stays hot stops the grid at the
 // idle gate (exit 1, naming GPU, temperature, target and wait); no server
-// is started.
+// is started. The fake GPU holds its state from the start: 40 °C until
+// the grid's journal holds its first line (grid.start, written after the
+// idle read and before the first leg's gate), 80 °C from then on, so the
+// gate reads it hot whatever the machine's load.
 func TestGridCooldownTimeout(t *testing.T) {
-	w := newGridWorld(t, map[string]any{"idle_c": 40, "load_c": 60, "tau_ms": 1500, "mem_per_proc_mib": 1000, "state": "thermal.json"})
+	w := newGridWorld(t, map[string]any{"idle_c": 40, "load_c": 60, "tau_ms": 1500, "mem_per_proc_mib": 1000, "state": "thermal.json",
+		"hot_when": filepath.Join("..", "plan", "tree", filepath.FromSlash(grid.JournalRel)), "hot_c": 80})
 	plan := w.plan(2, "", "", "", "")
 	data, _ := os.ReadFile(plan)
 	os.WriteFile(plan, bytes.Replace(data, []byte(`max_wait = "20s"`), []byte(`max_wait = "1500ms"`), 1), 0o644)
-	// The GPU is idle at 40 °C during the idle read; then it is held at
-	// 80 °C (a state stamped in the future holds until then).
 	p := w.start(plan)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if ev, _, _ := grid.ReadJournal(filepath.Join(w.tree(), grid.JournalRel)); len(ev) > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	hot, _ := json.Marshal(map[string]float64{"C": 80, "TMS": float64(time.Now().Add(time.Hour).UnixNano()) / 1e6})
-	os.WriteFile(filepath.Join(w.smiDir, "thermal.json"), hot, 0o644)
 	code := p.waitLong(t, 60*time.Second)
 	stderr := p.stderr.String()
 	if code != 1 || !strings.Contains(stderr, "idle gate: not cool within max_wait 1.5s: GPU 0 at 80.0 °C, above the target 42.0 °C (idle 40.0 + 2.0)") {
@@ -443,6 +485,17 @@ func TestGridCooldownTimeout(t *testing.T) {
 	ev := w.journal()
 	if len(events(ev, grid.EvServerStart)) != 0 || len(events(ev, grid.EvLegFail)) != 1 || events(ev, grid.EvLegFail)[0].Phase != grid.PhaseIdle {
 		t.Errorf("journal %+v", ev)
+	}
+	// Run again with a value changed: refused (exit 2), naming the key,
+	// the value the grid started with and the new one.
+	data, _ = os.ReadFile(plan)
+	os.WriteFile(plan, bytes.Replace(data, []byte(`interval = "250ms"`), []byte(`interval = "500ms"`), 1), 0o644)
+	p = w.start(plan)
+	code = p.waitLong(t, 60*time.Second)
+	want := `this grid cannot be resumed: changed since it started: the plan (interval: "250ms", now "500ms"; it started with ` +
+		filepath.Join(w.tree(), "grid", "plan.toml") + ")"
+	if code != 2 || !strings.Contains(p.stderr.String(), want) {
+		t.Fatalf("exit %d, want 2 and %q:\n%s", code, want, p.stderr.String())
 	}
 }
 
@@ -522,6 +575,15 @@ func TestGridInterruptResume(t *testing.T) {
 	if len(committed) != 7 {
 		t.Fatalf("after the interrupt the tree holds %v", committed)
 	}
+	// The grid keeps the plan it started with; a comment and a layout
+	// changed since still resume (the plan is compared as parsed).
+	original, _ := os.ReadFile(plan)
+	keptPath := filepath.Join(w.tree(), filepath.FromSlash(grid.KeptPlanRel))
+	if kept, err := os.ReadFile(keptPath); err != nil || !bytes.Equal(kept, original) {
+		t.Fatalf("%s is not the plan the grid started with: %v\n%s", keptPath, err, kept)
+	}
+	relaid := append([]byte("# resumed after an interrupt\n"), bytes.Replace(original, []byte("repeats = 2"), []byte("repeats   =   2   # two legs each"), 1)...)
+	os.WriteFile(plan, relaid, 0o644)
 
 	p = w.start(plan)
 	if code := p.waitLong(t, 120*time.Second); code != 0 {
@@ -537,6 +599,9 @@ func TestGridInterruptResume(t *testing.T) {
 	if len(after) != 28 {
 		t.Errorf("after the resume the tree holds %d files", len(after))
 	}
+	if kept, _ := os.ReadFile(keptPath); !bytes.Equal(kept, original) {
+		t.Errorf("the resume replaced %s", keptPath)
+	}
 	ev = w.journal()
 	var order []string
 	for _, e := range events(ev, grid.EvLegCommit) {
@@ -551,6 +616,109 @@ func TestGridInterruptResume(t *testing.T) {
 	sum, _ := os.ReadFile(filepath.Join(w.tree(), "grid", "summary", "summary.json"))
 	if !bytes.Contains(sum, []byte(`"attempts": 3`)) && !bytes.Contains(sum, []byte(`"attempts":3`)) {
 		t.Errorf("b/r1's attempts not in the grid block:\n%s", sum)
+	}
+}
+
+// stranger listens on the world's port from the test process, answering
+// 200 to every request, and counts the requests other than path.
+func (w *gridWorld) stranger(probe string) *atomic.Int64 {
+	w.t.Helper()
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", w.port))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var others atomic.Int64
+	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != probe {
+			others.Add(1)
+		}
+		rw.WriteHeader(http.StatusOK)
+	})}
+	go srv.Serve(l)
+	w.t.Cleanup(func() { srv.Close() })
+	return &others
+}
+
+// selfName is how clockgate names the test process: "pid N (comm)".
+func selfName(t *testing.T) string {
+	comm, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("pid %d (%s)", os.Getpid(), strings.TrimSpace(string(comm)))
+}
+
+// TestGridReadyStranger: the leg's server dies at bind because another
+// process took its port after the pre-check, and that process answers the
+// readiness probe with 200. The leg fails naming it, never ready, and no
+// warmup or point runs against it. The fake server binds only once the
+// test holds the port (its -state file), and the test takes the port only
+// once the server has started: no race with the grid's timing.
+func TestGridReadyStranger(t *testing.T) {
+	w := newGridWorld(t, nil)
+	bindNow := filepath.Join(w.dir, "bind-now")
+	plan := w.plan(2, `"-mode", "bind-late", "-state", `+strconv.Quote(bindNow), "", "", "")
+	data, _ := os.ReadFile(plan)
+	data = bytes.Replace(data, []byte("points = ["), []byte("warmup = \"1/inf\"\npoints = ["), 1)
+	data = bytes.ReplaceAll(data, []byte(`path = "/health"`), []byte(`path = "/v1/ready"`))
+	os.WriteFile(plan, data, 0o644)
+	p := w.start(plan)
+	p.waitFor(t, 60*time.Second, "server started", func() bool {
+		b, _ := os.ReadFile(w.pids)
+		return bytes.HasPrefix(b, []byte("server "))
+	})
+	others := w.stranger("/v1/ready")
+	os.WriteFile(bindNow, nil, 0o644)
+	code := p.waitLong(t, 90*time.Second)
+	stderr := p.stderr.String()
+	want := fmt.Sprintf("port %d answered by %s, not this leg's server", w.port, selfName(t))
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, want 1 and %q:\n%s", code, want, stderr)
+	}
+	ev := w.journal()
+	if n := len(events(ev, grid.EvServerReady)); n != 0 {
+		t.Errorf("%d server.ready events", n)
+	}
+	fails := events(ev, grid.EvLegFail)
+	if len(fails) == 0 || !strings.Contains(fails[0].Cause, want) {
+		t.Errorf("leg.fail %+v", fails)
+	}
+	if n := others.Load(); n != 0 {
+		t.Errorf("the stranger served %d requests other than the readiness probe (a warmup or a point ran against it)", n)
+	}
+	if !strings.Contains(stderr, "address already in use") {
+		t.Errorf("the server's bind failure is not quoted:\n%s", stderr)
+	}
+}
+
+// TestGridPrecheckAgain: the port is taken while the idle gate waits,
+// after the leg's pre-check passed; the pre-check looks again right before
+// the server starts, so the grid stops there (exit 1, naming the holder)
+// and no server is started. The fake GPU is hot from the grid's first
+// journal line until the test has taken the port (its cool file), so the
+// port is taken while the gate waits, whatever the machine's load.
+func TestGridPrecheckAgain(t *testing.T) {
+	cool := "cool"
+	w := newGridWorld(t, map[string]any{"idle_c": 40, "load_c": 60, "tau_ms": 250, "mem_per_proc_mib": 1000, "state": "thermal.json",
+		"hot_when": filepath.Join("..", "plan", "tree", filepath.FromSlash(grid.JournalRel)), "hot_c": 80, "cool_when": cool})
+	plan := w.plan(2, "", "", "", "")
+	p := w.start(plan)
+	p.waitFor(t, 60*time.Second, "the idle gate waiting", func() bool { return strings.Contains(p.stderr.String(), ": cooling: ") })
+	w.stranger("/health")
+	os.WriteFile(filepath.Join(w.smiDir, cool), nil, 0o644)
+	code := p.waitLong(t, 60*time.Second)
+	stderr := p.stderr.String()
+	want := fmt.Sprintf("in precheck: pre-check, again right before the server starts: the GPUs or the port are in use: port %d is taken by %s", w.port, selfName(t))
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, want 1 and %q:\n%s", code, want, stderr)
+	}
+	if _, err := os.Stat(w.pids); err == nil {
+		t.Error("a server was started")
+	}
+	ev := w.journal()
+	fails := events(ev, grid.EvLegFail)
+	if len(events(ev, grid.EvServerStart)) != 0 || len(events(ev, grid.EvLegIdle)) != 1 || len(fails) != 1 || fails[0].Phase != grid.PhasePrecheck {
+		t.Errorf("journal %+v", ev)
 	}
 }
 

@@ -488,8 +488,8 @@ var mutations = []mutation{
 		"	if n%2 == 1 {\n		for r := 0; r < n; r++ {", "	if false {\n		for r := 0; r < n; r++ {", gridPkg},
 	{"G2-19", "the seed ignored", "grid/order.go",
 		"rand.NewPCG(uint64(seed), ", "rand.NewPCG(0, ", gridPkg},
-	{"G2-20", "a changed plan resumed", "grid/grid.go",
-		"	if start.PlanSHA256 != g.p.SHA256 {", "	if false {", gridPkg},
+	{"G2-20", "a changed plan resumed (a tree that keeps no plan)", "grid/grid.go",
+		"	} else if start.PlanSHA256 != g.p.SHA256 {", "	} else if false {", gridPkg},
 	{"G2-21", "a changed boot resumed", "grid/grid.go",
 		"	if start.BootID != g.bootID {", "	if false {", gridPkg},
 	{"G2-22", "a changed GPU set resumed", "grid/grid.go",
@@ -516,6 +516,19 @@ var mutations = []mutation{
 		"		if committed[k] || warned[k] {", "		if true {", []string{"-run", "Grid", "./summarize/"}},
 	{"G2-33", "TREE/grid/ read as stray files", "summarize/walk.go",
 		"		case e.name == GridDir && e.dir && !e.refused:", "		case false:", []string{"-run", "Grid", "./summarize/"}},
+	// SPEC §12.1: the grid reaps what it kills, proves readiness on its
+	// own server's listener, looks again before the server starts, and
+	// resumes by the plan as parsed.
+	{"GR34-1", "the leg's dead processes not waited for (zombies left)", "grid/leg.go",
+		"	if left := g.reapLeg(srv, time.Now().Add(g.t.stopWait)); len(left) > 0 {", "	if left := []string(nil); len(left) > 0 {", []string{"-run=^TestGridFailingBench$", "-timeout=300s", "./grid/cmdtest/"}},
+	{"GR34-2", "readiness from another process's listener accepted", "grid/leg.go",
+		"			} else if who != \"\" {", "			} else if false && who != \"\" {", gridPkg},
+	{"GR34-3", "the pre-check not repeated right before the server starts", "grid/leg.go",
+		"	if what, err := g.busy(ctx); err != nil || what != \"\" {", "	if what, err := g.busy(ctx); false && (err != nil || what != \"\") {", []string{"-run=^TestGridPrecheckAgain$", "-timeout=300s", "./grid/cmdtest/"}},
+	{"GR34-4", "a changed plan value resumed", "grid/grid.go",
+		"		if d := PlanChanges(kept, g.p); len(d) > 0 {", "		if d := PlanChanges(kept, g.p); false && len(d) > 0 {", gridPkg},
+	{"GR34-5", "the plan compared by its bytes on resume (a changed comment refused)", "grid/grid.go",
+		"	if kept != nil {\n		// The plan as parsed", "	if false {\n		// The plan as parsed", gridPkg},
 	// SPEC §11.4: amd-smi-csv's own checks.
 	{"I3-1", "amd-smi-csv: the XCDs read may change mid-file", "foreign/amdcsv.go",
 		"if g != nil && !sameInts(ids, g.xcds) {", "if false && g != nil && !sameInts(ids, g.xcds) {", foreignPkg},

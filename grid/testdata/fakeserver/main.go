@@ -9,7 +9,9 @@
 //
 // Modes: normal; ignore-term (the server and its worker ignore SIGTERM);
 // crash (25 lines of output, then exit 3 before it is ready);
-// crash-once (crash when -state does not exist yet, creating it).
+// crash-once (crash when -state does not exist yet, creating it);
+// bind-late (record itself, wait for -state to exist, then bind: a
+// server that dies at bind when another process took the port first).
 // Every process exits by itself after -max-life, so a fake that a test
 // failed to kill still goes away.
 package main
@@ -28,7 +30,7 @@ import (
 
 func main() {
 	port := flag.Int("port", 0, "port")
-	mode := flag.String("mode", "normal", "normal, ignore-term, crash, crash-once")
+	mode := flag.String("mode", "normal", "normal, ignore-term, crash, crash-once, bind-late")
 	readyAfter := flag.Duration("ready-after", 300*time.Millisecond, "503 until then")
 	pids := flag.String("pids", "", "file to append ROLE PID to")
 	compute := flag.String("compute", "", "compute_apps file to append to")
@@ -93,6 +95,16 @@ func main() {
 		}
 		fmt.Println("fakeserver: CUDA error: out of memory (simulated)")
 		os.Exit(3)
+	}
+	if *mode == "bind-late" {
+		record()
+		fmt.Println("fakeserver: loading, then binding once", *state, "exists")
+		for {
+			if _, err := os.Stat(*state); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *port))
 	if err != nil {

@@ -146,6 +146,14 @@ type thermal struct {
 	TauMS         float64 `json:"tau_ms"`
 	MemPerProcMiB float64 `json:"mem_per_proc_mib"`
 	State         string  `json:"state"`
+	// HotWhen names a file (relative to the fake's folder, or absolute):
+	// while it exists and is not empty, the GPU reads HotC whatever the
+	// model says. A test's GPU turns hot at an event the code under test
+	// writes (a grid journal's first line), never at a wall-clock time.
+	// CoolWhen names a file that, once it exists, ends HotWhen's heat.
+	HotWhen  string  `json:"hot_when"`
+	HotC     float64 `json:"hot_c"`
+	CoolWhen string  `json:"cool_when"`
 }
 
 // maxSleep bounds every sleep of the fake.
@@ -475,6 +483,19 @@ func (th *thermal) now(cfg config, dir string) (float64, int) {
 		c.LiveOnly = true
 		if text, err := computeApps(c, dir); err == nil {
 			procs = strings.Count(text, "\n")
+		}
+	}
+	if th.HotWhen != "" {
+		at := func(path string) string {
+			if filepath.IsAbs(path) {
+				return path
+			}
+			return filepath.Join(dir, path)
+		}
+		fi, err := os.Stat(at(th.HotWhen))
+		_, cool := os.Stat(at(th.CoolWhen))
+		if err == nil && fi.Size() > 0 && (th.CoolWhen == "" || cool != nil) {
+			return th.HotC, procs
 		}
 	}
 	state := filepath.Join(dir, th.State)

@@ -211,6 +211,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 		fold = NewTracingFold()
 	}
 	cands := l.pointCandidates(l.evidence, rec)
+	times, marked := l.evidence.timed()
 	l.evidence = nil // read: a large tree keeps nothing of it per leg
 	fold.Windows = foldWindows(cands)
 	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
@@ -228,6 +229,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	l.Fold = fold
 	l.settlePoints(cands, fold)
 	l.check()
+	l.checkPointTimes(times, marked, fold)
 	fold.dropScratch()
 }
 

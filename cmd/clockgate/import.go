@@ -178,6 +178,15 @@ func runImport(opts *importOptions) error {
 	if err != nil {
 		return usageErr("import: %v", err)
 	}
+	if o.TZ != nil {
+		// The zone is the bench host's too, as the sampler records its own
+		// (SPEC §12.1.1): what places the bench results' dates in time.
+		name := opts.TZ
+		if name[0] == '+' || name[0] == '-' {
+			name = ""
+		}
+		res.Record.Window.StampZone(o.TZ, name)
+	}
 	return writeImport(opts.Out, res)
 }
 

@@ -229,8 +229,8 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	l.Fold = fold
 	l.settlePoints(cands, fold)
 	l.check()
-	l.checkPointTimes(times, marked, fold)
 	fold.dropScratch()
+	l.checkPointTimes(times, marked, fold)
 }
 
 // check runs every leg assertion of the contract on a trusted leg and

@@ -77,9 +77,10 @@ func (l *Leg) checkPointTimes(times []PointTime, marked bool, f *Fold) {
 			}
 			continue
 		}
-		what := fmt.Sprintf("its date %s", p.Date)
+		slack := dateSlackNS / int64(time.Second)
+		what := fmt.Sprintf("its date %s (within date − %d s to date + %d s)", p.Date, slack, slack)
 		if p.DurationS > 0 {
-			what += fmt.Sprintf(" (duration %g s)", p.DurationS)
+			what = fmt.Sprintf("its date %s and duration %g s (within date − duration − %d s to date + %d s)", p.Date, p.DurationS, slack, slack)
 		}
 		var under []string
 		inside := false

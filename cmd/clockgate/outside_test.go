@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestImportZoneTiesDates: import --tz records the zone in the record as
+// the sampler does (utc_offset_s at the first sample; time_zone where the
+// flag names an IANA zone), so that the bench results' dates are placed
+// in time; without --tz a log with its own zone records none.
+func TestImportZoneTiesDates(t *testing.T) {
+	log := "timestamp, index, clocks.sm [MHz], utilization.gpu [%]\n2026/11/03 10:00:00.000, 0, 1980, 50\n2026/11/03 10:00:01.000, 0, 1980, 50\n"
+	for _, c := range []struct {
+		tz       string
+		offset   int
+		zoneName string
+	}{
+		{"America/Los_Angeles", -8 * 3600, "America/Los_Angeles"}, // PST on 3 November
+		{"-07:00", -7 * 3600, ""},
+		{"UTC", 0, "UTC"},
+	} {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "x.csv")
+		if err := os.WriteFile(in, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		if code := Main([]string{"import", "--format", "nvidia-smi-csv", "--tz", c.tz, in, "--out", filepath.Join(dir, "r1")}, nil, &out, &errOut); code != ExitOK {
+			t.Fatalf("--tz %s: exit %d: %s", c.tz, code, errOut.String())
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "r1.summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Window map[string]any `json:"window"`
+		}
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		off, ok := rec.Window["utc_offset_s"].(float64)
+		zone, _ := rec.Window["time_zone"].(string)
+		if !ok || int(off) != c.offset || zone != c.zoneName {
+			t.Errorf("--tz %s: utc_offset_s %v, time_zone %q; want %d, %q", c.tz, rec.Window["utc_offset_s"], zone, c.offset, c.zoneName)
+		}
+	}
+}
+
+// TestStrictFailsResultsMonthsApart: the new user's case (SPEC §12.1.1):
+// imported telemetry of 3 November with vLLM results of 16 and 18 August
+// fails summarize --strict (exit 1) naming bench.outside_window; the same
+// logs with their own run's results pass.
+func TestStrictFailsResultsMonthsApart(t *testing.T) {
+	for _, c := range []struct {
+		tree string
+		code int
+		gate string
+	}{
+		{"imported-months-apart", ExitFailed, "Gate: **FAIL**"},
+		{"imported-same-run", ExitOK, "Gate: **PASS**"},
+	} {
+		dir := t.TempDir()
+		var out, errOut bytes.Buffer
+		code := Main([]string{"summarize", filepath.Join("..", "..", "testdata", "trees", c.tree), "--out", dir, "--strict"}, nil, &out, &errOut)
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d; stderr %s", c.tree, code, c.code, errOut.String())
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(md), c.gate) {
+			t.Errorf("%s: report.md lacks %q", c.tree, c.gate)
+		}
+		if has := strings.Contains(string(md), "bench.outside_window"); has != (c.code == ExitFailed) {
+			t.Errorf("%s: report.md names bench.outside_window: %v", c.tree, has)
+		}
+	}
+}

@@ -81,7 +81,7 @@ file, line and column, and nothing is written.`,
 	f.StringVar(&opts.Format, "format", "", "the source's format: "+strings.Join(foreign.Formats, ", "))
 	f.StringVar(&opts.Out, "out", "", "write PREFIX.samples.jsonl, PREFIX.summary.json and PREFIX.import.json (none may exist)")
 	f.StringVar(&opts.Columns, "columns", "", "a headerless CSV's --query-gpu field list, comma-separated")
-	f.StringVar(&opts.TZ, "tz", "", "the zone of times printed without one: UTC, an IANA zone, or an offset like -07:00")
+	f.StringVar(&opts.TZ, "tz", "", "the zone of times printed without one, and of the bench results' dates (recorded in the record as the sampler records its own): UTC, an IANA zone, or an offset like -07:00")
 	f.StringVar(&opts.Start, "start", "", "the first sample's time (RFC 3339), for a source with no time column (needs --interval)")
 	f.DurationVar(&opts.Interval, "interval", 0, "the time between readings, for a source with no time column; also the record's interval_s (default: the median gap)")
 	f.IntVar(&opts.BusyAbove, "busy-above-mhz", 0, "a source without utilization: count a sample busy when its SM clock is above N MHz (clock.unproven_busy)")

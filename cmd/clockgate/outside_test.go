@@ -82,3 +82,42 @@ func TestStrictFailsResultsMonthsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestRealLogRealResultMonthsApart: real files written by others, one
+// leg: the nvidia-smi log of testdata/smi-real/h100-vllm-qwen3-8b-tp1
+// (18 July 2026, at -07:00), imported with --tz -07:00, beside the real
+// vllm bench serve result of testdata/bench-real/vllm-0.25 (dated
+// 20260816-160853): the result ran a month after the log, and the leg
+// carries bench.outside_window naming the file, its date and the window.
+func TestRealLogRealResultMonthsApart(t *testing.T) {
+	tree := t.TempDir()
+	leg := filepath.Join(tree, "clocks", "qwen3-8b", "vllm")
+	bench := filepath.Join(tree, "bench", "qwen3-8b", "vllm", "r1")
+	for _, d := range []string{leg, bench} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"import", "--format", "nvidia-smi-csv", "--tz", "-07:00", "../../testdata/smi-real/h100-vllm-qwen3-8b-tp1/capture.csv",
+		"--out", filepath.Join(leg, "r1")}, nil, &out, &errOut); code != ExitOK {
+		t.Fatalf("import: exit %d: %s", code, errOut.String())
+	}
+	result, err := os.ReadFile("../../testdata/bench-real/vllm-0.25/bench_serve_v0.25.1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bench, "bench_serve_v0.25.1.json"), result, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	Main([]string{"summarize", tree, "--out", dir}, nil, &out, &errOut)
+	data, err := os.ReadFile(filepath.Join(dir, "all-runs.json"))
+	if err != nil {
+		t.Fatalf("%v; stderr %s", err, errOut.String())
+	}
+	want := `bench/qwen3-8b/vllm/r1/bench_serve_v0.25.1.json: point 2/inf ran, by its date 20260816-160853 and duration 1.5441598830002476 s (within date − duration − 1 s to date + 1 s), at 2026-08-16T23:08:50.455Z to 2026-08-16T23:08:54.000Z under the host's zone (-07:00) and at 2026-08-16T16:08:50.455Z to 2026-08-16T16:08:54.000Z under UTC, outside the leg's clock window 2026-07-19T00:57:49.469Z to 2026-07-19T00:58:55.553Z`
+	if !strings.Contains(string(data), want) {
+		t.Errorf("all-runs.json lacks bench.outside_window %q", want)
+	}
+}

@@ -13,13 +13,13 @@ func init() {
 	}
 }
 
-// monthsApartLegs are imported-months-apart's legs: each carries
-// bench.outside_window, once per point.
-func monthsApartLegs() map[string][]string {
+// legsWith are the legs of an imported scenario's two arms, each
+// carrying code alone.
+func legsWith(code string) map[string][]string {
 	out := map[string][]string{}
 	for _, e := range []string{"fastengine", "vllm"} {
 		for _, r := range []string{"r1", "r2"} {
-			out[llama+"/"+e+"/"+r] = []string{clocks.CodeBenchOutsideWindow}
+			out[llama+"/"+e+"/"+r] = []string{code}
 		}
 	}
 	return out
@@ -30,7 +30,7 @@ func monthsApartLegs() map[string][]string {
 // results is ESTABLISHED, every point judged on its vLLM date.
 var outsideScenarioWants = map[string]wantScenario{
 	"imported-months-apart": {
-		legs:        monthsApartLegs(),
+		legs:        legsWith(clocks.CodeBenchOutsideWindow),
 		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: repeat(clocks.CodeLegIneligible, 4)}},
 		fragments: []string{"bench/" + llama + "/vllm/r1/c8.json: point 8/inf ran, by its date 20260818-180343 and duration 50.987 s " +
 			"(within date − duration − 1 s to date + 1 s), at 2026-08-19T01:02:51.013Z to 2026-08-19T01:03:44.000Z under the host's zone (-07:00) " +
@@ -52,6 +52,13 @@ var outsideScenarioWants = map[string]wantScenario{
 				}
 			}
 		},
+	},
+	"imported-no-time": {
+		legs:        legsWith(clocks.CodeUnprovenWindow),
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: repeat(clocks.CodeLegIneligible, 4)}},
+		fragments: []string{"imported record: none of the leg's 4 bench results has a time (no date, no epoch window) and no clockgate mark gives one, " +
+			"so nothing ties these results to this log; keep each result's time (vLLM's --save-result writes its date, and import the log with --tz " +
+			"naming the bench host's zone), or run each point under clockgate mark"},
 	},
 	"imported-same-run": {
 		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},

@@ -130,6 +130,18 @@ var importedScenarios = []Scenario{
 				t.arm(llama, e, 2, h100, clocks.Unproven, apart)
 			}
 		}},
+	{Name: "imported-no-time",
+		About: "imported-same-run's logs, but every result written by python -m sglang.bench_serving, which records no time: " +
+			"nothing ties the results to the logs, so every leg carries clock.unproven_window (SPEC §12.1.1): both ratios NOT ESTABLISHED",
+		build: func(t *tree) {
+			same := monthsApart(nil)
+			for _, e := range []engine{fastengine, vllm} {
+				t.arm(llama, e, 2, h100, clocks.Unproven, func(l *leg) {
+					same(l)
+					l.style = styleSGLang
+				})
+			}
+		}},
 	{Name: "imported-same-run",
 		About: "imported-months-apart's logs with the results of the same runs: every result's date lies inside its leg's clock window " +
 			"(the dates in UTC, the log at -07:00), so no bench.outside_window; both ratios ESTABLISHED",

@@ -1,6 +1,11 @@
 package summarize_test
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clockgate/clockgate/clocks"
@@ -84,4 +89,66 @@ func monthsApartWarnings() []string {
 		out = append(out, noWindowWarnings(e, []int{1, 2}, allPoints, "its vLLM date fits no one zone")...)
 	}
 	return out
+}
+
+// TestOutsideWindowEitherArm: imported-same-run with one leg's results
+// changed, on each side in turn: one result of 16 August in ours' or the
+// baseline's r1 is bench.outside_window on that leg alone, and voids
+// both ratios (leg.ineligible naming it); every result of that leg
+// stripped of its date is clock.unproven_window on that leg alone.
+func TestOutsideWindowEitherArm(t *testing.T) {
+	for _, side := range []string{"fastengine", "vllm"} {
+		for _, c := range []struct {
+			code string
+			edit func(t *testing.T, dir string)
+		}{
+			{clocks.CodeBenchOutsideWindow, func(t *testing.T, dir string) {
+				rewrite(t, filepath.Join(dir, "c8.json"), func(s string) string { return strings.Replace(s, `"date": "20261103-`, `"date": "20260816-`, 1) })
+			}},
+			{clocks.CodeUnprovenWindow, func(t *testing.T, dir string) {
+				for _, f := range []string{"c1.json", "c2.json", "c4.json", "c8.json"} {
+					rewrite(t, filepath.Join(dir, f), func(s string) string { return regexp.MustCompile(`"date": "[0-9-]+", `).ReplaceAllString(s, "") })
+				}
+			}},
+		} {
+			root := copyTree(t, "imported-same-run")
+			c.edit(t, filepath.Join(root, "bench", llama, side, "r1"))
+			s := run(t, root)
+			for _, l := range s.Legs {
+				want := []string(nil)
+				if l.Engine == side && l.Run == 1 {
+					want = []string{c.code}
+				}
+				if got := clocks.Codes(l.Reasons); !slices.Equal(got, want) {
+					t.Errorf("%s on %s: leg %s %s codes %v, want %v", c.code, side, l.Engine, l.Name(), got, want)
+				}
+			}
+			cmp := s.Comparisons[0]
+			for fam, f := range map[string]struct {
+				ok      bool
+				reasons []clocks.Reason
+			}{"THROUGHPUT": {cmp.Throughput.BindingEligible, cmp.Throughput.Reasons}, "MEMORY": {cmp.Memory.BindingEligible, cmp.Memory.Reasons}} {
+				msg := "leg " + side + " r1 is not binding-eligible: " + c.code
+				if f.ok || len(f.reasons) != 1 || f.reasons[0].Code != clocks.CodeLegIneligible || f.reasons[0].Message != msg {
+					t.Errorf("%s on %s: %s eligible %v, reasons %v; want leg.ineligible %q", c.code, side, fam, f.ok, f.reasons, msg)
+				}
+			}
+		}
+	}
+}
+
+// rewrite changes a file's text in place.
+func rewrite(t *testing.T, path string, edit func(string) string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := edit(string(data))
+	if out == string(data) {
+		t.Fatalf("%s: the edit changed nothing", path)
+	}
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

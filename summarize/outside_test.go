@@ -152,3 +152,34 @@ func rewrite(t *testing.T, path string, edit func(string) string) {
 		t.Fatal(err)
 	}
 }
+
+// TestOutsideWindowSGLangDate: an SGLang result that carries a date (a
+// fork's, in either layout) is checked as a vLLM one: inside its leg's
+// window it is no reason, a day later it is bench.outside_window naming
+// the file and its line.
+func TestOutsideWindowSGLangDate(t *testing.T) {
+	for _, c := range []struct {
+		date    string
+		outside bool
+	}{
+		{"2026-08-12 09:01:10", false},
+		{"20260813-090110", true},
+	} {
+		root := copyTree(t, "points-sglang")
+		rewrite(t, filepath.Join(root, "bench", llama, "sglang", "r1", "results.jsonl"), func(s string) string {
+			return strings.Replace(s, `{"backend": "sglang", `, `{"date": "`+c.date+`", "backend": "sglang", `, 1)
+		})
+		s := run(t, root)
+		l := legOf(t, s, llama+"/sglang/r1")
+		want := []string(nil)
+		if c.outside {
+			want = []string{clocks.CodeBenchOutsideWindow}
+		}
+		if got := clocks.Codes(l.Reasons); !slices.Equal(got, want) {
+			t.Fatalf("date %s: codes %v (%v), want %v", c.date, got, l.Reasons, want)
+		}
+		if c.outside && !strings.HasPrefix(l.Reasons[0].Message, "bench/"+llama+"/sglang/r1/results.jsonl:1: point 1/inf ran, by its date 20260813-090110 and duration 58.999 s") {
+			t.Errorf("message %q", l.Reasons[0].Message)
+		}
+	}
+}

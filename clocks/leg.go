@@ -211,6 +211,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 		fold = NewTracingFold()
 	}
 	cands := l.pointCandidates(l.evidence, rec)
+	times, marked := l.evidence.timed()
 	l.evidence = nil // read: a large tree keeps nothing of it per leg
 	fold.Windows = foldWindows(cands)
 	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
@@ -229,6 +230,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	l.settlePoints(cands, fold)
 	l.check()
 	fold.dropScratch()
+	l.checkPointTimes(times, marked, fold)
 }
 
 // check runs every leg assertion of the contract on a trusted leg and

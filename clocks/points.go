@@ -81,6 +81,10 @@ type PointEvidence struct {
 	Marks        []Mark
 	MarksInvalid string
 	Dates        []DatePoint
+	// Times are what every bench result of the leg says of when it ran,
+	// marks or not: each known time must overlap the leg's clock window
+	// (SPEC §12.1.1).
+	Times []PointTime
 }
 
 // WindowCount is what one point window of a leg saw: its busy samples,

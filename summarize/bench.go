@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/strictjson"
 )
@@ -39,6 +40,9 @@ type Point struct {
 	HasDate     bool
 	DurationS   float64
 	HasDuration bool
+	// Exact, when not nil, is the point's own window in epoch time, from
+	// a reader whose format records one (SPEC §12.5); it needs no zone.
+	Exact *clocks.Span
 }
 
 // The bench formats clockgate reads, as named in all-runs.json.

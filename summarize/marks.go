@@ -188,6 +188,26 @@ func datePoint(p Point) clocks.DatePoint {
 	return d
 }
 
+// pointTime is what a bench point says of when it ran, for the check
+// that it overlaps its leg's clock window: its exact window, its date
+// (any format's), or nothing.
+func pointTime(p Point) clocks.PointTime {
+	t := clocks.PointTime{Point: p.ID.Label(), File: p.Where, Exact: p.Exact}
+	if p.HasDuration {
+		t.DurationS = p.DurationS
+	}
+	if !p.HasDate {
+		return t
+	}
+	for _, layout := range dateLayouts {
+		if w, err := time.Parse(layout, p.Date); err == nil {
+			t.Date, t.Wall, t.HasWall = p.Date, w, true
+			break
+		}
+	}
+	return t
+}
+
 // MarkLine is one line of a points file, as clockgate mark writes it:
 // the point, the event, the time in the sampler's format, and the exit
 // status on an end line (exit nil on a begin line).

@@ -105,8 +105,11 @@ var pointScenarioWants = map[string]wantScenario{
 		},
 	},
 	"points-zone-neither": {
-		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
-		gatePass:    true,
+		legs:        map[string][]string{llama + "/vllm/r2": {clocks.CodeBenchOutsideWindow}},
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: []string{clocks.CodeLegIneligible}}},
+		fragments: []string{"bench/" + llama + "/vllm/r2/c8.json: point 8/inf ran, by its date 20260812-071011 and duration 42.984 s (within date − duration − 1 s to date + 1 s), " +
+			"at 2026-08-12T07:09:27.016Z to 2026-08-12T07:10:12.000Z under the host's zone (Etc/UTC, +00:00 at the first sample), which is UTC's too, " +
+			"outside the leg's clock window 2026-08-12T11:07:00.833Z to 2026-08-12T11:10:10.837Z: these results are no evidence about this clock"},
 		warnings: append([]string{llama + "/vllm/r2: vLLM dates lie inside the clock window (2026-08-12T11:07:00.833Z to 2026-08-12T11:10:10.837Z) " +
 			"under no zone: not under the host's zone (Etc/UTC, +00:00 at the first sample), which is UTC's too; no point of the leg has a window: record the points with clockgate mark"},
 			noWindowWarnings("vllm", []int{2}, allPoints, "its vLLM date fits no one zone")...),

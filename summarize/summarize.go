@@ -493,6 +493,9 @@ func (w *walker) loadClock(files clocks.LegFiles, lf *legFiles) *clocks.Leg {
 // points file, read here, or its vLLM results' dates; nil when neither.
 func (w *walker) pointEvidence(l *Leg, lf *legFiles) *clocks.PointEvidence {
 	ev := &clocks.PointEvidence{}
+	for _, p := range l.Points {
+		ev.Times = append(ev.Times, pointTime(p))
+	}
 	switch {
 	case lf.points != "":
 		ev.MarksPath = lf.points
@@ -524,7 +527,7 @@ func (w *walker) pointEvidence(l *Leg, lf *legFiles) *clocks.PointEvidence {
 		}
 		ev.Dates = append(ev.Dates, datePoint(p))
 	}
-	if len(ev.Dates) == 0 {
+	if len(ev.Dates) == 0 && len(ev.Times) == 0 {
 		return nil
 	}
 	return ev

@@ -81,7 +81,7 @@ file, line and column, and nothing is written.`,
 	f.StringVar(&opts.Format, "format", "", "the source's format: "+strings.Join(foreign.Formats, ", "))
 	f.StringVar(&opts.Out, "out", "", "write PREFIX.samples.jsonl, PREFIX.summary.json and PREFIX.import.json (none may exist)")
 	f.StringVar(&opts.Columns, "columns", "", "a headerless CSV's --query-gpu field list, comma-separated")
-	f.StringVar(&opts.TZ, "tz", "", "the zone of times printed without one: UTC, an IANA zone, or an offset like -07:00")
+	f.StringVar(&opts.TZ, "tz", "", "the zone of times printed without one, and of the bench results' dates (recorded in the record as the sampler records its own): UTC, an IANA zone, or an offset like -07:00")
 	f.StringVar(&opts.Start, "start", "", "the first sample's time (RFC 3339), for a source with no time column (needs --interval)")
 	f.DurationVar(&opts.Interval, "interval", 0, "the time between readings, for a source with no time column; also the record's interval_s (default: the median gap)")
 	f.IntVar(&opts.BusyAbove, "busy-above-mhz", 0, "a source without utilization: count a sample busy when its SM clock is above N MHz (clock.unproven_busy)")
@@ -177,6 +177,15 @@ func runImport(opts *importOptions) error {
 	}
 	if err != nil {
 		return usageErr("import: %v", err)
+	}
+	if o.TZ != nil {
+		// The zone is the bench host's too, as the sampler records its own
+		// (SPEC §12.1.1): what places the bench results' dates in time.
+		name := opts.TZ
+		if name[0] == '+' || name[0] == '-' {
+			name = ""
+		}
+		res.Record.Window.StampZone(o.TZ, name)
 	}
 	return writeImport(opts.Out, res)
 }

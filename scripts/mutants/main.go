@@ -722,6 +722,36 @@ var mutations = []mutation{
 		"		n := len(c.readings)\n		c.take(in.Path, ln, r, o, ticks)\n		rows += len(c.readings) - n\n	}\n	if fs == nil || rows == 0 {", []string{"./foreign/"}},
 }
 
+// owPkg runs the tests that tie bench results to their clock window
+// (SPEC §12.1.1), by name.
+var owPkg = []string{"-run=^(TestOutsideWindow.*|TestUnprovenWindow|TestStampZone|TestScenarioVerdicts|TestImportZoneTiesDates|TestStrictFailsResultsMonthsApart|TestRealLogRealResultMonthsApart)$",
+	"./clocks/", "./summarize/", "./cmd/clockgate/"}
+
+func init() {
+	mutations = append(mutations,
+		mutation{"OW1", "a dated result outside every zone's window let through", "clocks/outside.go",
+			"		if !inside {", "		if !inside && false {", owPkg},
+		mutation{"OW2", "a result's exact window outside the clock window let through", "clocks/outside.go",
+			"			if !p.Exact.overlaps(win) {", "			if false {", owPkg},
+		mutation{"OW3", "an exact window touching the clock window's end taken as outside", "clocks/outside.go",
+			"			if !p.Exact.overlaps(win) {", "			if !(p.Exact.From < win.To && win.From < p.Exact.To) {", owPkg},
+		mutation{"OW4", "a date's run widened a second past its stamp", "clocks/outside.go",
+			"	return Span{From: at - dur - dateSlackNS, To: at + dateSlackNS}", "	return Span{From: at - dur - dateSlackNS, To: at + 2*dateSlackNS}", owPkg},
+		mutation{"OW5", "UTC not admitted beside the host's zone", "clocks/outside.go",
+			"			inside = hs.overlaps(win) || us.overlaps(win)", "			inside = hs.overlaps(win)", owPkg},
+		mutation{"OW6", "a record without a zone admitting offsets beyond ±18 h", "clocks/outside.go",
+			"			sp := Span{From: u.From - anyZoneNS, To: u.To + anyZoneNS}", "			sp := Span{From: u.From - 2*anyZoneNS, To: u.To + 2*anyZoneNS}", owPkg},
+		mutation{"OW7", "clock.unproven_window removed", "clocks/outside.go",
+			"len(times) > 0 && known == 0 && !marked {", "len(times) > 0 && known == 0 && false {", owPkg},
+		mutation{"OW8", "a failed mark taken as tying the results to the log", "clocks/outside.go",
+			"			marked = marked || m.NoWindow == \"\"", "			marked = marked || m.NoWindow != \"x\"", owPkg},
+		mutation{"OW9", "summarize passing no result's time to the check", "summarize/summarize.go",
+			"		ev.Times = append(ev.Times, pointTime(p))", "		_ = pointTime(p)", owPkg},
+		mutation{"OW10", "import --tz not recorded in the record", "cmd/clockgate/import.go",
+			"		res.Record.Window.StampZone(o.TZ, name)", "		_ = name", owPkg},
+	)
+}
+
 var scalePkg = []string{"./scripts/scale/"}
 
 func main() {

@@ -147,7 +147,8 @@ var pointScenarios = []Scenario{
 		}},
 	{Name: "points-zone-neither",
 		About: "a host in UTC, but vllm r2's bench client stamped vLLM's date in America/New_York (-04:00): under neither zone do its dates lie inside " +
-			"its clock window, so its points have no window (a warning naming the leg) and no point is judged; the leg's own checks stand: both ratios ESTABLISHED",
+			"its clock window, so its points have no window (a warning naming the leg) and no point is judged; nor do they overlap it under either zone " +
+			"(they ran 4 h before it by their dates), so each carries bench.outside_window (SPEC §12.1.1): both ratios NOT ESTABLISHED, leg.ineligible",
 		build: func(t *tree) {
 			t.arm(llama, fastengine, 2, gb10, boot13, pwLeg(pointWin{zone: "Etc/UTC", dates: true}, nil))
 			t.arm(llama, vllm, 2, gb10, boot13, pwLeg(pointWin{zone: "Etc/UTC", dates: true}, func(l *leg) {

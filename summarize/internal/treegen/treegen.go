@@ -232,7 +232,10 @@ type leg struct {
 	tearStream  bool // the last line is cut mid-JSON
 	// imported, when not nil, writes the leg's clock evidence as
 	// clockgate import makes it of an nvidia-smi CSV log of the samples.
-	imported     *importedLog
+	imported *importedLog
+	// benchStart, when set, dates the bench results as if the leg had
+	// started then: results of another run than the clock's.
+	benchStart   time.Time
 	legacyBench  bool        // benchmarks/benchmark_serving.py format, no failed key
 	appendResult bool        // every point in one --append-result file
 	failedAt     map[int]int // max_concurrency → requests that did not complete
@@ -716,6 +719,10 @@ func (t *tree) render(l leg) map[string][]byte {
 		span := bounds[i]
 		if l.pw != nil && l.pw.dates {
 			dur, span = l.pw.dated(bounds[i])
+		}
+		if !l.benchStart.IsZero() {
+			d := l.benchStart.Sub(l.start)
+			span = [2]time.Time{span[0].Add(d), span[1].Add(d)}
 		}
 		if l.style != "" {
 			objs = append(objs, l.result(rng, i, dur, span))

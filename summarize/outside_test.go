@@ -1,0 +1,185 @@
+package summarize_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/summarize"
+)
+
+func init() {
+	for k, v := range outsideScenarioWants {
+		newScenarioWants[k] = v
+	}
+}
+
+// legsWith are the legs of an imported scenario's two arms, each
+// carrying code alone.
+func legsWith(code string) map[string][]string {
+	out := map[string][]string{}
+	for _, e := range []string{"fastengine", "vllm"} {
+		for _, r := range []string{"r1", "r2"} {
+			out[llama+"/"+e+"/"+r] = []string{code}
+		}
+	}
+	return out
+}
+
+// The new user's case (SPEC §12.1.1): results three months away from the
+// imported log are NOT ESTABLISHED; the same log with its own run's
+// results is ESTABLISHED, every point judged on its vLLM date.
+var outsideScenarioWants = map[string]wantScenario{
+	"imported-months-apart": {
+		legs:        legsWith(clocks.CodeBenchOutsideWindow),
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: repeat(clocks.CodeLegIneligible, 4)}},
+		fragments: []string{"bench/" + llama + "/vllm/r1/c8.json: point 8/inf ran, by its date 20260818-180343 and duration 50.987 s " +
+			"(within date − duration − 1 s to date + 1 s), at 2026-08-19T01:02:51.013Z to 2026-08-19T01:03:44.000Z under the host's zone (-07:00) " +
+			"and at 2026-08-18T18:02:51.013Z to 2026-08-18T18:03:44.000Z under UTC, outside the leg's clock window 2026-11-03T18:00:00.123Z " +
+			"to 2026-11-03T18:03:43.128Z: these results are no evidence about this clock"},
+		// As before SPEC §12.1.1: the dates fit no zone, so no point is
+		// judged on its own clock.
+		warnings: monthsApartWarnings(),
+		extra: func(t *testing.T, s *summarize.Summary) {
+			for _, l := range s.Legs {
+				n := 0
+				for _, r := range l.Reasons {
+					if r.Code == clocks.CodeBenchOutsideWindow {
+						n++
+					}
+				}
+				if n != 4 {
+					t.Errorf("%s %s: %d bench.outside_window, want one per point (4)", l.Engine, l.Name(), n)
+				}
+			}
+		},
+	},
+	"imported-no-time": {
+		legs:        legsWith(clocks.CodeUnprovenWindow),
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", codes: repeat(clocks.CodeLegIneligible, 4)}},
+		fragments: []string{"imported record: none of the leg's 4 bench results has a time (no date, no epoch window) and no clockgate mark gives one, " +
+			"so nothing ties these results to this log; keep each result's time (vLLM's --save-result writes its date, and import the log with --tz " +
+			"naming the bench host's zone), or run each point under clockgate mark"},
+	},
+	"imported-same-run": {
+		comparisons: []wantRatio{{model: llama, ours: "fastengine", throughput: true, memory: true}},
+		gatePass:    true,
+		extra: func(t *testing.T, s *summarize.Summary) {
+			checkPoints([]wantPoint{{"1/inf", true, "vllm-date", 0}, {"2/inf", true, "vllm-date", 0},
+				{"4/inf", true, "vllm-date", 0}, {"8/inf", true, "vllm-date", 0}})(t, s)
+			for _, l := range s.Legs {
+				if w := l.Clock.Record.Window; w.UTCOffsetS == nil || *w.UTCOffsetS != -7*3600 || w.TimeZone != "" {
+					t.Errorf("%s %s: utc_offset_s %v, time_zone %q; want -25200 as import --tz -07:00 records it", l.Engine, l.Name(), w.UTCOffsetS, w.TimeZone)
+				}
+			}
+		},
+	},
+}
+
+func monthsApartWarnings() []string {
+	var out []string
+	for _, e := range []string{"fastengine", "vllm"} {
+		for _, r := range []string{"r1", "r2"} {
+			out = append(out, llama+"/"+e+"/"+r+": vLLM dates lie inside the clock window (2026-11-03T")
+		}
+		out = append(out, noWindowWarnings(e, []int{1, 2}, allPoints, "its vLLM date fits no one zone")...)
+	}
+	return out
+}
+
+// TestOutsideWindowEitherArm: imported-same-run with one leg's results
+// changed, on each side in turn: one result of 16 August in ours' or the
+// baseline's r1 is bench.outside_window on that leg alone, and voids
+// both ratios (leg.ineligible naming it); every result of that leg
+// stripped of its date is clock.unproven_window on that leg alone.
+func TestOutsideWindowEitherArm(t *testing.T) {
+	for _, side := range []string{"fastengine", "vllm"} {
+		for _, c := range []struct {
+			code string
+			edit func(t *testing.T, dir string)
+		}{
+			{clocks.CodeBenchOutsideWindow, func(t *testing.T, dir string) {
+				rewrite(t, filepath.Join(dir, "c8.json"), func(s string) string { return strings.Replace(s, `"date": "20261103-`, `"date": "20260816-`, 1) })
+			}},
+			{clocks.CodeUnprovenWindow, func(t *testing.T, dir string) {
+				for _, f := range []string{"c1.json", "c2.json", "c4.json", "c8.json"} {
+					rewrite(t, filepath.Join(dir, f), func(s string) string { return regexp.MustCompile(`"date": "[0-9-]+", `).ReplaceAllString(s, "") })
+				}
+			}},
+		} {
+			root := copyTree(t, "imported-same-run")
+			c.edit(t, filepath.Join(root, "bench", llama, side, "r1"))
+			s := run(t, root)
+			for _, l := range s.Legs {
+				want := []string(nil)
+				if l.Engine == side && l.Run == 1 {
+					want = []string{c.code}
+				}
+				if got := clocks.Codes(l.Reasons); !slices.Equal(got, want) {
+					t.Errorf("%s on %s: leg %s %s codes %v, want %v", c.code, side, l.Engine, l.Name(), got, want)
+				}
+			}
+			cmp := s.Comparisons[0]
+			for fam, f := range map[string]struct {
+				ok      bool
+				reasons []clocks.Reason
+			}{"THROUGHPUT": {cmp.Throughput.BindingEligible, cmp.Throughput.Reasons}, "MEMORY": {cmp.Memory.BindingEligible, cmp.Memory.Reasons}} {
+				msg := "leg " + side + " r1 is not binding-eligible: " + c.code
+				if f.ok || len(f.reasons) != 1 || f.reasons[0].Code != clocks.CodeLegIneligible || f.reasons[0].Message != msg {
+					t.Errorf("%s on %s: %s eligible %v, reasons %v; want leg.ineligible %q", c.code, side, fam, f.ok, f.reasons, msg)
+				}
+			}
+		}
+	}
+}
+
+// rewrite changes a file's text in place.
+func rewrite(t *testing.T, path string, edit func(string) string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := edit(string(data))
+	if out == string(data) {
+		t.Fatalf("%s: the edit changed nothing", path)
+	}
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOutsideWindowSGLangDate: an SGLang result that carries a date (a
+// fork's, in either layout) is checked as a vLLM one: inside its leg's
+// window it is no reason, a day later it is bench.outside_window naming
+// the file and its line.
+func TestOutsideWindowSGLangDate(t *testing.T) {
+	for _, c := range []struct {
+		date    string
+		outside bool
+	}{
+		{"2026-08-12 09:01:10", false},
+		{"20260813-090110", true},
+	} {
+		root := copyTree(t, "points-sglang")
+		rewrite(t, filepath.Join(root, "bench", llama, "sglang", "r1", "results.jsonl"), func(s string) string {
+			return strings.Replace(s, `{"backend": "sglang", `, `{"date": "`+c.date+`", "backend": "sglang", `, 1)
+		})
+		s := run(t, root)
+		l := legOf(t, s, llama+"/sglang/r1")
+		want := []string(nil)
+		if c.outside {
+			want = []string{clocks.CodeBenchOutsideWindow}
+		}
+		if got := clocks.Codes(l.Reasons); !slices.Equal(got, want) {
+			t.Fatalf("date %s: codes %v (%v), want %v", c.date, got, l.Reasons, want)
+		}
+		if c.outside && !strings.HasPrefix(l.Reasons[0].Message, "bench/"+llama+"/sglang/r1/results.jsonl:1: point 1/inf ran, by its date 20260813-090110 and duration 58.999 s") {
+			t.Errorf("message %q", l.Reasons[0].Message)
+		}
+	}
+}

@@ -243,6 +243,7 @@ func (l *Leg) check() {
 			pre = fmt.Sprintf("GPU %d: ", g.Index)
 		}
 		l.checkGPU(g, pre)
+		l.checkPCIe(g)
 	}
 	if multi {
 		l.checkSkew()

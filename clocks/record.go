@@ -107,6 +107,11 @@ type GPU struct {
 	// "module"), one of OptionalStaticFields; nil where its stream
 	// records no counter.
 	EnergyScope *string
+	// PCIeGenMax and PCIeWidthMax are the GPU's maximum PCIe link
+	// generation and width (SPEC §12.2); nil where its stream records
+	// none.
+	PCIeGenMax   *int
+	PCIeWidthMax *int
 }
 
 // FreeStats summarizes the SM clock over a window's free busy samples, in
@@ -152,6 +157,8 @@ type singleRecord struct {
 	powerFields
 	VbiosVersion     *string           `json:"vbios_version,omitempty"`
 	EnergyScope      *string           `json:"energy_scope,omitempty"`
+	PCIeGenMax       *int              `json:"pcie_gen_max,omitempty"`
+	PCIeWidthMax     *int              `json:"pcie_width_max,omitempty"`
 	Window           Window            `json:"window"`
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
@@ -193,6 +200,8 @@ type gpuBlock struct {
 	powerFields
 	VbiosVersion *string `json:"vbios_version,omitempty"`
 	EnergyScope  *string `json:"energy_scope,omitempty"`
+	PCIeGenMax   *int    `json:"pcie_gen_max,omitempty"`
+	PCIeWidthMax *int    `json:"pcie_width_max,omitempty"`
 }
 
 // nullable is s for a JSON field, nil (null) for "".
@@ -229,6 +238,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			PersistenceMode: nullable(g.PersistenceMode), DriverVersion: g.DriverVersion, GPUName: g.Name, GPUUUID: g.UUID,
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
 			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
+			PCIeGenMax: g.PCIeGenMax, PCIeWidthMax: g.PCIeWidthMax,
 			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses})
 	}
 	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses}
@@ -241,7 +251,8 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
 			SMClockMHz: g.SMClockMHz, ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: nullable(g.PersistenceMode),
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
-			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope}
+			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
+			PCIeGenMax: g.PCIeGenMax, PCIeWidthMax: g.PCIeWidthMax}
 	}
 	return json.Marshal(m)
 }
@@ -266,6 +277,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 			PersistenceMode: unnull(s.PersistenceMode), IdleSamplesExcluded: s.IdleSamplesExcluded,
 			Vendor: s.Vendor, PerfLevel: s.PerfLevel, MemoryPartition: s.MemoryPartition}}}
 		r.GPUs[0].setPowerFields(s.powerFields)
+		r.GPUs[0].PCIeGenMax, r.GPUs[0].PCIeWidthMax = s.PCIeGenMax, s.PCIeWidthMax
 		return nil
 	}
 	var m multiRecord
@@ -279,6 +291,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 			ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: unnull(g.PersistenceMode), IdleSamplesExcluded: g.IdleSamplesExcluded,
 			Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition})
 		r.GPUs[len(r.GPUs)-1].setPowerFields(g.powerFields)
+		r.GPUs[len(r.GPUs)-1].PCIeGenMax, r.GPUs[len(r.GPUs)-1].PCIeWidthMax = g.PCIeGenMax, g.PCIeWidthMax
 	}
 	return nil
 }
@@ -539,6 +552,7 @@ func parseGPU(o *obj, indexed bool) (GPU, error) {
 			g.EnergyScope = ptr(f.Str)
 		}
 	}
+	parsePCIeMax(o, &g)
 	return g, o.err
 }
 
@@ -793,6 +807,7 @@ func reconcile(rec *Record, f *Fold) []string {
 			add(pre+"idle_samples_excluded", rg.IdleSamplesExcluded, g.Idle)
 		}
 		bad = append(bad, reconcilePower(pre, rg, g)...)
+		bad = append(bad, reconcilePCIe(pre, rg, g)...)
 	}
 	if rec.Window.FirstT != f.FirstT {
 		add("window.first_t", rec.Window.FirstT, f.FirstT)

@@ -670,7 +670,23 @@ var mutations = []mutation{
 	{"I30", "a CSV whose rows --gpu all drops refused as having no data rows", "foreign/smicsv.go",
 		"		c.take(in.Path, ln, r, o, ticks)\n		rows++\n	}\n	if fs == nil || rows == 0 {",
 		"		n := len(c.readings)\n		c.take(in.Path, ln, r, o, ticks)\n		rows += len(c.readings) - n\n	}\n	if fs == nil || rows == 0 {", []string{"./foreign/"}},
+	// The box's PCIe link and declared state (SPEC §12.2).
+	{"PL1", "host.pcie_link never given", "clocks/pcie.go",
+		"	if p.below == 0 {\n		return\n	}", "	if true {\n		return\n	}", pciePkg},
+	{"PL2", "a link one generation under its maximum let pass", "clocks/pcie.go",
+		"	if r.PCIe[PCIeGen] >= r.PCIe[PCIeGenMax] && ", "	if r.PCIe[PCIeGen]+1 >= r.PCIe[PCIeGenMax] && ", pciePkg},
+	{"PL3", "a link under its maximum width let pass", "clocks/pcie.go",
+		" && r.PCIe[PCIeWidth] >= r.PCIe[PCIeWidthMax] {", " {", pciePkg},
+	{"PL4", "a record's PCIe maximum not reconciled with its stream", "clocks/record.go",
+		"		bad = append(bad, reconcilePCIe(pre, rg, g)...)\n", "", pciePkg},
+	{"PL5", "host.mismatch's PCIe part never given", "clocks/pcie.go",
+		"	if len(diff) == 0 {\n		return nil\n	}\n	return []Reason{ratioReason(CodeHostMismatch,", "	if true {\n		return nil\n	}\n	return []Reason{ratioReason(CodeHostMismatch,", pciePkg},
+	{"PL6", "a PCIe maximum that changes within the window not drift", "clocks/fold.go",
+		"		g.samePCIeMax(r, line)\n", "", pciePkg},
 }
+
+// pciePkg runs the tests of the PCIe link and declared state.
+var pciePkg = []string{"-run=PCIe|Expect", "./clocks/", "./ratio/", "./sampler/", "./cmd/clockgate/"}
 
 var scalePkg = []string{"./scripts/scale/"}
 

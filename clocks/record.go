@@ -136,6 +136,9 @@ type Record struct {
 	// ComputeProcesses are the GPUs' compute processes at the first and
 	// last reading; nil where the sampler did not list them.
 	ComputeProcesses *ComputeProcesses
+	// Expect is the leg's declared state (--expect); nil where nothing
+	// was declared.
+	Expect *Expect
 }
 
 // singleRecord is the single-GPU layout, fields in the order it has
@@ -162,6 +165,7 @@ type singleRecord struct {
 	Window           Window            `json:"window"`
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
+	Expect           *Expect           `json:"expect,omitempty"`
 }
 
 // powerFields are a GPU's power-management fields, written only where its
@@ -226,6 +230,7 @@ type multiRecord struct {
 	Window           Window            `json:"window"`
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
+	Expect           *Expect           `json:"expect,omitempty"`
 }
 
 // MarshalJSON writes the record in the single-GPU layout when it has one
@@ -239,9 +244,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
 			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			PCIeGenMax: g.PCIeGenMax, PCIeWidthMax: g.PCIeWidthMax,
-			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses})
+			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect})
 	}
-	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses}
+	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect}
 	for i, g := range r.GPUs {
 		idx := 0
 		if g.Index != nil {
@@ -271,7 +276,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
+		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, Expect: s.Expect, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
 			PersistenceMode: unnull(s.PersistenceMode), IdleSamplesExcluded: s.IdleSamplesExcluded,
@@ -284,7 +289,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}
-	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses}
+	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses, Expect: m.Expect}
 	for _, g := range m.GPUs {
 		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion, VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
@@ -455,6 +460,9 @@ func ParseRecord(data []byte) (*Record, error) {
 		}
 	}
 	parseComputeProcesses(o, r)
+	if o.err == nil {
+		r.Expect, o.err = parseExpectBlock(v)
+	}
 	if o.err == nil {
 		total := 0
 		for _, g := range r.GPUs {

@@ -683,6 +683,14 @@ var mutations = []mutation{
 		"	if len(diff) == 0 {\n		return nil\n	}\n	return []Reason{ratioReason(CodeHostMismatch,", "	if true {\n		return nil\n	}\n	return []Reason{ratioReason(CodeHostMismatch,", pciePkg},
 	{"PL6", "a PCIe maximum that changes within the window not drift", "clocks/fold.go",
 		"		g.samePCIeMax(r, line)\n", "", pciePkg},
+	{"PL7", "a declared state never checked", "clocks/leg.go",
+		"	l.checkExpect()\n", "", pciePkg},
+	{"PL8", "a declared lock's bound widened to 2%", "clocks/contract.go",
+		"MaxExpectClockBasisPoints = 100", "MaxExpectClockBasisPoints = 200", pciePkg},
+	{"PL9", "a declared power limit never compared", "clocks/expect.go",
+		"			case m.LimitW != want:", "			case false:", pciePkg},
+	{"PL10", "a declared power limit the stream cannot show let pass", "clocks/expect.go",
+		"			case m == nil:\n", "			case m == nil && false:\n", pciePkg},
 }
 
 // pciePkg runs the tests of the PCIe link and declared state.

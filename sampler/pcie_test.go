@@ -127,3 +127,62 @@ func TestPCIeNVML(t *testing.T) {
 		}
 	}
 }
+
+// amd-smi's PCIe link: the current one from metric --pcie's pcie block,
+// the maximum from static --bus's bus block, each a width and a speed in
+// GT/s that names the generation. A real Radeon's idle link (ROCm 7,
+// testdata/amd-smi-real) reads as Gen1 x8.
+func TestPCIeAMDRealMetric(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "amd-smi-real", "rocm7-metric-2gpu-radeon.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := amdGPUs(data)
+	if err != nil || len(gs) != 2 {
+		t.Fatalf("%d GPUs, %v", len(gs), err)
+	}
+	for _, g := range gs {
+		if gen, width, err := amdPCIeLink(g, amdPCIeSpeed, amdPCIeWidth); err != nil || gen != 1 || width != 8 {
+			t.Errorf("link Gen%d x%d, %v", gen, width, err)
+		}
+	}
+}
+
+// The fake amd-smi serves the link where the GPU gives it: Gen5 x16 at
+// the maximum, or, degraded, Gen4 x8 while busy; where it prints N/A the
+// four fields are dropped together, saying so; a GPU that stops giving
+// it is a refusal.
+func TestPCIeFakeAMD(t *testing.T) {
+	t.Parallel()
+	idle := 0
+	a, _, err := newAMD(t, amdConfig{PCIe: true, PCIeDegraded: true, Plan: []*amdStep{{}, {}, {Activity: &idle}, {NA: []string{"pcie.width"}}}}, "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"pcie_gen":4,"pcie_width":8,"pcie_gen_max":5,"pcie_width_max":16}`, `"pcie_gen":5,"pcie_width":16,"pcie_gen_max":5,"pcie_width_max":16}`} {
+		smp, err := one(a.Read(context.Background(), time.Now(), testBoot))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line := string(smp.AppendJSON(nil)); !strings.HasSuffix(line, want) {
+			t.Errorf("sample %s, want …%s", line, want)
+		}
+	}
+	if _, err := a.Read(context.Background(), time.Now(), testBoot); err == nil || !strings.Contains(err.Error(), `GPU 0: pcie.width: "N/A"`) ||
+		!strings.Contains(err.Error(), "(it gave it at the probe)") {
+		t.Errorf("err = %v", err)
+	}
+	var logs []string
+	path := installFakeAMD(t, amdConfig{})
+	a, err = NewAMDSMI(context.Background(), AMDSMIOptions{Path: path, GPUs: DefaultSelection(), Logf: func(f string, args ...any) { logs = append(logs, fmt.Sprintf(f, args...)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := one(a.Read(context.Background(), time.Now(), testBoot))
+	if err != nil || smp.PCIeGen != nil || smp.PCIeWidthMax != nil {
+		t.Errorf("%v, %v", smp, err)
+	}
+	if want := `amd-smi: optional fields pcie_gen, pcie_width, pcie_gen_max, pcie_width_max dropped: GPU 0: pcie.speed: "N/A"`; !slices.ContainsFunc(logs, func(l string) bool { return strings.HasPrefix(l, want) }) {
+		t.Errorf("logs %q\nwant %s…", logs, want)
+	}
+}

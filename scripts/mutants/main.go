@@ -691,6 +691,8 @@ var mutations = []mutation{
 		"			case m.LimitW != want:", "			case false:", pciePkg},
 	{"PL10", "a declared power limit the stream cannot show let pass", "clocks/expect.go",
 		"			case m == nil:\n", "			case m == nil && false:\n", pciePkg},
+	{"PL11", "host.mismatch's PCIe part left out of the ratio", "ratio/ratio.go",
+		"	bench = append(bench, clocks.HostPCIeMismatch(oursArm, baseArm)...)\n", "", pciePkg},
 }
 
 // pciePkg runs the tests of the PCIe link and declared state.

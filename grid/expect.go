@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/clockgate/clockgate/clocks"
 )
@@ -54,4 +55,13 @@ func parseExpect(raw map[string]any) (*clocks.Expect, error) {
 func isString(v any) bool {
 	_, ok := v.(string)
 	return ok
+}
+
+// expectText is the plan's expect as a resume compares it: the
+// declarations as --expect takes them, "" where the plan declares none.
+func expectText(e *clocks.Expect) string {
+	if e == nil {
+		return ""
+	}
+	return strings.Join(e.Decls(), ", ")
 }

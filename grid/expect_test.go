@@ -33,3 +33,17 @@ expect = { sm_clock_mhz = 1830, power_limit_w = 700.5, cpu_governor = "performan
 		}
 	}
 }
+
+// A resume compares the declarations, not how the table was written.
+func TestPlanExpectText(t *testing.T) {
+	a, err := Parse("plan.toml", []byte(edit(t, `interval = "250ms"`, "interval = \"250ms\"\nexpect = { power_limit_w = 700.0, sm_clock_mhz = 1830 }")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := expectText(a.Expect); got != "sm_clock_mhz=1830, power_limit_w=700" {
+		t.Errorf("expect %q", got)
+	}
+	if got := expectText(nil); got != "" {
+		t.Errorf("none %q", got)
+	}
+}

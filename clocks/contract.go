@@ -59,6 +59,12 @@ const (
 	// three intervals is two missed readings in a row.
 	MaxGapIntervals = 3
 
+	// MaxExpectClockBasisPoints bounds how far a leg's free busy median may
+	// lie from a declared locked clock (--expect sm_clock_mhz), in
+	// hundredths of a percent (1.0%): a clock that holds its lock sits on
+	// it, and the offset bound between arms is 1.0% too (SPEC §12.2).
+	MaxExpectClockBasisPoints = 100
+
 	// MaxIntervalOfMeanGapPct bounds a record's interval_s by the time
 	// between a GPU's consecutive samples, on average over its stream, in
 	// percent: a sampler reads every interval or slower, never faster, so

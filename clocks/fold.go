@@ -101,6 +101,9 @@ type GPUFold struct {
 	IdlePowerSum float64
 	IdlePowerN   int
 
+	// pcie is what the GPU's busy rows say of its PCIe link.
+	pcie pcieFold
+
 	// The GPU's reading-time state: what only reading and judging its
 	// rows use, let go of once the leg is judged (dropScratch), so that a
 	// leg kept for a summary of many legs does not hold it.
@@ -343,6 +346,7 @@ func (f *Fold) Add(s *Sample, line int) {
 	if s.EnergyScope != nil {
 		r.HasEnergyScope, r.EnergyScope = true, []byte(*s.EnergyScope)
 	}
+	pcieRowOf(s, &r)
 	if t, err := time.Parse(time.RFC3339Nano, s.T); err == nil {
 		r.Sec, r.Nsec = t.Unix(), int64(t.Nanosecond())
 	}
@@ -397,6 +401,9 @@ func (f *Fold) AddRow(r *Row, line int) {
 	if (r.HasEnergyScope || g.First.EnergyScope != nil) && !sameScope(g.First, r) {
 		g.driftAt(r.Sample(), line)
 	}
+	if r.HasPCIe[PCIeGenMax] || r.HasPCIe[PCIeWidthMax] || g.First.PCIeGenMax != nil || g.First.PCIeWidthMax != nil {
+		g.samePCIeMax(r, line)
+	}
 	// AMD GPUs have no persistence mode: the check does not apply to them.
 	if string(r.Persistence) != "Enabled" && !r.AMD() {
 		if g.persistBad == 0 {
@@ -415,6 +422,7 @@ func (f *Fold) AddRow(r *Row, line int) {
 		g.Idle++
 		return
 	}
+	g.foldPCIe(r, line)
 	g.countBusy(r.SMClockMHz, f.direct)
 	g.SumMHz.Add(uint64(r.SMClockMHz))
 	if g.Managed == nil {
@@ -723,6 +731,8 @@ func (g *GPUFold) record() GPU {
 		MemoryPartition:               g.First.MemoryPartition,
 		VbiosVersion:                  g.First.VbiosVersion,
 		EnergyScope:                   g.First.EnergyScope,
+		PCIeGenMax:                    g.First.PCIeGenMax,
+		PCIeWidthMax:                  g.First.PCIeWidthMax,
 	}
 	if m := g.Managed; m != nil {
 		r.EnforcedPowerLimitW, r.ModuleEnforcedPowerLimitW = ptr(m.LimitW), m.ModuleLimitW

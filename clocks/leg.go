@@ -245,6 +245,7 @@ func (l *Leg) check() {
 			pre = fmt.Sprintf("GPU %d: ", g.Index)
 		}
 		l.checkGPU(g, pre)
+		l.checkPCIe(g)
 	}
 	if multi {
 		l.checkSkew()
@@ -270,6 +271,7 @@ func (l *Leg) check() {
 			pre, gapSeconds(f.MaxGapNS), MaxGapIntervals, iv, float64(coverageLimitNS(iv))/1e9, f.GapFrom, f.GapTo, f.GapLine)
 	}
 	l.checkTenants()
+	l.checkExpect()
 }
 
 // checkGPU runs the leg assertions on one GPU's samples; pre names the GPU.

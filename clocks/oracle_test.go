@@ -203,6 +203,22 @@ func sampleFromObject(v *strictjson.Value) (*Sample, error) {
 			s.EnergyScope = &f.Str
 		}
 	}
+	for i, k := range PCIeFields {
+		f, ok := v.Fields[k]
+		if !ok || f.Kind == strictjson.Null {
+			continue
+		}
+		n, isInt := f.Int()
+		switch {
+		case !isInt:
+			o.fail(k, "want an integer, found %s", f.Describe())
+		case n < 1 || n > maxPCIe:
+			o.fail(k, "want a positive integer up to %d, found %d", maxPCIe, n)
+		default:
+			v := int(n)
+			*[NumPCIe]**int{&s.PCIeGen, &s.PCIeWidth, &s.PCIeGenMax, &s.PCIeWidthMax}[i] = &v
+		}
+	}
 	if o.err != nil {
 		return nil, o.err
 	}
@@ -313,6 +329,7 @@ func foldState(f *Fold) string {
 			out += fmt.Sprintf(" events %v %v %v %v %s %d %d %d %d %d", e.AccruedUS, e.FirstLine, e.PrevLine, e.LastLine, e.Backwards, e.BackLine, e.BackPrev, e.BackFrom, e.BackTo, e.Missing)
 			out += fmt.Sprintf(" late %d", e.Late)
 		}
+		out += fmt.Sprintf(" pcie %+v", g.pcie)
 	}
 	return out
 }
@@ -350,7 +367,7 @@ func TestOracleSeesTheSameKeys(t *testing.T) {
 		}
 		if !strings.Contains(line, `"`+k+`"`) && k != "temperature_gpu_c" && k != "power_draw_w" && k != "clocks_mem_mhz" && k != "throttle_field" &&
 			k != "enforced_power_limit_w" && k != "module_enforced_power_limit_w" && k != "event_counters_us" && k != "vbios_version" &&
-			k != "energy_mj" && k != "energy_scope" {
+			k != "energy_mj" && k != "energy_scope" && !slices.Contains(PCIeFields[:], k) {
 			t.Errorf("key %s is not one the sampler writes", k)
 		}
 	}

@@ -1058,7 +1058,8 @@ func (p *lineParser) fields() error {
 		p.intBits&(1<<kApps) != 0 && uint64(ints[kApps]-1) >= maxSampleInt ||
 		hasVbios && len(r.Vbios) == 0 ||
 		p.intBits&(1<<kEnergy) != 0 && uint64(ints[kEnergy]) > maxEnergyMJ ||
-		hasScope && !validScope(r.EnergyScope) {
+		hasScope && !validScope(r.EnergyScope) ||
+		p.intBits&pcieKeys != 0 && !p.pcieValid() {
 		// A defect: name the first, in key order.
 		if err := p.firstDefect(); err != nil {
 			return err
@@ -1079,6 +1080,9 @@ func (p *lineParser) fields() error {
 	}
 	if p.intBits&(1<<kEnergy) != 0 {
 		r.HasEnergy, r.EnergyMJ = true, ints[kEnergy]
+	}
+	if p.intBits&pcieKeys != 0 {
+		p.pcieRow()
 	}
 	if p.seen&amdKeys != 0 {
 		// Only an AMD sample gets here (firstDefect refused any other).
@@ -1216,6 +1220,10 @@ func (p *lineParser) firstDefect() error {
 		case kEnergyScope:
 			if p.null_&(1<<k) == 0 && !validScope(p.strs[k]) {
 				return fieldError(k, fmt.Sprintf("want %q or %q, found %s", EnergyScopeGPU, EnergyScopeModule, describeString(p.strs[k])))
+			}
+		case kPCIeGen, kPCIeWidth, kPCIeGenMax, kPCIeWidthMax:
+			if v := p.ints[k]; p.intBits&(1<<k) != 0 && (v < 1 || v > maxPCIe) {
+				return fieldError(k, fmt.Sprintf("want a positive integer up to %d, found %d", maxPCIe, v))
 			}
 		case kT, kBootID, kGPUUUID, kGPUName, kDriverVersion, kThrottle:
 			if len(p.strs[k]) == 0 {

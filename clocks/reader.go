@@ -87,6 +87,11 @@ const (
 	// The GPU's cumulative energy counter and its scope (SPEC §11.3).
 	kEnergy
 	kEnergyScope
+	// The GPU's PCIe link, current and maximum (SPEC §12.2).
+	kPCIeGen
+	kPCIeWidth
+	kPCIeGenMax
+	kPCIeWidthMax
 	numKeys
 )
 
@@ -139,6 +144,10 @@ var sampleKeys = [numKeys]struct {
 	kVbios:           {"vbios_version", kindStringOrNull},
 	kEnergy:          {"energy_mj", kindIntOrNull},
 	kEnergyScope:     {"energy_scope", kindStringOrNull},
+	kPCIeGen:         {"pcie_gen", kindIntOrNull},
+	kPCIeWidth:       {"pcie_width", kindIntOrNull},
+	kPCIeGenMax:      {"pcie_gen_max", kindIntOrNull},
+	kPCIeWidthMax:    {"pcie_width_max", kindIntOrNull},
 }
 
 // keyNames are the sample keys' names, by key.
@@ -316,6 +325,11 @@ type Row struct {
 	EnergyMJ       int64
 	HasEnergyScope bool
 	EnergyScope    []byte
+	// PCIe is the GPU's PCIe link (SPEC §12.2), in PCIeFields' order
+	// (pcie_gen, pcie_width, pcie_gen_max, pcie_width_max); HasPCIe says
+	// which the line has (a null is absent).
+	PCIe    [NumPCIe]int
+	HasPCIe [NumPCIe]bool
 
 	// An AMD GPU's keys, empty (nil) for NVIDIA: Vendor is "amd";
 	// XCDClocksMHz is valid until the next Scan, like the byte slices.
@@ -391,6 +405,7 @@ func (r *Row) Sample() *Sample {
 	if r.HasEnergyScope {
 		s.EnergyScope = ptr(string(r.EnergyScope))
 	}
+	s.setPCIe(r)
 	return s
 }
 

@@ -185,6 +185,10 @@ var Registry = []CodeInfo{
 	{CodeEnergyCoverage, ScopeRatio, false, false, Energy, "an end of the point's window lacks close samples on both sides, or the window is too short"},
 	{CodeEnergyMethodMismatch, ScopeRatio, false, false, Energy, "the legs' energies were measured by different methods or scopes"},
 	{CodeEnergyDisagree, ScopeRatio, false, false, Energy, "a leg's counter and integrated power disagree over the point's window"},
+	// The box's PCIe link and declared state (SPEC §12.2).
+	{CodeHostPCIeLink, ScopeLeg, false, false, BothFamilies, "a GPU's PCIe link ran below its maximum generation or width in a busy reading"},
+	{CodeExpectation, ScopeLeg, false, true, BothFamilies, "a declared state (--expect) the leg's evidence does not bear out"},
+	{CodeHostMismatch, ScopeRatio, false, false, BothFamilies, "the arms' boxes differ (the GPUs' maximum PCIe generation or width)"},
 }
 
 // Info returns the registry's entry for code.

@@ -107,6 +107,11 @@ type GPU struct {
 	// "module"), one of OptionalStaticFields; nil where its stream
 	// records no counter.
 	EnergyScope *string
+	// PCIeGenMax and PCIeWidthMax are the GPU's maximum PCIe link
+	// generation and width (SPEC §12.2); nil where its stream records
+	// none.
+	PCIeGenMax   *int
+	PCIeWidthMax *int
 }
 
 // FreeStats summarizes the SM clock over a window's free busy samples, in
@@ -131,6 +136,9 @@ type Record struct {
 	// ComputeProcesses are the GPUs' compute processes at the first and
 	// last reading; nil where the sampler did not list them.
 	ComputeProcesses *ComputeProcesses
+	// Expect is the leg's declared state (--expect); nil where nothing
+	// was declared.
+	Expect *Expect
 }
 
 // singleRecord is the single-GPU layout, fields in the order it has
@@ -152,9 +160,12 @@ type singleRecord struct {
 	powerFields
 	VbiosVersion     *string           `json:"vbios_version,omitempty"`
 	EnergyScope      *string           `json:"energy_scope,omitempty"`
+	PCIeGenMax       *int              `json:"pcie_gen_max,omitempty"`
+	PCIeWidthMax     *int              `json:"pcie_width_max,omitempty"`
 	Window           Window            `json:"window"`
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
+	Expect           *Expect           `json:"expect,omitempty"`
 }
 
 // powerFields are a GPU's power-management fields, written only where its
@@ -193,6 +204,8 @@ type gpuBlock struct {
 	powerFields
 	VbiosVersion *string `json:"vbios_version,omitempty"`
 	EnergyScope  *string `json:"energy_scope,omitempty"`
+	PCIeGenMax   *int    `json:"pcie_gen_max,omitempty"`
+	PCIeWidthMax *int    `json:"pcie_width_max,omitempty"`
 }
 
 // nullable is s for a JSON field, nil (null) for "".
@@ -217,6 +230,7 @@ type multiRecord struct {
 	Window           Window            `json:"window"`
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
+	Expect           *Expect           `json:"expect,omitempty"`
 }
 
 // MarshalJSON writes the record in the single-GPU layout when it has one
@@ -229,9 +243,10 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			PersistenceMode: nullable(g.PersistenceMode), DriverVersion: g.DriverVersion, GPUName: g.Name, GPUUUID: g.UUID,
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
 			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
-			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses})
+			PCIeGenMax: g.PCIeGenMax, PCIeWidthMax: g.PCIeWidthMax,
+			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect})
 	}
-	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses}
+	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect}
 	for i, g := range r.GPUs {
 		idx := 0
 		if g.Index != nil {
@@ -241,7 +256,8 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
 			SMClockMHz: g.SMClockMHz, ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: nullable(g.PersistenceMode),
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
-			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope}
+			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
+			PCIeGenMax: g.PCIeGenMax, PCIeWidthMax: g.PCIeWidthMax}
 	}
 	return json.Marshal(m)
 }
@@ -260,25 +276,27 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
+		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, Expect: s.Expect, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
 			PersistenceMode: unnull(s.PersistenceMode), IdleSamplesExcluded: s.IdleSamplesExcluded,
 			Vendor: s.Vendor, PerfLevel: s.PerfLevel, MemoryPartition: s.MemoryPartition}}}
 		r.GPUs[0].setPowerFields(s.powerFields)
+		r.GPUs[0].PCIeGenMax, r.GPUs[0].PCIeWidthMax = s.PCIeGenMax, s.PCIeWidthMax
 		return nil
 	}
 	var m multiRecord
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}
-	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses}
+	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses, Expect: m.Expect}
 	for _, g := range m.GPUs {
 		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion, VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
 			ThrottleReasonsActive: g.ThrottleReasonsActive, PersistenceMode: unnull(g.PersistenceMode), IdleSamplesExcluded: g.IdleSamplesExcluded,
 			Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition})
 		r.GPUs[len(r.GPUs)-1].setPowerFields(g.powerFields)
+		r.GPUs[len(r.GPUs)-1].PCIeGenMax, r.GPUs[len(r.GPUs)-1].PCIeWidthMax = g.PCIeGenMax, g.PCIeWidthMax
 	}
 	return nil
 }
@@ -443,6 +461,9 @@ func ParseRecord(data []byte) (*Record, error) {
 	}
 	parseComputeProcesses(o, r)
 	if o.err == nil {
+		r.Expect, o.err = parseExpectBlock(v)
+	}
+	if o.err == nil {
 		total := 0
 		for _, g := range r.GPUs {
 			total += g.SMClockMHz.N + g.IdleSamplesExcluded
@@ -539,6 +560,7 @@ func parseGPU(o *obj, indexed bool) (GPU, error) {
 			g.EnergyScope = ptr(f.Str)
 		}
 	}
+	parsePCIeMax(o, &g)
 	return g, o.err
 }
 
@@ -793,6 +815,7 @@ func reconcile(rec *Record, f *Fold) []string {
 			add(pre+"idle_samples_excluded", rg.IdleSamplesExcluded, g.Idle)
 		}
 		bad = append(bad, reconcilePower(pre, rg, g)...)
+		bad = append(bad, reconcilePCIe(pre, rg, g)...)
 	}
 	if rec.Window.FirstT != f.FirstT {
 		add("window.first_t", rec.Window.FirstT, f.FirstT)

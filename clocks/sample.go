@@ -85,6 +85,12 @@ type Sample struct {
 	// or EnergyScopeModule where only the module's counter answers; a
 	// static field, nil where the stream records no counter.
 	EnergyScope *string
+	// PCIeGen and PCIeWidth are the GPU's current PCIe link generation and
+	// width (pcie_gen, pcie_width), PCIeGenMax and PCIeWidthMax the
+	// maximum the GPU and its slot support (pcie_gen_max, pcie_width_max,
+	// static within a window); nil where the backend reads none (SPEC
+	// §12.2).
+	PCIeGen, PCIeWidth, PCIeGenMax, PCIeWidthMax *int
 }
 
 // The values of energy_scope.
@@ -274,6 +280,7 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 		b = append(b, `,"energy_scope":`...)
 		b = appendString(b, *s.EnergyScope)
 	}
+	b = s.appendPCIe(b)
 	if s.ImportedFrom != "" {
 		b = append(b, `,"imported_from":`...)
 		b = appendString(b, s.ImportedFrom)

@@ -529,7 +529,7 @@ func (g *grid) startSampler(ctx context.Context, prefix, memPath string, srv *se
 		return nil, legFail(PhaseSample, "%v", err)
 	}
 	cfg := sampler.Config{Prefix: prefix, Interval: g.p.Interval, PID: srv.pid, EnginePIDs: []int{srv.pid}, MemoryOut: memPath,
-		BootIDFile: g.o.BootIDFile, Logf: logfn, ProbeLatency: g.o.ProbeLatency,
+		BootIDFile: g.o.BootIDFile, Logf: logfn, ProbeLatency: g.o.ProbeLatency, Expect: g.p.Expect,
 		IntervalSetting: func(d time.Duration) string { return fmt.Sprintf("interval = %q", d.String()) }}
 	open := func(ctx context.Context) (sampler.Backend, error) {
 		return sampler.Open(ctx, sampler.Options{Kind: g.o.Backend, GPUs: g.p.Selection, Logf: logfn})

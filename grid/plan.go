@@ -25,6 +25,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/sampler"
 )
@@ -83,6 +84,9 @@ type Plan struct {
 	Engines  []Engine
 	Bench    Bench
 	Cooldown Cooldown
+	// Expect is the declared state every leg is recorded with (the expect
+	// key, as --expect); nil for none.
+	Expect *clocks.Expect
 }
 
 // Engine is one arm: how its server is started and known ready.
@@ -150,6 +154,9 @@ type rawPlan struct {
 	Engine            []rawEngine  `toml:"engine"`
 	Bench             *rawBench    `toml:"bench"`
 	Cooldown          *rawCooldown `toml:"cooldown"`
+
+	// Expect is the declared state (SPEC §12.2).
+	Expect map[string]any `toml:"expect"`
 }
 
 type rawEngine struct {
@@ -285,6 +292,10 @@ func Parse(name string, data []byte) (*Plan, error) {
 			return nil, fail(l, c, "interval %v: want at least %v", d, sampler.MinInterval)
 		}
 		p.Interval = d
+	}
+	if p.Expect, err = parseExpect(raw.Expect); err != nil {
+		l, c := at("", "expect")
+		return nil, fail(l, c, "%v", err)
 	}
 
 	// Engines.

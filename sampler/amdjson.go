@@ -266,6 +266,10 @@ type amdMetric struct {
 	usedErr error
 	// energyMJ is energy.total_energy_consumption in mJ, where asked for.
 	energyMJ *int64
+	// pcie is the link's current generation and width (pcie block), and
+	// pcieErr why it could not be read.
+	pcie    [2]int
+	pcieErr error
 }
 
 // lowest is the lowest XCD clock: the pace of a kernel spread over them.
@@ -303,6 +307,7 @@ func parseAMDMetric(g *strictjson.Value, xcds []int, obj string) (*amdMetric, er
 	if m.powerW < 0 {
 		return nil, &amdFieldError{"power.socket_power.value", fmt.Errorf("negative: %v W", m.powerW)}
 	}
+	m.pcie[0], m.pcie[1], m.pcieErr = amdPCIeLink(g, amdPCIeSpeed, amdPCIeWidth)
 	m.usedMiB, m.usedErr = amdQuantity(g, amdMemUsed, "MB")
 	if m.usedErr == nil && m.usedMiB < 0 {
 		m.usedErr = &amdFieldError{amdMemUsed + ".value", fmt.Errorf("negative: %v MB", m.usedMiB)}
@@ -415,6 +420,11 @@ type amdStatic struct {
 	// partition.accelerator_partition (amd-smi 25 and 26, ROCm 6.4 and
 	// 7.x) or partition.compute_partition (older).
 	compute, memory string
+	// pcieMax is the link's maximum generation and width (bus block), and
+	// pcieErr why it could not be read: optional, kept where every GPU
+	// read gives it.
+	pcieMax [2]int
+	pcieErr error
 }
 
 // The keys of the static compute partition mode: amd-smi 25 and 26 (ROCm
@@ -461,6 +471,7 @@ func parseAMDStatic(g *strictjson.Value) (*amdStatic, error) {
 	if !(s.capW > 0) {
 		return nil, &amdFieldError{amdField(capPath) + ".value", fmt.Errorf("%v W is not a power cap", s.capW)}
 	}
+	s.pcieMax[0], s.pcieMax[1], s.pcieErr = amdPCIeLink(g, amdPCIeSpeedMax, amdPCIeWidthMax)
 	for _, p := range []struct {
 		key string
 		dst *string

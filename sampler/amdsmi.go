@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,9 @@ type AMDSMI struct {
 	prev map[int][len(amdCauses)]uint64
 	// memUsed is set when every GPU gave mem_usage.used_vram at the probe.
 	memUsed bool
+	// pcie is set when every GPU read gave its PCIe link, current and
+	// maximum, at the probe.
+	pcie bool
 	// probe is how long the probe's metric call took.
 	probe time.Duration
 }
@@ -110,7 +114,7 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 	if a.listed, err = amdListed(out); err != nil {
 		return nil, fmt.Errorf("%s: %v", amdListWhat, err)
 	}
-	if out, err = a.call(pctx, amdStaticWhat, "static", "--asic", "--driver", "--limit", "--partition", "--json"); err != nil {
+	if out, err = a.call(pctx, amdStaticWhat, "static", "--asic", "--bus", "--driver", "--limit", "--partition", "--json"); err != nil {
 		return nil, probe(err)
 	}
 	gs, err := amdGPUs(out)
@@ -189,8 +193,12 @@ func NewAMDSMI(ctx context.Context, o AMDSMIOptions) (*AMDSMI, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.memUsed = true
+	a.memUsed, a.pcie = true, true
 	for _, m := range ms {
+		if err := cmp.Or(m.pcieErr, a.static[m.index].pcieErr); err != nil && a.pcie {
+			a.pcie = false
+			logf("amd-smi: optional fields pcie_gen, pcie_width, pcie_gen_max, pcie_width_max dropped: GPU %d: %v", m.index, err)
+		}
 		a.xcds[m.index] = m.xcds
 		a.prev[m.index] = m.acc
 		if m.usedErr != nil && a.memUsed {
@@ -251,7 +259,7 @@ func rejectsFlag(output, flag string) bool {
 // The start-up calls, named in messages.
 const (
 	amdListWhat   = "amd-smi list --json (listing the GPUs)"
-	amdStaticWhat = "amd-smi static --asic --driver --limit --partition --json"
+	amdStaticWhat = "amd-smi static --asic --bus --driver --limit --partition --json"
 )
 
 // metricArgs are a reading's arguments.
@@ -260,7 +268,7 @@ func (a *AMDSMI) metricArgs() []string {
 	for _, g := range a.gpus {
 		args = append(args, strconv.Itoa(g))
 	}
-	args = append(args, "--usage", "--power", "--clock", "--temperature", "--perf-level", "--mem-usage", a.flag)
+	args = append(args, "--usage", "--power", "--clock", "--temperature", "--perf-level", "--mem-usage", "--pcie", a.flag)
 	if a.energy {
 		args = append(args, amdEnergyFlag)
 	}
@@ -388,6 +396,9 @@ func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clock
 			used = ptrTo(m.usedMiB)
 		}
 		st := a.static[m.index]
+		if a.pcie && m.pcieErr != nil {
+			return nil, fmt.Errorf("%s: GPU %d: %v (it gave it at the probe)", a.what(), m.index, m.pcieErr)
+		}
 		samples[i] = &clocks.Sample{
 			T:                     t.UTC().Format(SampleTimeLayout),
 			BootID:                bootID,
@@ -412,6 +423,10 @@ func (a *AMDSMI) Read(ctx context.Context, t time.Time, bootID string) ([]*clock
 		}
 		if m.energyMJ != nil {
 			samples[i].EnergyScope = ptrTo(clocks.EnergyScopeGPU)
+		}
+		if a.pcie {
+			samples[i].PCIeGen, samples[i].PCIeWidth = ptrTo(m.pcie[0]), ptrTo(m.pcie[1])
+			samples[i].PCIeGenMax, samples[i].PCIeWidthMax = ptrTo(st.pcieMax[0]), ptrTo(st.pcieMax[1])
 		}
 	}
 	for k, v := range next {

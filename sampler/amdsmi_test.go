@@ -60,6 +60,10 @@ type amdConfig struct {
 	Static    *amdStep                   `json:"static,omitempty"`
 	Plan      []*amdStep                 `json:"plan,omitempty"`
 	Cycle     bool                       `json:"cycle,omitempty"`
+
+	// The PCIe link (SPEC §12.2).
+	PCIe         bool `json:"pcie,omitempty"`
+	PCIeDegraded bool `json:"pcie_degraded,omitempty"`
 }
 
 var fakeAMDBuild struct {
@@ -186,8 +190,8 @@ func TestAMDSMIReadsROCm7(t *testing.T) {
 	// Once at start: list, static, the probe; then one metric call per
 	// reading for both GPUs, and nothing else.
 	calls := amdCalls(t, path)
-	metric := "metric -g 0 1 --usage --power --clock --temperature --perf-level --mem-usage --violation --energy --json"
-	want := []string{"list --json", "static --asic --driver --limit --partition --json", metric, metric, metric, metric, metric}
+	metric := "metric -g 0 1 --usage --power --clock --temperature --perf-level --mem-usage --pcie --violation --energy --json"
+	want := []string{"list --json", "static --asic --bus --driver --limit --partition --json", metric, metric, metric, metric, metric}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

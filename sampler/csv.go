@@ -62,6 +62,26 @@ const (
 	FieldMemoryUsed = "memory" + ".used"
 )
 
+// PCIeQueryFields are the GPU's PCIe link fields (optional, SPEC §12.2),
+// in clocks.PCIeFields' order: the current generation and width, and the
+// maximum the GPU and its slot support.
+var PCIeQueryFields = [clocks.NumPCIe]string{
+	"pcie.link.gen.gpucurrent",
+	"pcie.link.width.current",
+	"pcie.link.gen.max",
+	"pcie.link.width.max",
+}
+
+// pcieIndex is the index of a PCIe field in PCIeQueryFields, or -1.
+func pcieIndex(f string) int {
+	for i, p := range PCIeQueryFields {
+		if p == f {
+			return i
+		}
+	}
+	return -1
+}
+
 // CounterFields are the clock event counters (optional, drivers from 590):
 // the time in µs, since the driver loaded, that each reason held the clock
 // down, in clocks.CounterNames' order. A sample carries them only when the
@@ -94,8 +114,9 @@ func QueryFields(throttleField string) []string {
 // OptionalQueryFields returns the fields a sampler may add after
 // QueryFields, in order, when the driver gives numbers for them.
 func OptionalQueryFields() []string {
-	return append(append([]string{FieldTemperatureGPU, FieldPowerDraw, FieldClocksMem, FieldEnforcedPowerLimit, FieldModulePowerLimit},
+	fields := append(append([]string{FieldTemperatureGPU, FieldPowerDraw, FieldClocksMem, FieldEnforcedPowerLimit, FieldModulePowerLimit},
 		CounterFields[:]...), FieldVbiosVersion, FieldMemoryUsed)
+	return append(fields, PCIeQueryFields[:]...)
 }
 
 // counterIndex is the index of a counter field in CounterFields, or -1.
@@ -140,6 +161,11 @@ var fieldAliases = map[string]string{
 	CounterFields[4]:                CounterFields[4],
 	FieldVbiosVersion:               FieldVbiosVersion,
 	FieldMemoryUsed:                 FieldMemoryUsed,
+	PCIeQueryFields[0]:              PCIeQueryFields[0],
+	"pcie.link.gen.current":         PCIeQueryFields[0],
+	PCIeQueryFields[1]:              PCIeQueryFields[1],
+	PCIeQueryFields[2]:              PCIeQueryFields[2],
+	PCIeQueryFields[3]:              PCIeQueryFields[3],
 }
 
 // canonicalField returns the canonical spelling of an nvidia-smi field.
@@ -199,6 +225,10 @@ type Reading struct {
 	// backend reads none (nvidia-smi has no such field).
 	EnergyMJ    *int64
 	EnergyScope *string
+	// PCIe is the GPU's PCIe link in PCIeQueryFields' order; HasPCIe says
+	// which fields were read.
+	PCIe    [clocks.NumPCIe]int
+	HasPCIe [clocks.NumPCIe]bool
 }
 
 // Has reports whether the reading was queried with the canonical field
@@ -417,6 +447,13 @@ func (r *Reading) set(f, raw string) error {
 			r.ModulePowerLimitW = &x
 		}
 	default:
+		if i := pcieIndex(f); i >= 0 {
+			n, err := parseInt(raw, "", 1, maxPCIe)
+			if err != nil {
+				return bad(fmt.Sprintf("want a PCIe link generation or width, an integer 1 to %d", maxPCIe))
+			}
+			r.PCIe[i], r.HasPCIe[i] = n, true
+		}
 		if i := counterIndex(f); i >= 0 {
 			n, err := parseInt(raw, "us", 0, 1<<53)
 			if err != nil {
@@ -509,7 +546,24 @@ func (r *Reading) Sample(t time.Time, bootID string) (*clocks.Sample, error) {
 		MemoryUsedMiB:                 r.MemoryUsedMiB,
 		EnergyMJ:                      r.EnergyMJ,
 		EnergyScope:                   r.EnergyScope,
+		PCIeGen:                       r.pcie(clocks.PCIeGen),
+		PCIeWidth:                     r.pcie(clocks.PCIeWidth),
+		PCIeGenMax:                    r.pcie(clocks.PCIeGenMax),
+		PCIeWidthMax:                  r.pcie(clocks.PCIeWidthMax),
 	}, nil
+}
+
+// maxPCIe bounds a PCIe generation or width read from a backend, as a
+// sample bounds it.
+const maxPCIe = 64
+
+// pcie is the reading's PCIe field i, nil where it was not read.
+func (r *Reading) pcie(i int) *int {
+	if !r.HasPCIe[i] {
+		return nil
+	}
+	v := r.PCIe[i]
+	return &v
 }
 
 // modulePowerLimit is the module's limit where the GPU also records its

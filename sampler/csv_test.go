@@ -323,7 +323,8 @@ func TestCSVQueryFieldsOrder(t *testing.T) {
 	}
 	if got := strings.Join(OptionalQueryFields(), ","); got != "temperature.gpu,power.draw,clocks.mem,enforced.power.limit,module.enforced.power.limit,"+
 		"clocks_event_reasons_counters.sw_power_cap,clocks_event_reasons_counters.sync_boost,clocks_event_reasons_counters.sw_thermal_slowdown,"+
-		"clocks_event_reasons_counters.hw_thermal_slowdown,clocks_event_reasons_counters.hw_power_brake_slowdown,vbios_version,memory.used" {
+		"clocks_event_reasons_counters.hw_thermal_slowdown,clocks_event_reasons_counters.hw_power_brake_slowdown,vbios_version,memory.used,"+
+		"pcie.link.gen.gpucurrent,pcie.link.width.current,pcie.link.gen.max,pcie.link.width.max" {
 		t.Errorf("OptionalQueryFields = %s", got)
 	}
 }

@@ -333,7 +333,7 @@ func TestSamplerSMIMultiGPUAtStart(t *testing.T) {
 	t.Parallel()
 	var logged []string
 	logf := func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
-	s, _, err := newSMISel(t, smiConfig{GPUs: 4, Power: true, Module: true, Vbios: true, Plan: []smiStep{{GPUValues: map[string]map[string]string{"1": {"power.draw": "[N/A]"}}}, {}}}, GPUIndices(0, 1, 2, 3), logf)
+	s, _, err := newSMISel(t, smiConfig{GPUs: 4, Power: true, Module: true, Vbios: true, PCIe: true, Plan: []smiStep{{GPUValues: map[string]map[string]string{"1": {"power.draw": "[N/A]"}}}, {}}}, GPUIndices(0, 1, 2, 3), logf)
 	if err != nil {
 		t.Fatal(err)
 	}

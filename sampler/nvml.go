@@ -245,6 +245,9 @@ type nvmlLib interface {
 	// driver was last reloaded, in mJ.
 	DeviceGetTotalEnergyConsumption(nvmlDevice) (uint64, nvmlReturn)
 	DeviceGetVbiosVersion(nvmlDevice) (string, nvmlReturn)
+	// DeviceGetPcieLink returns the PCIe link field i (clocks.PCIeGen,
+	// …): the call nvmlPCIeCalls[i] names.
+	DeviceGetPcieLink(dev nvmlDevice, i int) (uint32, nvmlReturn)
 	// DeviceGetMemoryInfo returns nvmlMemory_t's total, free and used
 	// framebuffer memory, in bytes (nvmlDeviceGetMemoryInfo).
 	DeviceGetMemoryInfo(nvmlDevice) (total, free, used uint64, ret nvmlReturn)
@@ -277,6 +280,8 @@ type NVML struct {
 	vbios bool
 	// memUsed is set when every device gave its memory used at open.
 	memUsed bool
+	// pcie is set when every device gave its PCIe link at open.
+	pcie bool
 	// energy is set when every device gave its energy counter at open:
 	// in the field-values call (energyField) at energyScope, else by
 	// nvmlDeviceGetTotalEnergyConsumption. reqs are the field values one
@@ -364,7 +369,7 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 	}
 	logf("%v", res)
 	n.temp, n.power, n.mem, n.limit = true, true, true, true
-	n.vbios, n.memUsed = true, true
+	n.vbios, n.memUsed, n.pcie = true, true, true
 	n.counters = lib.Has(symFieldValues)
 	if !n.counters {
 		logf("NVML: optional fields clocks_event_reasons_counters.* dropped: the driver has no %s", symFieldValues)
@@ -387,6 +392,9 @@ func NewNVML(lib nvmlLib, sel Selection, timeout time.Duration, logf func(string
 	n.probeEnergy(logf)
 	for i, dev := range n.devs {
 		on := n.onGPU(n.gpus[i])
+		if n.pcie {
+			n.pcie = n.probePCIe(dev, on, logf)
+		}
 		if n.counters {
 			if _, _, err := n.readFields(n.gpus[i], dev, n.reqs); err != nil {
 				n.counters = false
@@ -545,7 +553,50 @@ func (n *NVML) optional() []string {
 	if n.energy {
 		o = append(o, FieldEnergy)
 	}
+	if n.pcie {
+		o = append(o, PCIeQueryFields[:]...)
+	}
 	return o
+}
+
+// nvmlPCIeCalls are the NVML calls of the PCIe link fields, in
+// clocks.PCIeFields' order: what nvidia-smi answers
+// pcie.link.gen.gpucurrent, pcie.link.width.current, pcie.link.gen.max
+// and pcie.link.width.max with.
+var nvmlPCIeCalls = [clocks.NumPCIe]string{
+	"nvmlDeviceGetCurrPcieLinkGeneration",
+	"nvmlDeviceGetCurrPcieLinkWidth",
+	"nvmlDeviceGetMaxPcieLinkGeneration",
+	"nvmlDeviceGetMaxPcieLinkWidth",
+}
+
+// probePCIe reports whether dev gives its whole PCIe link at open; where
+// it does not, the four fields are dropped together, with the call that
+// failed named (a sample carries the link whole or not at all).
+func (n *NVML) probePCIe(dev nvmlDevice, on string, logf func(string, ...any)) bool {
+	for i, call := range nvmlPCIeCalls {
+		if v, ret := n.lib.DeviceGetPcieLink(dev, i); ret != nvmlSuccess || v < 1 || v > maxPCIe {
+			logf("NVML: optional fields pcie.link.* dropped: %s%s: %v (%d)", on, call, ret, v)
+			return false
+		}
+	}
+	return true
+}
+
+// readPCIe reads dev's PCIe link into r; a call that answered at open
+// and fails now is a refusal, as any other optional field's.
+func (n *NVML) readPCIe(gpu int, dev nvmlDevice, r *Reading) error {
+	for i, call := range nvmlPCIeCalls {
+		v, ret := n.lib.DeviceGetPcieLink(dev, i)
+		switch {
+		case ret != nvmlSuccess:
+			return n.fail(gpu, dev, PCIeQueryFields[i], call, ret)
+		case v < 1 || v > maxPCIe:
+			return n.failf(gpu, PCIeQueryFields[i], "%s gave %d, not 1 to %d", call, v, maxPCIe)
+		}
+		r.PCIe[i], r.HasPCIe[i] = int(v), true
+	}
+	return nil
 }
 
 // fail names the GPU, the field and the NVML call that failed, and, when
@@ -772,6 +823,11 @@ func (n *NVML) read(gpu int, dev nvmlDevice, t time.Time, bootID string) (*clock
 		}
 		mib := float64(used) / (1 << 20) // NVML reports bytes
 		r.MemoryUsedMiB = &mib
+	}
+	if n.pcie {
+		if err := n.readPCIe(gpu, dev, r); err != nil {
+			return nil, err
+		}
 	}
 	if len(n.reqs) > 0 {
 		us, mj, err := n.readFields(gpu, dev, n.reqs)

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/clockgate/clockgate/clocks"
 	"github.com/ebitengine/purego"
 )
 
@@ -56,6 +57,7 @@ type dlNVML struct {
 	deviceGetMigMode           func(dev uintptr, cur, pending *uint32) int32
 	deviceGetFieldValues       func(dev uintptr, count int32, values *cFieldValue) int32
 	deviceGetVbiosVersion      func(dev uintptr, buf *byte, n uint32) int32
+	deviceGetPcieLink          [clocks.NumPCIe]func(dev uintptr, v *uint32) int32
 	deviceGetTotalEnergy       func(dev uintptr, mj *uint64) int32
 	deviceGetComputeProcs      func(dev uintptr, count *uint32, infos *cProcessInfo) int32
 	systemGetProcessName       func(pid uint32, buf *byte, n uint32) int32
@@ -136,6 +138,9 @@ func loadNVML(path string) (*dlNVML, error) {
 	bind(&l.deviceGetMigMode, symMigMode)
 	bind(&l.deviceGetFieldValues, symFieldValues)
 	bind(&l.deviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion")
+	for i, call := range nvmlPCIeCalls {
+		bind(&l.deviceGetPcieLink[i], call)
+	}
 	bind(&l.deviceGetTotalEnergy, symTotalEnergy)
 	bind(&l.deviceGetComputeProcs, symComputeProcs)
 	bind(&l.systemGetProcessName, "nvmlSystemGetProcessName")
@@ -217,6 +222,17 @@ func (l *dlNVML) DeviceGetVbiosVersion(d nvmlDevice) (string, nvmlReturn) {
 		return "", nvmlReturn(missing)
 	}
 	return cString(func(b *byte, n uint32) int32 { return l.deviceGetVbiosVersion(uintptr(d), b, n) })
+}
+
+// DeviceGetPcieLink calls nvmlPCIeCalls[i]: each takes the device and an
+// unsigned int it writes.
+func (l *dlNVML) DeviceGetPcieLink(d nvmlDevice, i int) (uint32, nvmlReturn) {
+	if i < 0 || i >= len(l.deviceGetPcieLink) || l.deviceGetPcieLink[i] == nil {
+		return 0, nvmlReturn(missing)
+	}
+	var v uint32
+	ret := l.deviceGetPcieLink[i](uintptr(d), &v)
+	return v, nvmlReturn(ret)
 }
 
 func (l *dlNVML) DeviceGetName(d nvmlDevice) (string, nvmlReturn) {

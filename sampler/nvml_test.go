@@ -64,6 +64,12 @@ type fakeNVML struct {
 	// vbios and vbiosRet are what nvmlDeviceGetVbiosVersion answers.
 	vbios    string
 	vbiosRet nvmlReturn
+	// pcie and pcieRet are what the four PCIe link calls answer, in
+	// nvmlPCIeCalls' order; pcieDegraded makes a busy device's link run
+	// at Gen4 x8 (an idle one's at its maximum).
+	pcie         [4]uint32
+	pcieRet      nvmlReturn
+	pcieDegraded bool
 	// procs are each device's compute processes, by index; names their
 	// names.
 	procs map[int][]uint32
@@ -82,6 +88,7 @@ func newFakeNVML() *fakeNVML {
 		count:   1, sm: 1980, appRet: nvmlErrorDeprecated, util: 100, pm: nvmlFeatureEnabled,
 		smBy: map[int]uint32{}, utilBy: map[int]uint32{}, smRetBy: map[int]nvmlReturn{}, hangBy: map[int]bool{}, smReads: map[int]int{},
 		release: make(chan struct{}), fields: map[uint32]nvmlFieldValue{}, driver: "590.44.01", vbiosRet: nvmlErrorNotSupported,
+		pcie: [4]uint32{5, 16, 5, 16}, pcieRet: nvmlErrorNotSupported,
 	}
 }
 
@@ -167,6 +174,18 @@ func (g *fakeNVML) DeviceGetVbiosVersion(d nvmlDevice) (string, nvmlReturn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.vbios, g.vbiosRet
+}
+func (g *fakeNVML) DeviceGetPcieLink(d nvmlDevice, i int) (uint32, nvmlReturn) {
+	if ret := g.dev(d); ret != nvmlSuccess || i < 0 || i > 3 {
+		return 0, nvmlErrorInvalidArgument
+	}
+	util := g.get(d).util
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pcieDegraded && util > 0 && i < 2 {
+		return [2]uint32{4, 8}[i], g.pcieRet
+	}
+	return g.pcie[i], g.pcieRet
 }
 func (g *fakeNVML) DeviceGetComputeRunningProcesses(d nvmlDevice) ([]uint32, nvmlReturn) {
 	if ret := g.dev(d); ret != nvmlSuccess {

@@ -127,6 +127,9 @@ type Config struct {
 	// ProcRoot is where /proc is read (engine ports, the owners of the
 	// compute processes, host RSS); "" means /proc.
 	ProcRoot string
+	// Expect is the leg's declared state (--expect), written into the
+	// record for the judge to prove against the stream; nil for none.
+	Expect *clocks.Expect
 	// Logf, when not nil, receives status lines (no trailing newline).
 	Logf func(format string, args ...any)
 }
@@ -946,6 +949,7 @@ func (s *Sampler) count(res *Result) string {
 
 // writeRecord writes the record atomically, never replacing a file.
 func (s *Sampler) writeRecord(rec *clocks.Record) error {
+	rec.Expect = s.cfg.Expect
 	loc, zone := hostZone()
 	stampZone(&rec.Window, loc, zone)
 	data, err := json.MarshalIndent(rec, "", "  ")

@@ -30,21 +30,23 @@ type smiStep struct {
 }
 
 type smiConfig struct {
-	Driver     string                       `json:"driver,omitempty"`
-	GPUs       int                          `json:"gpus,omitempty"`
-	GPUValues  map[string]map[string]string `json:"gpu_values,omitempty"`
-	Power      bool                         `json:"power,omitempty"`
-	Module     bool                         `json:"module,omitempty"`
-	Vbios      bool                         `json:"vbios,omitempty"`
-	OptionalNA []string                     `json:"optional_na,omitempty"`
-	Rejects    []string                     `json:"rejects,omitempty"`
-	RejectMS   int                          `json:"reject_sleep_ms,omitempty"`
-	IgnoreI    bool                         `json:"ignore_i,omitempty"`
-	WrongIndex bool                         `json:"wrong_index,omitempty"`
-	Order      []int                        `json:"order,omitempty"`
-	List       *smiStep                     `json:"list,omitempty"`
-	Plan       []smiStep                    `json:"plan,omitempty"`
-	Cycle      bool                         `json:"cycle,omitempty"`
+	Driver       string                       `json:"driver,omitempty"`
+	GPUs         int                          `json:"gpus,omitempty"`
+	GPUValues    map[string]map[string]string `json:"gpu_values,omitempty"`
+	Power        bool                         `json:"power,omitempty"`
+	Module       bool                         `json:"module,omitempty"`
+	Vbios        bool                         `json:"vbios,omitempty"`
+	PCIeDegraded bool                         `json:"pcie_degraded,omitempty"`
+	PCIe         bool                         `json:"pcie,omitempty"`
+	OptionalNA   []string                     `json:"optional_na,omitempty"`
+	Rejects      []string                     `json:"rejects,omitempty"`
+	RejectMS     int                          `json:"reject_sleep_ms,omitempty"`
+	IgnoreI      bool                         `json:"ignore_i,omitempty"`
+	WrongIndex   bool                         `json:"wrong_index,omitempty"`
+	Order        []int                        `json:"order,omitempty"`
+	List         *smiStep                     `json:"list,omitempty"`
+	Plan         []smiStep                    `json:"plan,omitempty"`
+	Cycle        bool                         `json:"cycle,omitempty"`
 }
 
 var fakeBuild struct {
@@ -121,7 +123,7 @@ func newSMI(t *testing.T, cfg smiConfig, gpu int) (*SMI, string, error) {
 
 func TestSamplerSMINewDriver(t *testing.T) {
 	t.Parallel()
-	s, path, err := newSMI(t, smiConfig{Power: true, Module: true, Vbios: true}, 0)
+	s, path, err := newSMI(t, smiConfig{Power: true, Module: true, Vbios: true, PCIe: true}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,8 @@ func TestSamplerSMINewDriver(t *testing.T) {
 	}
 	want := "index,uuid,name,driver_version,clocks.sm,clocks.max.sm,clocks.applications.graphics,clocks_event_reasons.active,persistence_mode,pstate,utilization.gpu,temperature.gpu,power.draw,clocks.mem," +
 		"enforced.power.limit,module.enforced.power.limit,clocks_event_reasons_counters.sw_power_cap,clocks_event_reasons_counters.sync_boost," +
-		"clocks_event_reasons_counters.sw_thermal_slowdown,clocks_event_reasons_counters.hw_thermal_slowdown,clocks_event_reasons_counters.hw_power_brake_slowdown,vbios_version,memory.used"
+		"clocks_event_reasons_counters.sw_thermal_slowdown,clocks_event_reasons_counters.hw_thermal_slowdown,clocks_event_reasons_counters.hw_power_brake_slowdown,vbios_version,memory.used," +
+		"pcie.link.gen.gpucurrent,pcie.link.width.current,pcie.link.gen.max,pcie.link.width.max"
 	if got := strings.Join(s.Fields(), ","); got != want {
 		t.Errorf("fields %s", got)
 	}
@@ -140,7 +143,7 @@ func TestSamplerSMINewDriver(t *testing.T) {
 	}
 	line := string(smp.AppendJSON(nil))
 	const wantLine = `{"t":"2026-08-12T10:15:03.123Z","boot_id":"13dc5579-455c-45c8-8e4d-d09c457fa826","gpu_index":0,"gpu_uuid":"GPU-7f3a9c2e-5b1d-4e8f-a6c4-2d9e0b8f1a30","gpu_name":"NVIDIA H100 80GB HBM3","driver_version":"590.44.01","sm_clock_mhz":1980,"clocks_max_sm_mhz":1980,"clocks_applications_graphics_mhz":null,"throttle_reasons_active":"0x0000000000000000","persistence_mode":"Enabled","pstate":"P0","utilization_gpu_pct":100,"temperature_gpu_c":45,"power_draw_w":312.45,"clocks_mem_mhz":2619,"throttle_field":"clocks_event_reasons.active",` +
-		`"enforced_power_limit_w":700,"module_enforced_power_limit_w":900,"event_counters_us":{"sw_power_cap":0,"sync_boost":0,"sw_thermal_slowdown":0,"hw_thermal_slowdown":0,"hw_power_brake_slowdown":0},"vbios_version":"96.00.A5.00.01","memory_used_mib":71234}`
+		`"enforced_power_limit_w":700,"module_enforced_power_limit_w":900,"event_counters_us":{"sw_power_cap":0,"sync_boost":0,"sw_thermal_slowdown":0,"hw_thermal_slowdown":0,"hw_power_brake_slowdown":0},"vbios_version":"96.00.A5.00.01","memory_used_mib":71234,"pcie_gen":5,"pcie_width":16,"pcie_gen_max":5,"pcie_width_max":16}`
 	if line != wantLine {
 		t.Errorf("sample\n got %s\nwant %s", line, wantLine)
 	}
@@ -182,7 +185,7 @@ func TestSamplerSMIOptionalFieldsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(s.Dropped(), ","); got != "clocks.mem,power.draw,enforced.power.limit,module.enforced.power.limit,"+strings.Join(CounterFields[:], ",")+",vbios_version" {
+	if got := strings.Join(s.Dropped(), ","); got != "clocks.mem,power.draw,enforced.power.limit,module.enforced.power.limit,"+strings.Join(CounterFields[:], ",")+",vbios_version,"+strings.Join(PCIeQueryFields[:], ",") {
 		t.Errorf("dropped %s", got)
 	}
 	smp, err := one(s.Read(context.Background(), time.Now(), testBoot))
@@ -237,7 +240,7 @@ func TestSamplerSMIRefusesAtStart(t *testing.T) {
 		{"wrong GPU answers", smiConfig{GPUs: 2, WrongIndex: true}, 0, "nvidia-smi -i 0 answered for GPU 1"},
 		{"nothing printed", smiConfig{Plan: []smiStep{{Raw: "\n"}}}, 0, "nvidia-smi -i 0 printed nothing"},
 		{"missing column", smiConfig{Plan: []smiStep{{Raw: "0, GPU-x, NVIDIA H100 80GB HBM3, 590.44.01, 1980, 1980\n"}}}, 0,
-			"nvidia-smi -i 0: 6 values for 23 queried fields"},
+			"nvidia-smi -i 0: 6 values for 27 queried fields"},
 		{"empty value", smiConfig{Plan: []smiStep{{Values: map[string]string{"utilization.gpu": ""}}}}, 0,
 			`nvidia-smi -i 0: utilization.gpu: nvidia-smi printed "": empty value`},
 		{"negative GPU", smiConfig{}, -1, "--gpu -1: -1 is negative: want a GPU index ≥ 0"},
@@ -608,7 +611,7 @@ func TestSamplerSMICountersDroppedTogether(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(s.Dropped(), ","); got != strings.Join(CounterFields[:], ",")+",module.enforced.power.limit,vbios_version" {
+	if got := strings.Join(s.Dropped(), ","); got != strings.Join(CounterFields[:], ",")+",module.enforced.power.limit,vbios_version,"+strings.Join(PCIeQueryFields[:], ",") {
 		t.Errorf("dropped %s", got)
 	}
 	if calls := smiCalls(t, path); len(calls) != 2 {

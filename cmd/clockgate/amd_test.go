@@ -113,8 +113,8 @@ func TestRecordThroughAMDSMI(t *testing.T) {
 	}
 	calls, _ := os.ReadFile(filepath.Join(clean.smiDir, "fakeamdsmi.log"))
 	for _, c := range strings.Split(strings.TrimSpace(string(calls)), "\n") {
-		if c != "list --json" && c != "static --asic --driver --limit --partition --json" &&
-			c != "metric -g 0 --usage --power --clock --temperature --perf-level --mem-usage --violation --energy --json" {
+		if c != "list --json" && c != "static --asic --bus --driver --limit --partition --json" &&
+			c != "metric -g 0 --usage --power --clock --temperature --perf-level --mem-usage --pcie --violation --energy --json" {
 			t.Errorf("amd-smi was called with %q", c)
 		}
 	}

@@ -84,7 +84,12 @@ status. It only reads GPU state; it never changes it.`,
   # The GPUs COMMAND is given: without --gpu, CUDA_VISIBLE_DEVICES decides,
   # and COMMAND inherits it.
   CUDA_VISIBLE_DEVICES=4,5,6,7 clockgate record --out clocks/llama/vllm/r1 -- \
-      ./bench.sh --tensor-parallel-size 4`,
+      ./bench.sh --tensor-parallel-size 4
+
+  # A leg on a box declared locked at 1830 MHz under a 700 W limit: a
+  # lock the power cap cannot hold is clock.expectation at this leg.
+  clockgate record --out clocks/llama/vllm/r1 --expect sm_clock_mhz=1830 \
+      --expect power_limit_w=700 -- ./bench.sh`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("record needs a COMMAND to run: clockgate record --out PREFIX -- COMMAND [ARG...]")

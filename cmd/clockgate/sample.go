@@ -41,6 +41,10 @@ type recordingFlags struct {
 	memoryOut string
 	// gpus is the selection validate read from --gpu or the environment.
 	gpus sampler.Selection
+	// expect are the --expect declarations, and expectation what
+	// validate read from them (SPEC §12.2).
+	expect      []string
+	expectation *clocks.Expect
 }
 
 func (f *recordingFlags) add(fs *pflag.FlagSet) {
@@ -51,6 +55,7 @@ func (f *recordingFlags) add(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&f.enginePIDs, "engine-pid", nil, "the engine under test, started before the leg (a server's `PID`; repeatable, or a comma list): it and its descendants are the leg's own, never clock.foreign_process")
 	fs.IntSliceVar(&f.enginePorts, "engine-port", nil, "the engine under test named by the TCP `PORT` its server listens on (repeatable): the listening process, found once at start, and its descendants are the leg's own")
 	fs.StringVar(&f.memoryOut, "memory-out", "", "write the memory record (peak GPU memory used, peak host RSS of the leg's own processes) to `FILE`; without it, it is written only where PREFIX is TREE/clocks/<model>/<engine>/r<N>, to TREE/memory/<model>/<engine>/r<N>.summary.json")
+	fs.StringArrayVar(&f.expect, "expect", nil, "a declared state of the box, `KEY=VALUE` (repeatable): sm_clock_mhz=1830 (a locked SM clock: the free busy median within 1%), power_limit_w=700 (the enforced limit), cpu_governor=performance (recorded); written into the record, and a declaration the stream does not bear out is clock.expectation")
 	fs.StringVar(&f.backend, "backend", sampler.KindAuto, "how to read the GPU: "+strings.Join(sampler.Kinds, ", ")+" (auto prefers NVML, falls back to nvidia-smi when NVML is not installed, and to amd-smi where no NVIDIA driver answers)")
 }
 
@@ -83,6 +88,9 @@ func (f *recordingFlags) validate(gpuSet bool, lookup func(string) (string, bool
 		return usageErr("--backend %q: want one of %s", f.backend, strings.Join(sampler.Kinds, ", "))
 	}
 	var err error
+	if f.expectation, err = clocks.ParseExpect(f.expect); err != nil {
+		return usageErr("--expect %v", err)
+	}
 	if gpuSet {
 		f.gpus, err = sampler.ParseGPUFlag(f.gpu)
 	} else {
@@ -117,6 +125,7 @@ func (f *recordingFlags) config(s *IO, name string, pid int, bootIDFile string) 
 		EnginePIDs:   f.enginePIDs,
 		EnginePorts:  f.enginePorts,
 		MemoryOut:    f.memoryOut,
+		Expect:       f.expectation,
 	}
 	open := func(ctx context.Context) (sampler.Backend, error) {
 		return sampler.Open(ctx, sampler.Options{Kind: f.backend, GPUs: f.gpus, Logf: logf})

@@ -895,3 +895,34 @@ func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "mutants:", err)
 	os.Exit(2)
 }
+
+// pciePkg runs the tests of the PCIe link and declared state.
+var pciePkg = []string{"-run=PCIe|Expect", "./clocks/", "./ratio/", "./sampler/", "./cmd/clockgate/"}
+
+// The box's PCIe link and declared state (SPEC §12.2).
+func init() {
+	mutations = append(mutations,
+		mutation{"PL1", "host.pcie_link never given", "clocks/pcie.go",
+			"	if p.below == 0 {\n		return\n	}", "	if true {\n		return\n	}", pciePkg},
+		mutation{"PL2", "a link one generation under its maximum let pass", "clocks/pcie.go",
+			"	if r.PCIe[PCIeGen] >= r.PCIe[PCIeGenMax] && ", "	if r.PCIe[PCIeGen]+1 >= r.PCIe[PCIeGenMax] && ", pciePkg},
+		mutation{"PL3", "a link under its maximum width let pass", "clocks/pcie.go",
+			" && r.PCIe[PCIeWidth] >= r.PCIe[PCIeWidthMax] {", " {", pciePkg},
+		mutation{"PL4", "a record's PCIe maximum not reconciled with its stream", "clocks/record.go",
+			"		bad = append(bad, reconcilePCIe(pre, rg, g)...)\n", "", pciePkg},
+		mutation{"PL5", "host.mismatch's PCIe part never given", "clocks/pcie.go",
+			"	if len(diff) == 0 {\n		return nil\n	}\n	return []Reason{ratioReason(CodeHostMismatch,", "	if true {\n		return nil\n	}\n	return []Reason{ratioReason(CodeHostMismatch,", pciePkg},
+		mutation{"PL6", "a PCIe maximum that changes within the window not drift", "clocks/fold.go",
+			"		g.samePCIeMax(r, line)\n", "", pciePkg},
+		mutation{"PL7", "a declared state never checked", "clocks/leg.go",
+			"	l.checkExpect()\n", "", pciePkg},
+		mutation{"PL8", "a declared lock's bound widened to 2%", "clocks/contract.go",
+			"MaxExpectClockBasisPoints = 100", "MaxExpectClockBasisPoints = 200", pciePkg},
+		mutation{"PL9", "a declared power limit never compared", "clocks/expect.go",
+			"			case m.LimitW != want:", "			case false:", pciePkg},
+		mutation{"PL10", "a declared power limit the stream cannot show let pass", "clocks/expect.go",
+			"			case m == nil:\n", "			case m == nil && false:\n", pciePkg},
+		mutation{"PL11", "host.mismatch's PCIe part left out of the ratio", "ratio/ratio.go",
+			"	bench = append(bench, clocks.HostPCIeMismatch(oursArm, baseArm)...)\n", "", pciePkg},
+	)
+}

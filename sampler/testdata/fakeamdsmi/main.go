@@ -103,6 +103,13 @@ type config struct {
 	// second step).
 	Plan  []*step `json:"plan"`
 	Cycle bool    `json:"cycle"`
+	// PCIe makes the GPUs give their PCIe link: metric --pcie's width and
+	// speed, and static --bus's maximum, Gen5 x16 (32 GT/s) as an MI300X
+	// trains; without it amd-smi prints N/A for them. PCIeDegraded makes
+	// a busy GPU's link run at Gen4 x8 (16 GT/s), an idle one's at the
+	// maximum.
+	PCIe         bool `json:"pcie"`
+	PCIeDegraded bool `json:"pcie_degraded"`
 }
 
 // maxSleep bounds every sleep, so a fake the sampler failed to kill still
@@ -149,7 +156,7 @@ func main() {
 		bare := cfg
 		bare.ROCm = "6"
 		run(cfg.List, func() any { return cfg.list() }, bare)
-	case strings.Join(args, " ") == "static --asic --driver --limit --partition --json":
+	case strings.Join(args, " ") == "static --asic --bus --driver --limit --partition --json":
 		run(cfg.Static, func() any { return cfg.static() }, cfg)
 	case len(args) > 0 && args[0] == "metric":
 		cfg.metric(dir, args[1:])
@@ -235,9 +242,16 @@ func (c config) static() any {
 			limit = obj("max_power", withUnit(750, "W"), "min_power", withUnit(0, "W"), "socket_power", capW,
 				"slowdown_edge_temperature", "N/A", "slowdown_hotspot_temperature", withUnit(100, "C"))
 		}
+		bus := obj("bdf", fmt.Sprintf("0000:%02x:00.0", 5+0x21*i), "max_pcie_width", "N/A", "max_pcie_speed", "N/A",
+			"pcie_interface_version", "N/A", "slot_type", "OAM")
+		if c.PCIe {
+			bus = obj("bdf", fmt.Sprintf("0000:%02x:00.0", 5+0x21*i), "max_pcie_width", 16, "max_pcie_speed", withUnit(32, "GT/s"),
+				"pcie_interface_version", "Gen 5", "slot_type", "OAM")
+		}
 		out = append(out, obj("gpu", i,
 			"asic", obj("market_name", v["market_name"], "vendor_id", "0x1002", "vendor_name", "Advanced Micro Devices Inc. [AMD/ATI]",
 				"device_id", "0x74a1", "target_graphics_version", "gfx942"),
+			"bus", bus,
 			"driver", obj("name", "amdgpu", "version", v["driver"]),
 			"limit", limit,
 			"partition", c.partition(i, v)))
@@ -272,7 +286,7 @@ func (c config) metric(dir string, args []string) {
 	var gpus []int
 	flag := ""
 	energy := false
-	want := map[string]bool{"--usage": true, "--power": true, "--clock": true, "--temperature": true, "--perf-level": true, "--mem-usage": true, "--json": true}
+	want := map[string]bool{"--usage": true, "--power": true, "--clock": true, "--temperature": true, "--perf-level": true, "--mem-usage": true, "--pcie": true, "--json": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -475,6 +489,7 @@ func (c config) gpuMetric(n, g int, objKey string, energy bool) any {
 		"mem_usage", obj("total_vram", q(196592, "MB"), "used_vram", q(used, "MB"), "free_vram", q(196592-used, "MB"),
 			"total_visible_vram", q(196592, "MB"), "used_visible_vram", q(used, "MB"), "free_visible_vram", q(196592-used, "MB"),
 			"total_gtt", q(257432, "MB"), "used_gtt", q(31, "MB"), "free_gtt", q(257401, "MB")),
+		"pcie", c.pcie(activity),
 		objKey, viol)
 	if energy {
 		m.set("energy", obj("total_energy_consumption", q(c.energyJ(n, g), "J")))
@@ -486,6 +501,19 @@ func (c config) gpuMetric(n, g int, objKey string, energy bool) any {
 		m.put(strings.Split(p, "."), nil)
 	}
 	return m
+}
+
+// pcie is metric --pcie's block of a GPU at the given activity.
+func (c config) pcie(activity int) any {
+	width, speed := any("N/A"), any("N/A")
+	switch {
+	case c.PCIe && c.PCIeDegraded && activity > 0:
+		width, speed = 8, withUnit(16, "GT/s")
+	case c.PCIe:
+		width, speed = 16, withUnit(32, "GT/s")
+	}
+	return obj("width", width, "speed", speed, "bandwidth", "N/A", "replay_count", 0, "l0_to_recovery_count", 0,
+		"replay_roll_over_count", 0, "nak_sent_count", 0, "nak_received_count", 0)
 }
 
 func withUnit(v float64, unit string) any { return obj("value", v, "unit", unit) }

@@ -229,6 +229,19 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
 }
 
 /* NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE is 32; the caller's buffer must hold it. */
+/* The PCIe link: both GPUs support Gen5 x16; GPU 1's link trained at
+ * Gen4 x8 (a GPU in a slot that came up low). */
+static nvmlReturn_t pcie_link(nvmlDevice_t d, unsigned int *v, unsigned int gpu0, unsigned int gpu1) {
+	CHECK_DEV(d);
+	if (v == NULL) return 2;
+	*v = d->index == 0 ? gpu0 : gpu1;
+	return 0;
+}
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { return pcie_link(d, v, 5, 4); }
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { return pcie_link(d, v, 16, 8); }
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { return pcie_link(d, v, 5, 5); }
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { return pcie_link(d, v, 16, 16); }
+
 nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t d, char *version, unsigned int length) {
 	CHECK_DEV(d);
 	if (length < 32) return 7;

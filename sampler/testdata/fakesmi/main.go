@@ -99,6 +99,12 @@ type config struct {
 	// Vbios makes the driver print vbios_version (96.00.A5.00.01, as a
 	// real H100 on 590.48.01 does); without it the field is [N/A].
 	Vbios bool `json:"vbios"`
+	// PCIe makes the driver print the GPUs' PCIe links, at their maximum
+	// Gen5 x16; without it the four fields are [N/A]. PCIeDegraded makes
+	// the links run at Gen4 x8 while busy (a GPU in a slot that trained
+	// low), and at the maximum when idle.
+	PCIe         bool `json:"pcie"`
+	PCIeDegraded bool `json:"pcie_degraded"`
 	// OptionalNA lists optional fields printed as [N/A].
 	OptionalNA []string `json:"optional_na"`
 	// Rejects lists further fields the driver does not know.
@@ -311,6 +317,9 @@ func run(args []string) int {
 		if cfg.Thermal != nil {
 			vals["temperature.gpu"], vals["memory.used"] = thermalC, memMiB
 		}
+		if cfg.PCIe && cfg.PCIeDegraded && busy(vals, st, key) {
+			vals["pcie.link.gen.gpucurrent"], vals["pcie.link.width.current"] = "4", "8"
+		}
 		out := make([]string, len(fields))
 		for j, f := range fields {
 			v := vals[f]
@@ -345,6 +354,17 @@ func run(args []string) int {
 		fmt.Println(strings.Join(out, ", "))
 	}
 	return 0
+}
+
+// busy reports whether GPU key's printed utilization is not 0.
+func busy(vals map[string]string, st step, key string) bool {
+	u := vals["utilization.gpu"]
+	for _, over := range []map[string]string{st.Values, st.GPUValues[key]} {
+		if o, ok := over["utilization.gpu"]; ok {
+			u = o
+		}
+	}
+	return u != "0"
 }
 
 // printOrder is the order the GPUs' lines are printed in: cfg.Order, then
@@ -402,6 +422,10 @@ func defaults(cfg config, i int) map[string]string {
 	}
 	m["module.enforced.power.limit"] = na(cfg.Module, "900.00")
 	m["vbios_version"] = na(cfg.Vbios, "96.00.A5.00.01")
+	// An H100 SXM5's link: Gen5 x16 (nvidia-smi -q's "PCIe Generation
+	// Max 5", "Link Width Max 16x").
+	m["pcie.link.gen.gpucurrent"], m["pcie.link.width.current"] = na(cfg.PCIe, "5"), na(cfg.PCIe, "16")
+	m["pcie.link.gen.max"], m["pcie.link.width.max"] = na(cfg.PCIe, "5"), na(cfg.PCIe, "16")
 	return m
 }
 

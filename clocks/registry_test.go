@@ -63,14 +63,16 @@ func TestRegistryIsTheReasonReference(t *testing.T) {
 // notCodes are literals shaped like a reason code that are something else:
 // nvidia-smi's query field for GPU memory used (sampler/csv.go), amd-smi's
 // key path of the energy counter (sampler/amdjson.go), and the events of
-// clockgate grid's journal (grid/journal.go, SPEC §11.2).
-var notCodes = map[string]bool{"memory.used": true, "energy.total_energy_consumption": true, "leg.idle": true, "leg.commit": true, "leg.fail": true}
+// clockgate grid's journal (grid/journal.go, SPEC §11.2), and the plan's
+// [bench] keys as resume names them (grid/plan.go, grid/plandiff.go).
+var notCodes = map[string]bool{"memory.used": true, "energy.total_energy_consumption": true, "leg.idle": true, "leg.commit": true, "leg.fail": true,
+	"bench.points": true, "bench.command": true, "bench.warmup": true, "bench.format": true}
 
 // TestRegistryIsComplete: every code the source writes is registered, and
 // the registry agrees with itself: clock codes are the clock contract's,
 // and only boot checks are waivable.
 func TestRegistryIsComplete(t *testing.T) {
-	code := regexp.MustCompile(`"((?:clock|bench|memory|leg|ratio|energy)\.[a-z_]+)"`)
+	code := regexp.MustCompile(`"((?:clock|bench|memory|leg|ratio|energy|host)\.[a-z_]+)"`)
 	files, err := filepath.Glob("../*/*.go")
 	if err != nil {
 		t.Fatal(err)

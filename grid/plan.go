@@ -526,6 +526,7 @@ var keyTypes = map[string]keyType{
 	"rawPlan.Engine":              {"engine", "an array of tables, one [[engine]] per arm", `[[engine]]`},
 	"rawPlan.Bench":               {"bench", "a table", `[bench]`},
 	"rawPlan.Cooldown":            {"cooldown", "a table", `[cooldown]`},
+	"rawPlan.Expect":              {"expect", "a table of declarations", `expect = { sm_clock_mhz = 1830, power_limit_w = 700 }`},
 	"rawEngine.Name":              {"engine.name", "a string", `name = "vllm"`},
 	"rawEngine.Serve":             {"engine.serve", "a list of strings", `serve = ["vllm", "serve", "{model}", "--port", "{port}"]`},
 	"rawEngine.Env":               {"engine.env", "a table of string values", `env = { VLLM_USE_V1 = "1" }`},

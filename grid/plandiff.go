@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,6 +57,7 @@ func (p *Plan) values() []planValue {
 		{"order", quote(p.Order)},
 		{"seed", seed},
 		{"interval", dur(p.Interval)},
+		{"expect", cmp.Or(expectText(p.Expect), none)},
 	}
 	for i, e := range p.Engines {
 		k := fmt.Sprintf("engine[%d].", i+1)

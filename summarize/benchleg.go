@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clockgate/clockgate/benchfmt"
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 )
@@ -40,19 +41,19 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 			add(CodeBenchInvalid, err.Error())
 			continue
 		}
-		if f.notResult != "" {
-			l.benchWarnings = append(l.benchWarnings, f.notResult)
+		if f.NotResult != "" {
+			l.benchWarnings = append(l.benchWarnings, f.NotResult)
 			notResults++
 			continue
 		}
-		for _, msg := range f.invalid {
+		for _, msg := range f.Invalid {
 			add(CodeBenchInvalid, msg)
 		}
-		for _, fm := range f.formats {
+		for _, fm := range f.Formats {
 			formats[fm] = true
 		}
-		points = append(points, f.points...)
-		failed = append(failed, f.failed...)
+		points = append(points, f.Points...)
+		failed = append(failed, f.Failed...)
 	}
 	for fm := range formats {
 		l.BenchFormats = append(l.BenchFormats, fm)
@@ -94,51 +95,27 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 
 // readBenchFile streams the bench file at rel. The error is for a file
 // that cannot be read at all: not a regular file, unreadable, or larger
-// than MaxBenchBytes (refused before a byte is read).
-func (w *walker) readBenchFile(rel string) (benchFile, error) {
+// than benchfmt.MaxBenchBytes (refused before a byte is read).
+func (w *walker) readBenchFile(rel string) (benchfmt.File, error) {
 	f, err := clocks.OpenRegular(w.abs(rel))
 	if err != nil {
-		return benchFile{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), hintUnread)
+		return benchfmt.File{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), benchfmt.HintUnread)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return benchFile{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), hintUnread)
+		return benchfmt.File{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), benchfmt.HintUnread)
 	}
-	if st.Size() > MaxBenchBytes {
-		return benchFile{}, fmt.Errorf("%s: %d bytes, larger than %d MiB (the bench file cap); refused unread: save one file per point, or rerun without --save-detailed",
-			rel, st.Size(), MaxBenchBytes>>20)
+	if st.Size() > benchfmt.MaxBenchBytes {
+		return benchfmt.File{}, fmt.Errorf("%s: %d bytes, larger than %d MiB (the bench file cap); refused unread: save one file per point, or rerun without --save-detailed",
+			rel, st.Size(), benchfmt.MaxBenchBytes>>20)
 	}
 	// A file that grows while it is read is cut at the cap, and refused.
-	lr := &io.LimitedReader{R: f, N: MaxBenchBytes + 1}
-	bf := readBench(rel, lr)
+	lr := &io.LimitedReader{R: f, N: benchfmt.MaxBenchBytes + 1}
+	bf := benchfmt.Read(rel, lr)
 	if lr.N == 0 {
-		return benchFile{}, fmt.Errorf("%s: grew past %d MiB (the bench file cap) while it was read; refused: summarize the tree once the benchmark has stopped writing it (save one file per point, or rerun without --save-detailed)",
-			rel, MaxBenchBytes>>20)
+		return benchfmt.File{}, fmt.Errorf("%s: grew past %d MiB (the bench file cap) while it was read; refused: summarize the tree once the benchmark has stopped writing it (save one file per point, or rerun without --save-detailed)",
+			rel, benchfmt.MaxBenchBytes>>20)
 	}
 	return bf, nil
-}
-
-// ReadBenchResult reads the bench result file at path, named rel in
-// messages, as summarize reads a leg's: its valid points, and every defect
-// (each bench.invalid and bench.failed_requests message, or why the file
-// holds no result). The error is for a file that cannot be read at all.
-func ReadBenchResult(path, rel string) (points []Point, invalid, failed []string, err error) {
-	f, err := clocks.OpenRegular(path)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %v", rel, unwrapPath(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %v", rel, unwrapPath(err))
-	}
-	if st.Size() > MaxBenchBytes {
-		return nil, nil, nil, fmt.Errorf("%s: %d bytes, larger than %d MiB (the bench file cap)", rel, st.Size(), MaxBenchBytes>>20)
-	}
-	bf := readBench(rel, &io.LimitedReader{R: f, N: MaxBenchBytes + 1})
-	if bf.notResult != "" {
-		return nil, []string{bf.notResult}, nil, nil
-	}
-	return bf.points, bf.invalid, bf.failed, nil
 }

@@ -1,4 +1,4 @@
-package summarize
+package benchfmt
 
 import (
 	"bytes"
@@ -52,54 +52,21 @@ func TestSyntaxErrorSpoilsOnlyItsObject(t *testing.T) {
 	data := appendLine(t, "1", "5", "1") + "\n" + appendLine(t, "2", "8", "0") + "\n" +
 		appendLine(t, "4", "8", "0") + "\n" + appendLine(t, "8", "8", "0") + "\n"
 	data = data[:len(data)-200]
-	f := parseBench(rel, []byte(data))
-	if got := concs(f.points); !slices.Equal(got, []int{1, 2, 4}) {
+	f := Parse(rel, []byte(data))
+	if got := concs(f.Points); !slices.Equal(got, []int{1, 2, 4}) {
 		t.Errorf("points at max_concurrency %v, want [1 2 4]", got)
 	}
-	if len(f.points) > 0 && f.points[0].Where != rel+":1" {
-		t.Errorf("the first point is named %q, want %s:1", f.points[0].Where, rel)
+	if len(f.Points) > 0 && f.Points[0].Where != rel+":1" {
+		t.Errorf("the first point is named %q, want %s:1", f.Points[0].Where, rel)
 	}
 	wantFailed := rel + ":1: max_concurrency 1, request_rate inf: want every request completed and failed 0, found completed 5 of num_prompts 8, failed 1; " + hintFailed
-	if !slices.Equal(f.failed, []string{wantFailed}) {
-		t.Errorf("failed %q\nwant [%q]", f.failed, wantFailed)
+	if !slices.Equal(f.Failed, []string{wantFailed}) {
+		t.Errorf("failed %q\nwant [%q]", f.Failed, wantFailed)
 	}
-	if len(f.invalid) != 1 || !strings.HasPrefix(f.invalid[0], rel+":4: ") || !strings.HasSuffix(f.invalid[0], "; "+hintRestore) {
-		t.Errorf("invalid %q, want one message at %s:4 ending %q", f.invalid, rel, hintRestore)
+	if len(f.Invalid) != 1 || !strings.HasPrefix(f.Invalid[0], rel+":4: ") || !strings.HasSuffix(f.Invalid[0], "; "+hintRestore) {
+		t.Errorf("invalid %q, want one message at %s:4 ending %q", f.Invalid, rel, hintRestore)
 	}
 
-	// The same through a leg: bench.failed_requests for line 1 stands
-	// beside bench.invalid for line 4.
-	root := t.TempDir()
-	dir := filepath.Join(root, "bench", "m", "vllm", "r1")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Summarize(root, Options{Baseline: "vllm"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var invalid, failed []string
-	for _, r := range s.Legs[0].Reasons {
-		switch r.Code {
-		case CodeBenchInvalid:
-			invalid = append(invalid, r.Message)
-		case CodeFailedRequests:
-			failed = append(failed, r.Message)
-		}
-	}
-	legRel := "bench/m/vllm/r1/results.json"
-	if len(failed) != 1 || !strings.HasPrefix(failed[0], legRel+":1: max_concurrency 1, request_rate inf: want every request completed") {
-		t.Errorf("leg: bench.failed_requests %q, want one naming %s:1", failed, legRel)
-	}
-	if len(invalid) != 1 || !strings.HasPrefix(invalid[0], legRel+":4: ") {
-		t.Errorf("leg: bench.invalid %q, want one naming %s:4", invalid, legRel)
-	}
-	if got := len(s.Legs[0].Points); got != 3 {
-		t.Errorf("leg: %d points, want 3", got)
-	}
 }
 
 // TestSyntaxErrorInRealSGLangFile: SGLang's real JSON Lines file of five
@@ -110,16 +77,16 @@ func TestSyntaxErrorInRealSGLangFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := parseBench(rel, data[:len(data)-200])
+	f := Parse(rel, data[:len(data)-200])
 	var rates []float64
-	for _, p := range f.points {
+	for _, p := range f.Points {
 		rates = append(rates, p.ID.RequestRate)
 	}
 	if !slices.Equal(rates, []float64{1, 2, 4, 8}) {
 		t.Errorf("points at request_rate %v, want [1 2 4 8]", rates)
 	}
-	if len(f.invalid) != 1 || !strings.HasPrefix(f.invalid[0], rel+":5: ") {
-		t.Errorf("invalid %q, want one message at %s:5", f.invalid, rel)
+	if len(f.Invalid) != 1 || !strings.HasPrefix(f.Invalid[0], rel+":5: ") {
+		t.Errorf("invalid %q, want one message at %s:5", f.Invalid, rel)
 	}
 }
 
@@ -141,36 +108,36 @@ func TestSyntaxErrorInPrettyFile(t *testing.T) {
 	second := obj("2", "8")
 	torn := second[:strings.Index(second, `"model_id"`)+len(`"model_id": "face`)]
 	data := obj("1", "7") + "\n" + torn + "\n" + obj("4", "6") + "\n"
-	f := parseBench(rel, []byte(data))
-	if got := concs(f.points); !slices.Equal(got, []int{1, 4}) {
+	f := Parse(rel, []byte(data))
+	if got := concs(f.Points); !slices.Equal(got, []int{1, 4}) {
 		t.Errorf("points at max_concurrency %v, want [1 4]", got)
 	}
-	if len(f.points) == 2 && (f.points[0].Where != rel+":1" || f.points[1].Where != rel+":56") {
-		t.Errorf("points named %q, %q; want %s:1 and %s:56", f.points[0].Where, f.points[1].Where, rel, rel)
+	if len(f.Points) == 2 && (f.Points[0].Where != rel+":1" || f.Points[1].Where != rel+":56") {
+		t.Errorf("points named %q, %q; want %s:1 and %s:56", f.Points[0].Where, f.Points[1].Where, rel, rel)
 	}
-	if len(f.failed) != 2 || !strings.HasPrefix(f.failed[0], rel+":1: max_concurrency 1, request_rate inf: want every request completed and failed 0, found completed 7 of num_prompts 8") ||
-		!strings.HasPrefix(f.failed[1], rel+":56: max_concurrency 4, request_rate inf: want every request completed and failed 0, found completed 6 of num_prompts 8") {
-		t.Errorf("failed %q, want lines 1 and 56", f.failed)
+	if len(f.Failed) != 2 || !strings.HasPrefix(f.Failed[0], rel+":1: max_concurrency 1, request_rate inf: want every request completed and failed 0, found completed 7 of num_prompts 8") ||
+		!strings.HasPrefix(f.Failed[1], rel+":56: max_concurrency 4, request_rate inf: want every request completed and failed 0, found completed 6 of num_prompts 8") {
+		t.Errorf("failed %q, want lines 1 and 56", f.Failed)
 	}
 	want := rel + ":55: control character 0xa in a string (in the value that starts on line 37); " + hintRestore
-	if !slices.Equal(f.invalid, []string{want}) {
-		t.Errorf("invalid %q\nwant [%q]", f.invalid, want)
+	if !slices.Equal(f.Invalid, []string{want}) {
+		t.Errorf("invalid %q\nwant [%q]", f.Invalid, want)
 	}
 
 	// Torn between two members: the next object's '{' is where the error
 	// shows, and it is still read.
 	torn = second[:strings.Index(second, `,`+"\n"+`  "model_id"`)]
 	data = obj("1", "8") + "\n" + torn + "\n" + obj("4", "6") + "\n"
-	f = parseBench(rel, []byte(data))
-	if got := concs(f.points); !slices.Equal(got, []int{1, 4}) {
+	f = Parse(rel, []byte(data))
+	if got := concs(f.Points); !slices.Equal(got, []int{1, 4}) {
 		t.Errorf("torn between members: points at max_concurrency %v, want [1 4]", got)
 	}
-	if len(f.failed) != 1 || !strings.HasPrefix(f.failed[0], rel+":55: max_concurrency 4,") {
-		t.Errorf("torn between members: failed %q, want one at line 55", f.failed)
+	if len(f.Failed) != 1 || !strings.HasPrefix(f.Failed[0], rel+":55: max_concurrency 4,") {
+		t.Errorf("torn between members: failed %q, want one at line 55", f.Failed)
 	}
 	want = rel + ":55: want ',' or '}' in an object, found '{' (in the value that starts on line 37); " + hintRestore
-	if !slices.Equal(f.invalid, []string{want}) {
-		t.Errorf("torn between members: invalid %q\nwant [%q]", f.invalid, want)
+	if !slices.Equal(f.Invalid, []string{want}) {
+		t.Errorf("torn between members: invalid %q\nwant [%q]", f.Invalid, want)
 	}
 }
 
@@ -181,15 +148,15 @@ func TestSyntaxErrorMidFile(t *testing.T) {
 	torn := appendLine(t, "2", "8", "0")
 	data := appendLine(t, "1", "8", "0") + "\n" + torn[:300] + "\n" +
 		appendLine(t, "4", "7", "0") + "\n" + appendLine(t, "8", "8", "0") + "\n"
-	f := parseBench(rel, []byte(data))
-	if got := concs(f.points); !slices.Equal(got, []int{1, 4, 8}) {
+	f := Parse(rel, []byte(data))
+	if got := concs(f.Points); !slices.Equal(got, []int{1, 4, 8}) {
 		t.Errorf("points at max_concurrency %v, want [1 4 8]", got)
 	}
-	if len(f.failed) != 1 || !strings.HasPrefix(f.failed[0], rel+":3: max_concurrency 4, request_rate inf: want every request completed") {
-		t.Errorf("failed %q, want one at line 3", f.failed)
+	if len(f.Failed) != 1 || !strings.HasPrefix(f.Failed[0], rel+":3: max_concurrency 4, request_rate inf: want every request completed") {
+		t.Errorf("failed %q, want one at line 3", f.Failed)
 	}
-	if len(f.invalid) != 1 || !strings.HasPrefix(f.invalid[0], rel+":2: ") {
-		t.Errorf("invalid %q, want one at line 2", f.invalid)
+	if len(f.Invalid) != 1 || !strings.HasPrefix(f.Invalid[0], rel+":2: ") {
+		t.Errorf("invalid %q, want one at line 2", f.Invalid)
 	}
 }
 
@@ -199,10 +166,10 @@ func TestSyntaxErrorMidFile(t *testing.T) {
 func TestSyntaxErrorsStopReading(t *testing.T) {
 	const rel = "bench/m/e/r1/results.jsonl"
 	good := appendLine(t, "1", "8", "0")
-	f := parseBench(rel, []byte(good+"\n{\"a\": \"\x00\"}\n"+appendLine(t, "2", "8", "0")+"\n"))
+	f := Parse(rel, []byte(good+"\n{\"a\": \"\x00\"}\n"+appendLine(t, "2", "8", "0")+"\n"))
 	want := rel + ":2: control character 0x0 in a string (a NUL byte at line 2: the file is not text from there; the rest of it is unread); " + hintRestore
-	if got := concs(f.points); !slices.Equal(got, []int{1}) || !slices.Equal(f.invalid, []string{want}) {
-		t.Errorf("NUL: points %v, invalid %q\nwant [1], [%q]", got, f.invalid, want)
+	if got := concs(f.Points); !slices.Equal(got, []int{1}) || !slices.Equal(f.Invalid, []string{want}) {
+		t.Errorf("NUL: points %v, invalid %q\nwant [1], [%q]", got, f.Invalid, want)
 	}
 
 	var b strings.Builder
@@ -210,12 +177,12 @@ func TestSyntaxErrorsStopReading(t *testing.T) {
 		b.WriteString("{x\n")
 	}
 	b.WriteString(good + "\n")
-	f = parseBench(rel, []byte(b.String()))
-	if len(f.points) != 0 || len(f.invalid) != maxSyntaxErrors {
-		t.Fatalf("%d errors: %d points, invalid %q; want none, %d messages", maxSyntaxErrors+1, len(f.points), f.invalid, maxSyntaxErrors)
+	f = Parse(rel, []byte(b.String()))
+	if len(f.Points) != 0 || len(f.Invalid) != maxSyntaxErrors {
+		t.Fatalf("%d errors: %d points, invalid %q; want none, %d messages", maxSyntaxErrors+1, len(f.Points), f.Invalid, maxSyntaxErrors)
 	}
 	want = rel + ":10: want a key string, found 'x' (10 syntax errors, the most read past in one file: the rest of it, from line 11, is unread); " + hintRestore
-	if last := f.invalid[len(f.invalid)-1]; last != want {
+	if last := f.Invalid[len(f.Invalid)-1]; last != want {
 		t.Errorf("the last message %q\nwant %q", last, want)
 	}
 	// One error fewer: the object after them is read.
@@ -224,8 +191,8 @@ func TestSyntaxErrorsStopReading(t *testing.T) {
 		b.WriteString("{x\n")
 	}
 	b.WriteString(good + "\n")
-	if f = parseBench(rel, []byte(b.String())); len(f.points) != 1 || len(f.invalid) != maxSyntaxErrors-1 {
-		t.Errorf("%d errors: %d points, %d messages; want 1, %d", maxSyntaxErrors-1, len(f.points), len(f.invalid), maxSyntaxErrors-1)
+	if f = Parse(rel, []byte(b.String())); len(f.Points) != 1 || len(f.Invalid) != maxSyntaxErrors-1 {
+		t.Errorf("%d errors: %d points, %d messages; want 1, %d", maxSyntaxErrors-1, len(f.Points), len(f.Invalid), maxSyntaxErrors-1)
 	}
 }
 
@@ -236,16 +203,16 @@ func TestReadErrorKeepsWhatWasRead(t *testing.T) {
 	const rel = "bench/m/e/r1/results.jsonl"
 	data := appendLine(t, "1", "5", "0") + "\n" + appendLine(t, "2", "8", "0") + "\n"
 	r := iotest.OneByteReader(ioErrAfter(bytes.NewReader([]byte(data)), len(data)-100))
-	f := readBench(rel, r)
-	if got := concs(f.points); !slices.Equal(got, []int{1}) {
+	f := Read(rel, r)
+	if got := concs(f.Points); !slices.Equal(got, []int{1}) {
 		t.Errorf("points %v, want [1]", got)
 	}
-	if len(f.failed) != 1 || !strings.HasPrefix(f.failed[0], rel+":1: max_concurrency 1,") {
-		t.Errorf("failed %q", f.failed)
+	if len(f.Failed) != 1 || !strings.HasPrefix(f.Failed[0], rel+":1: max_concurrency 1,") {
+		t.Errorf("failed %q", f.Failed)
 	}
 	want := rel + ": reading stopped: input/output error; " + hintRestore
-	if !slices.Equal(f.invalid, []string{want}) {
-		t.Errorf("invalid %q\nwant [%q]", f.invalid, want)
+	if !slices.Equal(f.Invalid, []string{want}) {
+		t.Errorf("invalid %q\nwant [%q]", f.Invalid, want)
 	}
 }
 

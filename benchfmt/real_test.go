@@ -1,4 +1,4 @@
-package summarize
+package benchfmt
 
 import (
 	"os"
@@ -76,26 +76,26 @@ func TestRealFiles(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		f := parseBench("bench/m/e/r1/x.json", data)
+		f := Parse("bench/m/e/r1/x.json", data)
 		if w.notResult != "" {
-			if !strings.Contains(f.notResult, w.notResult) || len(f.points)+len(f.invalid) > 0 {
+			if !strings.Contains(f.NotResult, w.notResult) || len(f.Points)+len(f.Invalid) > 0 {
 				t.Errorf("%s: %+v, want the warning %q", rel, f, w.notResult)
 			}
 			return nil
 		}
 		var ids []ratio.PointID
-		for _, pt := range f.points {
+		for _, pt := range f.Points {
 			ids = append(ids, pt.ID)
 		}
-		if !slices.Equal(ids, w.points) || !slices.Equal(f.formats, []string{w.format}) || f.notResult != "" {
-			t.Errorf("%s: points %v, formats %v, warning %q; want %v, [%s]", rel, ids, f.formats, f.notResult, w.points, w.format)
+		if !slices.Equal(ids, w.points) || !slices.Equal(f.Formats, []string{w.format}) || f.NotResult != "" {
+			t.Errorf("%s: points %v, formats %v, warning %q; want %v, [%s]", rel, ids, f.Formats, f.NotResult, w.points, w.format)
 			return nil
 		}
-		p0 := f.points[0]
+		p0 := f.Points[0]
 		if p0.OutputThroughput != w.tput || p0.NumPrompts != w.prompts || p0.TotalOutputTokens != w.outTokens || p0.ModelID != w.modelID {
 			t.Errorf("%s: first point %+v", rel, p0.BenchPoint)
 		}
-		for name, got := range map[string][]string{"invalid": f.invalid, "failed": f.failed} {
+		for name, got := range map[string][]string{"invalid": f.Invalid, "failed": f.Failed} {
 			wantFr := w.invalid
 			if name == "failed" {
 				wantFr = w.failed

@@ -1,4 +1,4 @@
-package summarize
+package benchfmt
 
 import (
 	"bytes"
@@ -42,8 +42,8 @@ func pointWith(key, value string) string {
 // pb reads data as the bench file fuzzRel and returns its points,
 // bench.invalid and bench.failed_requests messages.
 func pb(rel string, data []byte) ([]Point, []string, []string) {
-	f := parseBench(rel, data)
-	return f.points, f.invalid, f.failed
+	f := Parse(rel, data)
+	return f.Points, f.Invalid, f.Failed
 }
 
 // kept is a point's kept object (Point.Raw) decoded, numbers as
@@ -160,8 +160,8 @@ func TestParseBenchHintsSayWhatToDo(t *testing.T) {
 		pointWith("completed", "5"):    hintFailed,
 		pointWith("request_rate", "0"): hintRerun,
 	} {
-		f := parseBench(rel, []byte(data))
-		msgs := append(append([]string{}, f.invalid...), f.failed...)
+		f := Parse(rel, []byte(data))
+		msgs := append(append([]string{}, f.Invalid...), f.Failed...)
 		if len(msgs) != 1 || !strings.HasSuffix(msgs[0], "; "+hint) {
 			t.Errorf("%q: messages %q, want one ending %q", data[:40], msgs, hint)
 		}
@@ -220,7 +220,7 @@ func TestPythonLiteralsInUnreadKeys(t *testing.T) {
 // TestKeptObject: scalars as written, arrays and objects counted, a long
 // string measured.
 func TestKeptObject(t *testing.T) {
-	long := strings.Repeat("x", maxKeptString+1)
+	long := strings.Repeat("x", MaxKeptString+1)
 	data := pointWith("itls", `[[0.1, 0.2], [], [0.3]]`)
 	data = strings.Replace(data, `"duration"`, `"errors": ["", "timeout", ""], "server_info": {"a": 1, "b": [2]}, "note": "`+long+`", "label": null, "flag": true, "duration"`, 1)
 	ps, inv, _ := pb(fuzzRel, []byte(data))
@@ -230,17 +230,17 @@ func TestKeptObject(t *testing.T) {
 	raw := kept(t, ps[0])
 	for k, want := range map[string]string{
 		"itls": "map[array_len:3]", "errors": "map[array_len:3]", "server_info": "map[object_len:2]",
-		"note": fmt.Sprintf("map[string_len:%d]", maxKeptString+1), "label": "<nil>", "flag": "true", "model_id": "m/M",
+		"note": fmt.Sprintf("map[string_len:%d]", MaxKeptString+1), "label": "<nil>", "flag": "true", "model_id": "m/M",
 	} {
 		if got := fmt.Sprint(raw[k]); got != want {
 			t.Errorf("%s kept as %s, want %s", k, got, want)
 		}
 	}
-	// A string of exactly maxKeptString bytes is kept whole.
-	exact := strings.Repeat("y", maxKeptString)
+	// A string of exactly MaxKeptString bytes is kept whole.
+	exact := strings.Repeat("y", MaxKeptString)
 	ps, _, _ = pb(fuzzRel, []byte(pointWith("note", `"`+exact+`"`)))
 	if len(ps) != 1 || kept(t, ps[0])["note"] != exact {
-		t.Error("a string of maxKeptString bytes is not kept whole")
+		t.Error("a string of MaxKeptString bytes is not kept whole")
 	}
 }
 
@@ -278,14 +278,14 @@ func TestParseBenchMultiObject(t *testing.T) {
 func TestInvalidPointNeverHidesFailedRequests(t *testing.T) {
 	const rel = "bench/m/e/r1/results.json"
 	both := strings.Replace(pointWith("output_throughput", "NaN"), `"completed": 6`, `"completed": 5`, 1)
-	f := parseBench(rel, []byte(both))
-	if len(f.invalid) != 1 || len(f.failed) != 1 || !strings.HasPrefix(f.failed[0], rel+": max_concurrency 1, request_rate inf: want every request completed") {
-		t.Errorf("one object: invalid %q, failed %q", f.invalid, f.failed)
+	f := Parse(rel, []byte(both))
+	if len(f.Invalid) != 1 || len(f.Failed) != 1 || !strings.HasPrefix(f.Failed[0], rel+": max_concurrency 1, request_rate inf: want every request completed") {
+		t.Errorf("one object: invalid %q, failed %q", f.Invalid, f.Failed)
 	}
 	failing := strings.Replace(pointWith("max_concurrency", "2"), `"failed": 0`, `"failed": 6`, 1)
-	f = parseBench(rel, []byte(pointWith("output_throughput", "Infinity")+"\n"+failing))
-	if len(f.invalid) != 1 || len(f.failed) != 1 || !strings.HasPrefix(f.failed[0], rel+":2: max_concurrency 2, request_rate inf:") {
-		t.Errorf("two objects: invalid %q, failed %q", f.invalid, f.failed)
+	f = Parse(rel, []byte(pointWith("output_throughput", "Infinity")+"\n"+failing))
+	if len(f.Invalid) != 1 || len(f.Failed) != 1 || !strings.HasPrefix(f.Failed[0], rel+":2: max_concurrency 2, request_rate inf:") {
+		t.Errorf("two objects: invalid %q, failed %q", f.Invalid, f.Failed)
 	}
 }
 
@@ -329,25 +329,25 @@ const sglangPoint = `{"backend": "sglang", "dataset_name": "random", "request_ra
 // it, the errors array gives the requests sent and the failures.
 func TestSGLangMapping(t *testing.T) {
 	const rel = "bench/m/sglang/r1/results.jsonl"
-	f := parseBench(rel, []byte(sglangPoint+"\n"))
-	if len(f.invalid) > 0 || len(f.failed) > 0 || len(f.points) != 1 {
-		t.Fatalf("invalid %q failed %q", f.invalid, f.failed)
+	f := Parse(rel, []byte(sglangPoint+"\n"))
+	if len(f.Invalid) > 0 || len(f.Failed) > 0 || len(f.Points) != 1 {
+		t.Fatalf("invalid %q failed %q", f.Invalid, f.Failed)
 	}
-	p := f.points[0]
+	p := f.Points[0]
 	if p.Format != FormatSGLang || p.ModelID != "" || p.NumPrompts != 24 || p.ID != (ratio.PointID{MaxConcurrency: 8}) || p.OutputThroughput != 70.5 {
 		t.Errorf("read %+v", p)
 	}
 	detailed := strings.Replace(sglangPoint, `"completed": 24}`, `"completed": 23, "input_lens": [1024], "errors": [`+
 		strings.TrimSuffix(strings.Repeat(`"", `, 23), ", ")+`, "Server disconnected"]}`, 1)
-	f = parseBench(rel, []byte(detailed))
+	f = Parse(rel, []byte(detailed))
 	want := rel + ": max_concurrency 8, request_rate inf: want every request completed and failed 0, found completed 23 of requests sent (the errors array: SGLang writes no num_prompts) 24, 1 non-empty errors; " + hintFailed
-	if len(f.points) != 1 || f.points[0].NumPrompts != 24 || len(f.failed) != 1 || f.failed[0] != want {
-		t.Errorf("detailed: points %+v, failed %q\nwant %q", f.points, f.failed, want)
+	if len(f.Points) != 1 || f.Points[0].NumPrompts != 24 || len(f.Failed) != 1 || f.Failed[0] != want {
+		t.Errorf("detailed: points %+v, failed %q\nwant %q", f.Points, f.Failed, want)
 	}
 	// A model_id, when an SGLang version writes one, is read.
-	f = parseBench(rel, []byte(strings.Replace(sglangPoint, `"backend"`, `"model_id": "meta-llama/Llama-3.3-70B-Instruct", "backend"`, 1)))
-	if len(f.points) != 1 || f.points[0].ModelID != "meta-llama/Llama-3.3-70B-Instruct" {
-		t.Errorf("model_id not read: %+v %q", f.points, f.invalid)
+	f = Parse(rel, []byte(strings.Replace(sglangPoint, `"backend"`, `"model_id": "meta-llama/Llama-3.3-70B-Instruct", "backend"`, 1)))
+	if len(f.Points) != 1 || f.Points[0].ModelID != "meta-llama/Llama-3.3-70B-Instruct" {
+		t.Errorf("model_id not read: %+v %q", f.Points, f.Invalid)
 	}
 }
 
@@ -359,7 +359,7 @@ func TestFormats(t *testing.T) {
 		sglangPoint:                     FormatSGLang,
 		validPoint + "\n" + sglangPoint: FormatVLLM + "," + FormatSGLang,
 	} {
-		if got := strings.Join(parseBench(fuzzRel, []byte(data)).formats, ","); got != want {
+		if got := strings.Join(Parse(fuzzRel, []byte(data)).Formats, ","); got != want {
 			t.Errorf("%.50q: formats %s, want %s", data, got, want)
 		}
 	}
@@ -378,12 +378,12 @@ func TestNotAResult(t *testing.T) {
 		"two arrays":      "[1]\n[2]\n",
 		"nested result":   `{"result": ` + validPoint + `}`,
 	} {
-		f := parseBench(fuzzRel, []byte(data))
-		if f.notResult == "" || len(f.invalid) > 0 || len(f.points) > 0 || !strings.HasPrefix(f.notResult, fuzzRel+": not a bench result (") {
+		f := Parse(fuzzRel, []byte(data))
+		if f.NotResult == "" || len(f.Invalid) > 0 || len(f.Points) > 0 || !strings.HasPrefix(f.NotResult, fuzzRel+": not a bench result (") {
 			t.Errorf("%s: %+v", name, f)
 		}
 	}
-	if f := parseBench(fuzzRel, []byte(`[{"completed": 1}`)); f.notResult != "" || len(f.invalid) != 1 {
+	if f := Parse(fuzzRel, []byte(`[{"completed": 1}`)); f.NotResult != "" || len(f.Invalid) != 1 {
 		t.Errorf("a torn array: %+v", f)
 	}
 }
@@ -408,13 +408,13 @@ func TestReaderReadsInAnySizeOfPieces(t *testing.T) {
 		t.Fatalf("only %d inputs", len(inputs))
 	}
 	for _, in := range inputs {
-		whole := fmt.Sprintf("%+v", readBench(fuzzRel, bytes.NewReader(in)))
+		whole := fmt.Sprintf("%+v", Read(fuzzRel, bytes.NewReader(in)))
 		for name, r := range map[string]io.Reader{
 			"one byte": iotest.OneByteReader(bytes.NewReader(in)),
 			"halves":   iotest.HalfReader(bytes.NewReader(in)),
 			"7 bytes":  &chunkReader{data: in, n: 7},
 		} {
-			if got := fmt.Sprintf("%+v", readBench(fuzzRel, r)); got != whole {
+			if got := fmt.Sprintf("%+v", Read(fuzzRel, r)); got != whole {
 				t.Errorf("%s reads of %.60q:\n got %s\nwant %s", name, in, got, whole)
 			}
 		}
@@ -460,54 +460,6 @@ func TestOpenKeysBound(t *testing.T) {
 	_, inv, _ := pb(fuzzRel, []byte(b.String()))
 	if len(inv) != 1 || !strings.Contains(inv[0], fmt.Sprintf("the objects open at once hold more than %d bytes of keys; refused", maxOpenKeyBytes)) {
 		t.Errorf("invalid %.200q", inv)
-	}
-}
-
-func TestParseMemory(t *testing.T) {
-	const rel = "memory/m/e/r1.summary.json"
-	m, msg := parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 71234.0, "peak_host_rss_mib": 5120.5, "n": 312}`))
-	if msg != "" || m.PeakGPUMemoryMiB != 71234 || m.N != 312 {
-		t.Fatalf("%+v, %q", m, msg)
-	}
-	cases := []struct{ data, want string }{
-		{`{"peak_gpu_memory_mib": 0, "n": 312}`, rel + ": peak_gpu_memory_mib: want a finite number > 0 MiB, found number 0"},
-		{`{"peak_gpu_memory_mib": -1.5, "n": 312}`, rel + ": peak_gpu_memory_mib: want a finite number > 0 MiB, found number -1.5"},
-		{`{"peak_gpu_memory_mib": "71234", "n": 312}`, rel + `: peak_gpu_memory_mib: want a finite number > 0 MiB, found string "71234"`},
-		{`{"n": 312}`, rel + ": peak_gpu_memory_mib: want a finite number > 0 MiB, found nothing (key missing)"},
-		{`{"peak_gpu_memory_mib": 71234.0, "n": 0}`, rel + ": n: want an integer from 1 to 2^40 (1099511627776), found number 0"},
-		{`{"peak_gpu_memory_mib": 71234.0, "n": 312.5}`, rel + ": n: want an integer from 1 to 2^40 (1099511627776), found number 312.5"},
-		{`{"peak_gpu_memory_mib": 71234.0}`, rel + ": n: want an integer from 1 to 2^40 (1099511627776), found nothing (key missing)"},
-		{`{"peak_gpu_memory_mib": 71234.0, "n": 3, "peak_host_rss_mib": null}`, rel + ": peak_host_rss_mib: want a finite number ≥ 0 MiB, found null"},
-	}
-	// Each message says what to do: a wrong key is the sampler's to fix.
-	for _, c := range cases {
-		m, msg := parseMemory(rel, []byte(c.data))
-		if want := c.want + "; " + hintMemValue; m != nil || msg != want {
-			t.Errorf("%s:\n got %q\nwant %q", c.data, msg, want)
-		}
-	}
-	// Not strict JSON: restore the record, or make the sampler write it.
-	for data, want := range map[string]string{
-		`{"peak_gpu_memory_mib": NaN, "n": 312}`:                 rel + ":1: unexpected 'N': NaN and Infinity are not JSON numbers",
-		`{"peak_gpu_memory_mib": Infinity, "n": 312}`:            rel + ":1: unexpected 'I': NaN and Infinity are not JSON numbers",
-		"{\"peak_gpu_memory_mib\": 1.0,\n \"n\": 3,\n \"n\": 4}": rel + `:3: duplicate key "n"`,
-	} {
-		if m, msg := parseMemory(rel, []byte(data)); m != nil || msg != want+"; "+hintMemSyntax {
-			t.Errorf("%s:\n got %q\nwant %q", data, msg, want+"; "+hintMemSyntax)
-		}
-	}
-}
-
-func TestRunNumber(t *testing.T) {
-	for name, want := range map[string]int{"r1": 1, "r2": 2, "r10": 10, "r123": 123} {
-		if n, ok := runNumber(name); !ok || n != want {
-			t.Errorf("runNumber(%q) = %d, %v; want %d", name, n, ok, want)
-		}
-	}
-	for _, name := range []string{"r0", "r01", "r-1", "rx", "r", "R1", "r1 ", "run1", "r1.5", "r+1", "r99999999999999999999", "r１"} {
-		if n, ok := runNumber(name); ok {
-			t.Errorf("runNumber(%q) = %d, want not a run", name, n)
-		}
 	}
 }
 

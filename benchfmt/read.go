@@ -1,4 +1,4 @@
-package summarize
+package benchfmt
 
 import (
 	"errors"
@@ -21,9 +21,9 @@ const MaxBenchBytes = 1 << 30
 // The bounds of what the bench reader holds in memory while it streams a
 // file. None of them is near what vLLM or SGLang write.
 const (
-	// maxKeptString bounds a top-level string kept for all-runs.json; a
+	// MaxKeptString bounds a top-level string kept for all-runs.json; a
 	// longer one is kept as {"string_len": N}.
-	maxKeptString = 64 << 10
+	MaxKeptString = 64 << 10
 	// maxKeyBytes bounds a top-level key.
 	maxKeyBytes = 4 << 10
 	// maxNumberBytes bounds the text of a top-level number.
@@ -58,7 +58,7 @@ type field struct {
 	// literal as written.
 	text string
 	// strLen is a string's length in bytes when it was longer than
-	// maxKeptString (text is then empty).
+	// MaxKeptString (text is then empty).
 	strLen int64
 	b      bool
 	// n is an array's element count or an object's key count.
@@ -434,7 +434,7 @@ func (b *benchReader) topMember() (*field, error) {
 	f := &field{}
 	switch {
 	case c == '"':
-		s, n, err := b.str(maxKeptString, true)
+		s, n, err := b.str(MaxKeptString, true)
 		if err != nil {
 			return nil, err
 		}

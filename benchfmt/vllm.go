@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/strictjson"
@@ -38,7 +39,26 @@ type Point struct {
 	HasDate     bool
 	DurationS   float64
 	HasDuration bool
+	// Start and End are the point's measured window as its result states
+	// it in epoch time, both ends included: AIPerf's profiling records,
+	// GuideLLM's start_time and end_time, InferenceX's
+	// benchmark_start_time_unix and benchmark_end_time_unix. They are exact
+	// instants (UTC), never a wall-clock reading of unknown zone; both are
+	// zero when the result states no such window (vLLM's date is read
+	// through Date instead). WindowFrom names the fields they came from.
+	Start, End time.Time
+	WindowFrom string
+	// ClientVersion is the version of the client that wrote the result
+	// (aiperf_version, guidellm_version, vLLM's version), "" when the
+	// result names none.
+	ClientVersion string
+	// Strategy is GuideLLM's strategy for a rate point (constant or
+	// poisson), "" otherwise.
+	Strategy string
 }
+
+// HasWindow reports whether the point carries an exact epoch window.
+func (p *Point) HasWindow() bool { return !p.Start.IsZero() && !p.End.IsZero() }
 
 // The bench formats clockgate reads, as named in all-runs.json.
 const (
@@ -52,7 +72,25 @@ const (
 	// FormatSGLang is python -m sglang.bench_serving --output-file: one
 	// object per line, no model_id, num_prompts or failed.
 	FormatSGLang = "sglang"
+	// FormatAIPerf is aiperf profile's artifact directory
+	// (profile_export_aiperf.json, with profile_export.jsonl beside it).
+	FormatAIPerf = "aiperf"
+	// FormatGuideLLM is guidellm benchmark's benchmarks.json report.
+	FormatGuideLLM = "guidellm"
 )
+
+// Family is the client family a format's throughput is defined by: vLLM's
+// bench serve, its legacy files and SGLang's bench_serving (derived from
+// vLLM's benchmark_serving) all divide the output tokens by the run's
+// duration alike; AIPerf and GuideLLM each define theirs. Arms whose legs
+// are of different families are bench.format_mismatch.
+func Family(format string) string {
+	switch format {
+	case FormatVLLM, FormatVLLMLegacy, FormatSGLang:
+		return FormatVLLM
+	}
+	return format
+}
 
 // maxCountBits sets MaxCount.
 const maxCountBits = 40
@@ -72,6 +110,17 @@ func IntWant(min int64) string {
 // each must be a finite number ≥ 0.
 var benchReported = []string{"duration", "total_token_throughput", "request_throughput",
 	"mean_tpot_ms", "median_tpot_ms", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "p99_tpot_ms"}
+
+// InferenceX's benchmark_serving.py spells vLLM's request_goodput with a
+// colon, "request_goodput:"; both are kept as written and neither is
+// checked (vLLM writes null without --goodput), so it reads as vLLM's.
+
+// The window InferenceX's benchmark_serving.py writes, epoch seconds;
+// preferred over date when present.
+const (
+	inferenceXStart = "benchmark_start_time_unix"
+	inferenceXEnd   = "benchmark_end_time_unix"
+)
 
 // resultMarkers are the keys of which a bench result has at least one; a
 // JSON value under bench/ with none of them is not a result.
@@ -98,6 +147,13 @@ type File struct {
 	NotResult string
 	// Formats are the formats of its result objects.
 	Formats []string
+	// Warnings are what the reader could not place but that spoils no
+	// point: a point with no window, and why (AIPerf's naive local times
+	// without --bench-tz).
+	Warnings []string
+	// report says the file's one object holds a benchmarks array and no
+	// result key: a GuideLLM report, for ReadFile to read whole.
+	report bool
 }
 
 // Parse reads the bench file data; rel is its path relative to TREE.
@@ -132,6 +188,9 @@ func Read(rel string, r io.Reader) File {
 		what := "its top level is " + kindName(first.kind)
 		if first.kind == kObject {
 			what = "an object with none of " + strings.Join(resultMarkers, ", ")
+			if f := first.fields["benchmarks"]; f != nil && f.kind == kArray && len(items) == 1 {
+				out.report = true
+			}
 		}
 		out.NotResult = fmt.Sprintf("%s: not a bench result (%s: a sidecar or a summary, such as vLLM's *.pytorch.json or a vllm bench sweep summary.json); ignored",
 			rel, what)
@@ -338,6 +397,30 @@ func benchPoint(v *benchValue) (Point, []string, string) {
 	if f := fs["duration"]; f != nil && f.kind == kNumber {
 		if x, err := strconv.ParseFloat(f.text, 64); err == nil && x >= 0 {
 			p.DurationS, p.HasDuration = x, true
+		}
+	}
+	if fs[inferenceXStart] != nil || fs[inferenceXEnd] != nil {
+		var t [2]time.Time
+		for i, k := range []string{inferenceXStart, inferenceXEnd} {
+			f := fs[k]
+			var x float64
+			var err error
+			if f != nil && f.kind == kNumber {
+				x, err = strconv.ParseFloat(f.text, 64)
+			}
+			if f == nil || f.kind != kNumber || err != nil || !inEpoch(secTime(x)) {
+				bad = append(bad, fmt.Sprintf("%s: want %s (InferenceX writes both or neither), found %s", k, epochWant("seconds"), f.describe()))
+				continue
+			}
+			t[i] = secTime(x)
+		}
+		switch {
+		case t[0].IsZero() || t[1].IsZero():
+		case t[1].Before(t[0]):
+			bad = append(bad, fmt.Sprintf("%s: want at or after %s, found %s before %s", inferenceXEnd, inferenceXStart,
+				t[1].Format(time.RFC3339Nano), t[0].Format(time.RFC3339Nano)))
+		default:
+			p.Start, p.End, p.WindowFrom = t[0], t[1], inferenceXStart+", "+inferenceXEnd
 		}
 	}
 	// Every other top-level number must be a float64 too (the reader

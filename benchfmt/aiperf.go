@@ -2,6 +2,7 @@ package benchfmt
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -229,7 +230,7 @@ func aiperfKept(v, m *strictjson.Value) []byte {
 	if err != nil {
 		return []byte("{}")
 	}
-	return b
+	return bytes.TrimRight(b, "\n")
 }
 
 // aiperfWindow places p in time, in SPEC §12.5's order: the profiling

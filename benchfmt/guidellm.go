@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -170,18 +171,31 @@ func guidellmPoint(b *strictjson.Value) (Point, []string, string) {
 		kept["output_tokens_per_second_mean"] = f.Num
 	}
 	if raw, err := strictjson.Canonical(kept); err == nil {
-		p.Raw = raw
+		p.Raw = bytes.TrimRight(raw, "\n")
 	} else {
 		p.Raw = []byte("{}")
 	}
 	return p, nil, why
 }
 
-// secTime is epoch seconds s as a time, to the nanosecond.
+// secTime is epoch seconds s as a time, to the microsecond: Python's
+// time.time() as a float64 holds no more near the present epoch.
 func secTime(s float64) time.Time {
 	if !(s > 0) || s > 1e11 {
 		return time.Time{}
 	}
 	sec, frac := math.Modf(s)
-	return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC()
+	return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC()
+}
+
+// IsGuideLLMYAML reports whether name is GuideLLM's YAML report
+// (benchmarks.yaml, or a name ending so).
+func IsGuideLLMYAML(name string) bool {
+	return strings.HasSuffix(name, "benchmarks.yaml") || strings.HasSuffix(name, "benchmarks.yml")
+}
+
+// GuideLLMYAMLRefusal is the bench.invalid message of a GuideLLM YAML
+// report at rel: it is not read, and why.
+func GuideLLMYAMLRefusal(rel string) string {
+	return fmt.Sprintf("%s: GuideLLM's YAML report is not read: reading it would need a YAML module clockgate does not depend on, and the JSON report holds the same; rerun with guidellm benchmark --output-path <dir>/benchmarks.json, or keep the benchmarks.json GuideLLM wrote beside it", rel)
 }

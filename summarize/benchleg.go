@@ -2,7 +2,7 @@ package summarize
 
 import (
 	"fmt"
-	"io"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -24,7 +24,7 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 	case lf.benchDir == "":
 		add(CodeBenchMissing, fmt.Sprintf("no bench points: %s/ does not exist; put the leg's result files there, or rerun the leg", dir))
 		return out
-	case len(lf.benchFiles) == 0 && len(lf.benchRefused) == 0:
+	case len(lf.benchFiles) == 0 && len(lf.benchRefused) == 0 && len(lf.benchArtifacts) == 0:
 		add(CodeBenchMissing, fmt.Sprintf("no bench points: no <point>.json or .jsonl file in %s/; put the leg's result files there, or rerun the leg", dir))
 		return out
 	}
@@ -35,12 +35,20 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 	var failed []string
 	formats := map[string]bool{}
 	notResults := 0
+	files := make([]benchfmt.File, 0, len(lf.benchFiles)+len(lf.benchArtifacts))
 	for _, rel := range lf.benchFiles {
-		f, err := w.readBenchFile(rel)
+		f, err := benchfmt.ReadFile(w.open, rel, w.benchOpt)
 		if err != nil {
 			add(CodeBenchInvalid, err.Error())
 			continue
 		}
+		files = append(files, f)
+	}
+	for _, rel := range lf.benchArtifacts {
+		files = append(files, benchfmt.ReadAIPerf(w.open, rel, w.benchOpt))
+	}
+	for _, f := range files {
+		l.benchWarnings = append(l.benchWarnings, f.Warnings...)
 		if f.NotResult != "" {
 			l.benchWarnings = append(l.benchWarnings, f.NotResult)
 			notResults++
@@ -93,29 +101,6 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 	return out
 }
 
-// readBenchFile streams the bench file at rel. The error is for a file
-// that cannot be read at all: not a regular file, unreadable, or larger
-// than benchfmt.MaxBenchBytes (refused before a byte is read).
-func (w *walker) readBenchFile(rel string) (benchfmt.File, error) {
-	f, err := clocks.OpenRegular(w.abs(rel))
-	if err != nil {
-		return benchfmt.File{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), benchfmt.HintUnread)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return benchfmt.File{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), benchfmt.HintUnread)
-	}
-	if st.Size() > benchfmt.MaxBenchBytes {
-		return benchfmt.File{}, fmt.Errorf("%s: %d bytes, larger than %d MiB (the bench file cap); refused unread: save one file per point, or rerun without --save-detailed",
-			rel, st.Size(), benchfmt.MaxBenchBytes>>20)
-	}
-	// A file that grows while it is read is cut at the cap, and refused.
-	lr := &io.LimitedReader{R: f, N: benchfmt.MaxBenchBytes + 1}
-	bf := benchfmt.Read(rel, lr)
-	if lr.N == 0 {
-		return benchfmt.File{}, fmt.Errorf("%s: grew past %d MiB (the bench file cap) while it was read; refused: summarize the tree once the benchmark has stopped writing it (save one file per point, or rerun without --save-detailed)",
-			rel, benchfmt.MaxBenchBytes>>20)
-	}
-	return bf, nil
-}
+// open opens a file of the tree for the bench readers: a regular file
+// only.
+func (w *walker) open(rel string) (*os.File, error) { return clocks.OpenRegular(w.abs(rel)) }

@@ -670,6 +670,28 @@ var mutations = []mutation{
 	{"I30", "a CSV whose rows --gpu all drops refused as having no data rows", "foreign/smicsv.go",
 		"		c.take(in.Path, ln, r, o, ticks)\n		rows++\n	}\n	if fs == nil || rows == 0 {",
 		"		n := len(c.readings)\n		c.take(in.Path, ln, r, o, ticks)\n		rows += len(c.readings) - n\n	}\n	if fs == nil || rows == 0 {", []string{"./foreign/"}},
+	// Bench clients (SPEC §12.5): AIPerf, GuideLLM, InferenceX, and the
+	// format mismatch between arms.
+	{"BF1", "AIPerf's JSONL timestamps taken without the epoch check", "benchfmt/aiperf.go",
+		"			if !ok || !inEpoch(time.Unix(0, x).UTC()) {", "			if !ok {", []string{"-run=^TestAIPerfRefusals$", "./benchfmt/"}},
+	{"BF2", "AIPerf's warmup records kept in the window", "benchfmt/aiperf.go",
+		"		if phase != nil && phase.Kind == strictjson.String && phase.Str != \"profiling\" {", "		if false {", []string{"-run=^TestAIPerfWindowOrder$", "./benchfmt/"}},
+	{"BF3", "AIPerf's throughput not held to total_osl / benchmark_duration", "benchfmt/aiperf.go",
+		"math.Abs(tput-want) > maxTotalsDisagreement*want", "math.Abs(tput-want) > 1e3*want", []string{"-run=^TestAIPerfRefusals$", "./benchfmt/"}},
+	{"BF4", "AIPerf's zoneless start_time read as UTC without --bench-tz", "benchfmt/aiperf.go",
+		"	if opt.BenchTZ == nil {\n", "	if opt.BenchTZ == nil {\n		opt.BenchTZ = time.UTC\n	}\n	if opt.BenchTZ == nil {\n", []string{"-run=^TestAIPerfWindowOrder$", "./benchfmt/"}},
+	{"BF5", "GuideLLM's request total not held to its parts", "benchfmt/guidellm.go",
+		"ok && n != p.NumPrompts {", "ok && false {", []string{"-run=^TestGuideLLMRefusals$", "./benchfmt/"}},
+	{"BF6", "GuideLLM's window taken from any number", "benchfmt/guidellm.go",
+		"math.IsInf(f.Num, 0) || !inEpoch(secTime(f.Num)) {", "math.IsInf(f.Num, 0) {", []string{"-run=^TestGuideLLMRefusals$", "./benchfmt/"}},
+	{"BF7", "GuideLLM's throughput from the report's mean of per-request rates", "benchfmt/guidellm.go",
+		"		p.OutputThroughput = float64(osl) / dur\n", "		p.OutputThroughput = float64(osl) / dur\n		if f := at(b, \"metrics.output_tokens_per_second.successful.mean\"); f != nil {\n			p.OutputThroughput = f.Num\n		}\n", []string{"-run=^(TestGuideLLMLayouts|TestRealGuideLLM)$", "./benchfmt/"}},
+	{"BF8", "InferenceX's agg_*.json read as a result", "benchfmt/file.go",
+		"	if name := path.Base(rel); strings.HasPrefix(name, inferenceXAggPrefix) && strings.HasSuffix(name, \".json\") {", "	if name := path.Base(rel); false && strings.HasPrefix(name, inferenceXAggPrefix) {", []string{"-run=^TestInferenceXWindow$", "./benchfmt/"}},
+	{"BF9", "bench.format_mismatch not given", "ratio/ratio.go",
+		"	if len(order) < 2 {\n		return nil\n	}", "	if true {\n		return nil\n	}", []string{"-run=^TestScenarioVerdicts$", "./summarize/"}},
+	{"BF10", "a result's exact window not used for its point", "summarize/summarize.go",
+		"		case p.HasWindow():\n", "		case false:\n", []string{"-run=^TestGolden$", "./summarize/"}},
 }
 
 var scalePkg = []string{"./scripts/scale/"}

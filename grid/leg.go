@@ -404,7 +404,7 @@ func (g *grid) runPoints(ctx context.Context, leg Leg, vars map[string]string, p
 	marks := prefix + benchfmt.PointsSuffix
 	for k, pt := range leg.Points {
 		g.prog.phase("bench", "point %s (%d of %d)", pt.Label(), k+1, len(leg.Points))
-		argv := Expand(g.p.Bench.Command, PointVars(vars, pt, benchDir))
+		argv := Expand(g.p.Bench.Command, PointVars(vars, pt, pointResultDir(g.p.Bench.Format, benchDir, pt)))
 		if err := benchfmt.AppendMark(marks, benchfmt.MarkLine(pt.Label(), benchfmt.MarkBegin, g.now(), nil)); err != nil {
 			return legFail(PhaseBench, "%s: %v", marks, err)
 		}
@@ -418,7 +418,7 @@ func (g *grid) runPoints(ctx context.Context, leg Leg, vars map[string]string, p
 		if code != 0 {
 			return legFail(PhaseBench, "point %s: %s exited %d (see %s)", pt.Label(), argv[0], code, logName(logf))
 		}
-		if err := checkResult(filepath.Join(benchDir, ResultName(pt)), pt); err != nil {
+		if err := checkPointResult(g.p.Bench.Format, benchDir, pt); err != nil {
 			return legFail(PhaseBench, "point %s: %v", pt.Label(), err)
 		}
 	}

@@ -692,6 +692,8 @@ var mutations = []mutation{
 		"	if len(order) < 2 {\n		return nil\n	}", "	if true {\n		return nil\n	}", []string{"-run=^TestScenarioVerdicts$", "./summarize/"}},
 	{"BF10", "a result's exact window not used for its point", "summarize/summarize.go",
 		"		case p.HasWindow():\n", "		case false:\n", []string{"-run=^TestGolden$", "./summarize/"}},
+	{"BF11", "the grid's point result not held to the plan's [bench] format", "grid/benchformat.go",
+		"	if p.Format != format {", "	if false {", []string{"-run=^TestCheckPointResult$", "./grid/"}},
 }
 
 var scalePkg = []string{"./scripts/scale/"}

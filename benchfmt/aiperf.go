@@ -307,7 +307,7 @@ func aiperfRecords(rel string, r io.Reader) (start, end time.Time, n int, err er
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
-		if len(strings.TrimSpace(string(b))) == 0 {
+		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
 		v, perr := strictjson.ParseObject(b)

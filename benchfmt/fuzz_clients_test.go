@@ -1,6 +1,7 @@
 package benchfmt
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,24 +42,41 @@ func FuzzReadGuideLLM(f *testing.F) {
 	})
 }
 
-// FuzzReadAIPerf holds the AIPerf reader to its contract on any artifact
-// directory: its JSON export and its JSONL.
+// FuzzReadAIPerf holds the AIPerf reader to its contract on any
+// artifact directory's two files: the JSON export read as a point (or
+// refused naming its key), the JSONL as a window (or refused naming
+// file:line), never a panic, never a window whose start is after its end
+// or outside the epochs.
 func FuzzReadAIPerf(f *testing.F) {
 	for _, d := range []string{"toplevel/qwen_concurrency1", "records/run1"} {
 		j, _ := os.ReadFile(filepath.Join(realDir, "aiperf", d, AIPerfJSON))
 		l, _ := os.ReadFile(filepath.Join(realDir, "aiperf", d, AIPerfJSONL))
-		f.Add(j, l)
+		// The JSONL's first record only: a whole real JSONL as a seed
+		// slows the mutator to a few inputs a second.
+		first, _, _ := bytes.Cut(l, []byte("\n"))
+		f.Add(j, first)
 	}
 	f.Add([]byte(aiperfTop), []byte("{\"metadata\": {\"request_start_ns\": 1762551534797067827, \"request_end_ns\": 1762551538441354976, \"benchmark_phase\": \"profiling\"}}\n"))
+	const rel = "c4/" + AIPerfJSON
 	f.Fuzz(func(t *testing.T, js, jsonl []byte) {
-		root := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(root, "c4"), 0o755); err != nil {
-			t.Fatal(err)
+		if v, err := parseStrict(rel, js); err != nil {
+			if !strings.HasPrefix(err.Error(), rel+":") {
+				t.Fatalf("refusal %q does not name %s:line", err, rel)
+			}
+		} else {
+			p, bad, _ := aiperfPoint(rel, v)
+			if len(bad) == 0 {
+				checkClientFile(t, rel, File{Points: []Point{p}})
+			}
 		}
-		os.WriteFile(filepath.Join(root, "c4", AIPerfJSON), js, 0o644)
-		if len(jsonl) > 0 {
-			os.WriteFile(filepath.Join(root, "c4", AIPerfJSONL), jsonl, 0o644)
+		start, end, n, err := aiperfRecords("c4/"+AIPerfJSONL, bytes.NewReader(jsonl))
+		switch {
+		case err != nil:
+			if !strings.HasPrefix(err.Error(), "c4/"+AIPerfJSONL+":") {
+				t.Fatalf("refusal %q does not name the JSONL's line", err)
+			}
+		case n > 0 && (end.Before(start) || !inEpoch(start) || !inEpoch(end)):
+			t.Fatalf("window %s to %s from %d records", start, end, n)
 		}
-		checkClientFile(t, "c4/", ReadAIPerf(openUnder(root), "c4", Options{}))
 	})
 }

@@ -694,6 +694,8 @@ var mutations = []mutation{
 		"		case p.HasWindow():\n", "		case false:\n", []string{"-run=^TestGolden$", "./summarize/"}},
 	{"BF11", "the grid's point result not held to the plan's [bench] format", "grid/benchformat.go",
 		"	if p.Format != format {", "	if false {", []string{"-run=^TestCheckPointResult$", "./grid/"}},
+	{"BF12", "AIPerf's sweep aggregates read as points", "benchfmt/aiperf.go",
+		"	return name == AIPerfSweepDir || strings.HasPrefix(name, aiperfAggregatePrefix)", "	return false", []string{"-run=^TestAIPerfAggregatesAndYAML$", "./summarize/"}},
 }
 
 var scalePkg = []string{"./scripts/scale/"}

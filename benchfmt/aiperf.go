@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"path"
 	"strings"
@@ -240,7 +241,11 @@ func aiperfKept(v, m *strictjson.Value) []byte {
 // JSONL or a timestamp that cannot be read.
 func aiperfWindow(open Opener, dir string, v *strictjson.Value, p *Point, opt Options) (string, error) {
 	jrel := path.Join(dir, AIPerfJSONL)
-	if f, err := open(jrel); err == nil {
+	f, err := open(jrel)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s: %v; %s", jrel, unwrapPath(err), HintUnread)
+	}
+	if err == nil {
 		start, end, n, err := aiperfRecords(jrel, f)
 		f.Close()
 		if err != nil {
@@ -352,7 +357,7 @@ func aiperfRecords(rel string, r io.Reader) (start, end time.Time, n int, err er
 		n++
 	}
 	if err := sc.Err(); err != nil {
-		return start, end, 0, fmt.Errorf("%s:%d: %v; %s", rel, line+1, err, hintRestore)
+		return start, end, 0, fmt.Errorf("%s:%d: %v; %s", rel, line+1, unwrapPath(err), hintRestore)
 	}
 	return time.Unix(0, lo).UTC(), time.Unix(0, hi).UTC(), n, nil
 }

@@ -129,6 +129,16 @@ func TestAIPerfRefusals(t *testing.T) {
 		{"no tags", map[string]string{AIPerfJSON: `{"input_config": {}}`},
 			"c4/profile_export_aiperf.json: want AIPerf's metric tags (output_token_throughput, request_count) under records, at the top level, or under metrics, found none; " + hintAIPerf},
 	}
+	// A JSONL that is there but cannot be read is no reason to look
+	// elsewhere: a directory in its place.
+	root := t.TempDir()
+	writeDir(t, root, "c4", map[string]string{AIPerfJSON: aiperfTop})
+	if err := os.Mkdir(filepath.Join(root, "c4", AIPerfJSONL), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if f := ReadAIPerf(openUnder(root), "c4", Options{}); len(f.Points) != 0 || len(f.Invalid) != 1 || !strings.HasPrefix(f.Invalid[0], "c4/profile_export.jsonl:") || strings.Contains(f.Invalid[0], root) {
+		t.Errorf("unreadable JSONL: %+v", f)
+	}
 	for _, c := range cases {
 		f := readAIPerf(t, c.files, Options{})
 		if len(f.Points) != 0 || len(f.Invalid) != 1 || !strings.HasPrefix(f.Invalid[0], c.want) {

@@ -15,6 +15,10 @@ const (
 	WindowMarks    = "marks"
 	WindowVLLMDate = "vllm-date"
 	WindowMixed    = "mixed"
+	// WindowBench is the exact epoch window a bench result states
+	// (AIPerf's profiling records, GuideLLM's start_time and end_time,
+	// InferenceX's benchmark_*_time_unix; SPEC §12.5).
+	WindowBench = "bench-window"
 )
 
 // MinPointDurationNS is the shortest vLLM duration that gives a point a
@@ -85,6 +89,10 @@ type PointEvidence struct {
 	// marks or not: each known time must overlap the leg's clock window
 	// (SPEC §12.1.1).
 	Times []PointTime
+	// Exact are the points' exact epoch windows as their bench results
+	// state them (or why a point has none); with Exact set and no marks,
+	// Dates are not consulted.
+	Exact []Mark
 }
 
 // WindowCount is what one point window of a leg saw: its busy samples,
@@ -169,6 +177,17 @@ func (l *Leg) pointCandidates(ev *PointEvidence, rec *Record) []candidate {
 		}
 		c := candidate{name: WindowMarks}
 		for _, m := range ev.Marks {
+			if m.NoWindow != "" {
+				l.PointNotes[m.Point] = m.NoWindow
+				continue
+			}
+			c.points, c.spans = append(c.points, m.Point), append(c.spans, m.Span)
+		}
+		return []candidate{c}
+	case len(ev.Exact) > 0:
+		l.PointSource = WindowBench
+		c := candidate{name: WindowBench}
+		for _, m := range ev.Exact {
 			if m.NoWindow != "" {
 				l.PointNotes[m.Point] = m.NoWindow
 				continue
@@ -285,7 +304,7 @@ func (l *Leg) settlePoints(cs []candidate, f *Fold) {
 		return true
 	}
 	use := &cs[0]
-	if cs[0].name != WindowMarks {
+	if cs[0].name != WindowMarks && cs[0].name != WindowBench {
 		var fit []*candidate
 		for i := range cs {
 			if inside(cs[i]) {
@@ -316,11 +335,11 @@ func (l *Leg) settlePoints(cs []candidate, f *Fold) {
 	for i, p := range use.points {
 		l.Points[p] = &LegPoint{Source: use.name, Span: use.spans[i], WindowCount: f.Windows.Counts[use.first+i],
 			Energy: l.legEnergy(use.first+i, use.spans[i])}
-		if use.name != WindowMarks {
+		if use.name != WindowMarks && use.name != WindowBench {
 			l.Points[p].Source = WindowVLLMDate
 		}
 	}
-	if use.name == WindowMarks {
+	if use.name == WindowMarks || use.name == WindowBench {
 		return
 	}
 	// Two date windows that overlap: the metrics took longer than a
@@ -430,6 +449,8 @@ func ComparePoint(label string, ours, baseline *Arm) (*PointClock, *Reason, []Po
 				case why != "":
 				case l.PointSource == WindowMarks:
 					why = "no begin line for it in " + l.pointsPath
+				case l.PointSource == WindowBench:
+					why = "its bench result states no window for it"
 				case l.noSource != "":
 					why = l.noSource
 				case l.PointSource == "":

@@ -19,10 +19,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clockgate/clockgate/benchfmt"
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/sampler"
-	"github.com/clockgate/clockgate/summarize"
 )
 
 // The phases of a leg, as leg.fail names them.
@@ -463,15 +463,15 @@ func (g *grid) runBench(ctx context.Context, argv []string, logf io.Writer) (int
 // runPoints runs each point of the leg as clockgate mark runs it, and
 // checks its result file: one readable bench point of its concurrency.
 func (g *grid) runPoints(ctx context.Context, leg Leg, vars map[string]string, prefix, benchDir string, logf io.Writer) *legError {
-	marks := prefix + summarize.PointsSuffix
+	marks := prefix + benchfmt.PointsSuffix
 	for k, pt := range leg.Points {
 		g.prog.phase("bench", "point %s (%d of %d)", pt.Label(), k+1, len(leg.Points))
-		argv := Expand(g.p.Bench.Command, PointVars(vars, pt, benchDir))
-		if err := summarize.AppendMark(marks, summarize.MarkLine(pt.Label(), summarize.MarkBegin, g.now(), nil)); err != nil {
+		argv := Expand(g.p.Bench.Command, PointVars(vars, pt, pointResultDir(g.p.Bench.Format, benchDir, pt)))
+		if err := benchfmt.AppendMark(marks, benchfmt.MarkLine(pt.Label(), benchfmt.MarkBegin, g.now(), nil)); err != nil {
 			return legFail(PhaseBench, "%s: %v", marks, err)
 		}
 		code, err := g.runBench(ctx, argv, logf)
-		if err2 := summarize.AppendMark(marks, summarize.MarkLine(pt.Label(), summarize.MarkEnd, g.now(), &code)); err2 != nil && err == nil {
+		if err2 := benchfmt.AppendMark(marks, benchfmt.MarkLine(pt.Label(), benchfmt.MarkEnd, g.now(), &code)); err2 != nil && err == nil {
 			err = fmt.Errorf("%s: %v", marks, err2)
 		}
 		if err != nil {
@@ -480,7 +480,7 @@ func (g *grid) runPoints(ctx context.Context, leg Leg, vars map[string]string, p
 		if code != 0 {
 			return legFail(PhaseBench, "point %s: %s exited %d (see %s)", pt.Label(), argv[0], code, logName(logf))
 		}
-		if err := checkResult(filepath.Join(benchDir, ResultName(pt)), pt); err != nil {
+		if err := checkPointResult(g.p.Bench.Format, benchDir, pt); err != nil {
 			return legFail(PhaseBench, "point %s: %v", pt.Label(), err)
 		}
 	}
@@ -494,7 +494,7 @@ func checkResult(path string, pt ratio.PointID) error {
 	if _, err := os.Lstat(path); err != nil {
 		return fmt.Errorf("the bench wrote no result at %s: pass {result_dir} and {result_name} to it (--result-dir, --result-filename)", path)
 	}
-	points, invalid, _, err := summarize.ReadBenchResult(path, rel)
+	points, invalid, _, err := benchfmt.ReadResult(path, rel)
 	if err != nil {
 		return fmt.Errorf("the result is not readable: %v", err)
 	}

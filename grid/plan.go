@@ -113,6 +113,9 @@ type Bench struct {
 	// there is one.
 	Warmup    ratio.PointID
 	HasWarmup bool
+	// Format is the client whose result each point writes: FormatVLLM
+	// (the default), FormatSGLang, FormatAIPerf or FormatGuideLLM.
+	Format string
 }
 
 // Cooldown is the idle gate before each leg.
@@ -175,6 +178,7 @@ type rawBench struct {
 	Points  []string `toml:"points"`
 	Command []string `toml:"command"`
 	Warmup  *string  `toml:"warmup"`
+	Format  *string  `toml:"format"`
 }
 
 type rawCooldown struct {
@@ -429,6 +433,10 @@ func Parse(name string, data []byte) (*Plan, error) {
 			return nil, fail(l, c, "warmup: %v", err)
 		}
 		p.Bench.Warmup, p.Bench.HasWarmup = id, true
+	}
+	if p.Bench.Format, err = parseBenchFormat(raw.Bench.Format); err != nil {
+		l, c := at("bench", "format")
+		return nil, fail(l, c, "%v", err)
 	}
 
 	// Cooldown.

@@ -32,6 +32,9 @@ const (
 	// CodeOutputMismatch: at a point, the arms generated total_output_tokens
 	// that differ by more than MaxOutputDiffPct.
 	CodeOutputMismatch = clocks.CodeOutputMismatch
+	// CodeFormatMismatch: the arms' legs were written by bench clients
+	// whose throughputs are not defined alike; THROUGHPUT only.
+	CodeFormatMismatch = clocks.CodeFormatMismatch
 	// CodeUndefined: a ratio's value cannot be computed (no common point, no
 	// throughput at a point, no memory record, or a value that would be 0,
 	// infinite or NaN); the value is null and this says why.
@@ -74,6 +77,10 @@ type Leg struct {
 	// PeakGPUMemoryMiB is the leg's peak GPU memory, in MiB; nil when the
 	// leg has no valid memory record.
 	PeakGPUMemoryMiB *float64
+	// Clients are the client families of the leg's bench results
+	// (benchfmt.Family: vllm, aiperf, guidellm), with each one's name and
+	// version as written for the report; sorted.
+	Clients []string
 }
 
 // Arm is every leg of one (model, engine).
@@ -187,9 +194,21 @@ type Comparison struct {
 	Memory     Memory     `json:"memory"`
 	// Energy is the ENERGY family (SPEC §11.3): never a term of GatePass.
 	Energy Energy `json:"energy"`
+	// BenchClients name each arm's bench client and its version, where
+	// either arm's results were written by a client other than vLLM's or
+	// SGLang's (SPEC §12.5); nil otherwise.
+	BenchClients *BenchClients `json:"bench_clients,omitempty"`
 	// Warnings name each trusted leg without a window for a point both
 	// arms ran, where points are judged on their own clocks.
 	Warnings []string `json:"-"`
+}
+
+// BenchClients are the bench clients of a comparison's arms: "aiperf
+// 0.3.0", "guidellm 0.5.0", "vllm"; an arm of several lists each, comma
+// separated.
+type BenchClients struct {
+	Ours     string `json:"ours"`
+	Baseline string `json:"baseline"`
 }
 
 // GatePass reports whether the comparisons pass the gate: at least one
@@ -235,15 +254,16 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 	c.Throughput.Points, c.Throughput.Value, undefined = throughputPoints(ours, baseline)
 	c.Throughput.Significance = pointsSignificance(c.Throughput.Points)
 	output := outputMismatch(ours.Engine, baseline.Engine, c.Throughput.Points)
+	format := formatMismatch(ours, baseline)
 	var pointClock []clocks.Reason
 	if clocks.PointsActive(oursArm, baseArm) {
 		pointClock, c.Warnings = pointClocks(model, c.Throughput.Points, oursArm, baseArm)
 	}
 	c.Throughput.Clock = block
-	c.Throughput.Reasons = joinReasons(block.Reasons, own, output, pointClock, undefined)
+	c.Throughput.Reasons = joinReasons(block.Reasons, own, format, output, pointClock, undefined)
 	// The clock term is its own term: a ratio is binding only when its
 	// clock block is established, whatever the other reasons say.
-	c.Throughput.BindingEligible = len(own) == 0 && len(output) == 0 && len(pointClock) == 0 && block.Established && c.Throughput.Value != nil
+	c.Throughput.BindingEligible = len(own) == 0 && len(format) == 0 && len(output) == 0 && len(pointClock) == 0 && block.Established && c.Throughput.Value != nil
 
 	oursMem, baseMem := memoryLegs(ours), memoryLegs(baseline)
 	c.Memory.Ours, c.Memory.Baseline = Median(values(oursMem)), Median(values(baseMem))
@@ -607,6 +627,34 @@ func pointsSignificance(points []Point) Significance {
 
 // legLabel names a leg in a ratio message: "engine r1".
 func legLabel(engine string, l *Leg) string { return engine + " " + l.Clock.Name }
+
+// formatMismatch is bench.format_mismatch when the legs of the two arms
+// name more than one client family: a throughput of one is not a
+// throughput of the other, so THROUGHPUT is not defined.
+func formatMismatch(ours, baseline Arm) []clocks.Reason {
+	legs := map[string][]string{}
+	var order []string
+	for _, a := range []Arm{ours, baseline} {
+		for _, l := range a.Legs {
+			for _, c := range l.Clients {
+				if _, ok := legs[c]; !ok {
+					order = append(order, c)
+				}
+				legs[c] = append(legs[c], legLabel(a.Engine, l))
+			}
+		}
+	}
+	if len(order) < 2 {
+		return nil
+	}
+	parts := make([]string, len(order))
+	for i, c := range order {
+		parts[i] = fmt.Sprintf("%s in %s", c, strings.Join(legs[c], ", "))
+	}
+	return []clocks.Reason{{Code: CodeFormatMismatch, Scope: clocks.ScopeRatio, Message: fmt.Sprintf(
+		"want one bench client across %s and %s (their throughputs are defined alike only within one), found %d: %s; rerun both arms with one client",
+		ours.Engine, baseline.Engine, len(order), strings.Join(parts, "; "))}}
+}
 
 // pointMismatch compares the point sets of every leg of both arms that has
 // bench points at all (a leg with none already carries bench.missing or

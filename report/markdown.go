@@ -141,6 +141,9 @@ func (d *Document) head(p func(format string, args ...any)) {
 func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, args ...any)) error {
 	cmp := d.Comparisons[ci]
 	p("## %s: %s vs %s\n\n", text(cmp.Model), text(cmp.Ours), text(cmp.Baseline))
+	if bc := cmp.BenchClients; bc != nil {
+		p("bench clients: %s %s, %s %s\n\n", text(cmp.Ours), text(bc.Ours), text(cmp.Baseline), text(bc.Baseline))
+	}
 	for _, r := range cmp.Ratios {
 		value := "n/a"
 		if r.Value != nil {

@@ -65,6 +65,9 @@ type Comparison struct {
 	Legs []Leg
 	// Energy is the ENERGY family (SPEC §11.3), point by point.
 	Energy ratio.Energy
+	// BenchClients name each arm's bench client and version (SPEC §12.5);
+	// nil where both arms are vLLM's or SGLang's.
+	BenchClients *ratio.BenchClients
 }
 
 // ShowsEnergy reports whether a report shows the ENERGY family: where some
@@ -249,7 +252,7 @@ func Build(s *summarize.Summary) *Document {
 	d.Binding, d.Ratios = s.Ratios()
 	compared := map[[2]string]bool{}
 	for _, c := range s.Comparisons {
-		dc := Comparison{Model: c.Model, Ours: c.Ours, Baseline: c.Baseline, Clock: c.Throughput.Clock,
+		dc := Comparison{Model: c.Model, Ours: c.Ours, Baseline: c.Baseline, Clock: c.Throughput.Clock, BenchClients: c.BenchClients,
 			Points: c.Throughput.Points, Energy: c.Energy}
 		dc.Ratios = []Ratio{
 			{Family: FamilyThroughput, Value: c.Throughput.Value, Established: c.Throughput.BindingEligible,

@@ -2,11 +2,12 @@ package summarize
 
 import (
 	"fmt"
-	"io"
+	"os"
 	"path"
 	"sort"
 	"strings"
 
+	"github.com/clockgate/clockgate/benchfmt"
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 )
@@ -23,7 +24,7 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 	case lf.benchDir == "":
 		add(CodeBenchMissing, fmt.Sprintf("no bench points: %s/ does not exist; put the leg's result files there, or rerun the leg", dir))
 		return out
-	case len(lf.benchFiles) == 0 && len(lf.benchRefused) == 0:
+	case len(lf.benchFiles) == 0 && len(lf.benchRefused) == 0 && len(lf.benchArtifacts) == 0:
 		add(CodeBenchMissing, fmt.Sprintf("no bench points: no <point>.json or .jsonl file in %s/; put the leg's result files there, or rerun the leg", dir))
 		return out
 	}
@@ -34,25 +35,33 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 	var failed []string
 	formats := map[string]bool{}
 	notResults := 0
+	files := make([]benchfmt.File, 0, len(lf.benchFiles)+len(lf.benchArtifacts))
 	for _, rel := range lf.benchFiles {
-		f, err := w.readBenchFile(rel)
+		f, err := benchfmt.ReadFile(w.open, rel, w.benchOpt)
 		if err != nil {
 			add(CodeBenchInvalid, err.Error())
 			continue
 		}
-		if f.notResult != "" {
-			l.benchWarnings = append(l.benchWarnings, f.notResult)
+		files = append(files, f)
+	}
+	for _, rel := range lf.benchArtifacts {
+		files = append(files, benchfmt.ReadAIPerf(w.open, rel, w.benchOpt))
+	}
+	for _, f := range files {
+		l.benchWarnings = append(l.benchWarnings, f.Warnings...)
+		if f.NotResult != "" {
+			l.benchWarnings = append(l.benchWarnings, f.NotResult)
 			notResults++
 			continue
 		}
-		for _, msg := range f.invalid {
+		for _, msg := range f.Invalid {
 			add(CodeBenchInvalid, msg)
 		}
-		for _, fm := range f.formats {
+		for _, fm := range f.Formats {
 			formats[fm] = true
 		}
-		points = append(points, f.points...)
-		failed = append(failed, f.failed...)
+		points = append(points, f.Points...)
+		failed = append(failed, f.Failed...)
 	}
 	for fm := range formats {
 		l.BenchFormats = append(l.BenchFormats, fm)
@@ -92,53 +101,6 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 	return out
 }
 
-// readBenchFile streams the bench file at rel. The error is for a file
-// that cannot be read at all: not a regular file, unreadable, or larger
-// than MaxBenchBytes (refused before a byte is read).
-func (w *walker) readBenchFile(rel string) (benchFile, error) {
-	f, err := clocks.OpenRegular(w.abs(rel))
-	if err != nil {
-		return benchFile{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), hintUnread)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return benchFile{}, fmt.Errorf("%s: %v; %s", rel, unwrapPath(err), hintUnread)
-	}
-	if st.Size() > MaxBenchBytes {
-		return benchFile{}, fmt.Errorf("%s: %d bytes, larger than %d MiB (the bench file cap); refused unread: save one file per point, or rerun without --save-detailed",
-			rel, st.Size(), MaxBenchBytes>>20)
-	}
-	// A file that grows while it is read is cut at the cap, and refused.
-	lr := &io.LimitedReader{R: f, N: MaxBenchBytes + 1}
-	bf := readBench(rel, lr)
-	if lr.N == 0 {
-		return benchFile{}, fmt.Errorf("%s: grew past %d MiB (the bench file cap) while it was read; refused: summarize the tree once the benchmark has stopped writing it (save one file per point, or rerun without --save-detailed)",
-			rel, MaxBenchBytes>>20)
-	}
-	return bf, nil
-}
-
-// ReadBenchResult reads the bench result file at path, named rel in
-// messages, as summarize reads a leg's: its valid points, and every defect
-// (each bench.invalid and bench.failed_requests message, or why the file
-// holds no result). The error is for a file that cannot be read at all.
-func ReadBenchResult(path, rel string) (points []Point, invalid, failed []string, err error) {
-	f, err := clocks.OpenRegular(path)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %v", rel, unwrapPath(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %v", rel, unwrapPath(err))
-	}
-	if st.Size() > MaxBenchBytes {
-		return nil, nil, nil, fmt.Errorf("%s: %d bytes, larger than %d MiB (the bench file cap)", rel, st.Size(), MaxBenchBytes>>20)
-	}
-	bf := readBench(rel, &io.LimitedReader{R: f, N: MaxBenchBytes + 1})
-	if bf.notResult != "" {
-		return nil, []string{bf.notResult}, nil, nil
-	}
-	return bf.points, bf.invalid, bf.failed, nil
-}
+// open opens a file of the tree for the bench readers: a regular file
+// only.
+func (w *walker) open(rel string) (*os.File, error) { return clocks.OpenRegular(w.abs(rel)) }

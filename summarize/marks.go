@@ -7,24 +7,22 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"time"
 
+	"github.com/clockgate/clockgate/benchfmt"
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/strictjson"
 )
 
-// PointsSuffix ends a leg's points file, written by clockgate mark beside
-// its clock stream: clocks/<model>/<engine>/r<N>.points.jsonl.
-const PointsSuffix = ".points.jsonl"
+// PointsSuffix ends a leg's points file (benchfmt.PointsSuffix).
+const PointsSuffix = benchfmt.PointsSuffix
 
-// The events of a points file's lines.
+// The events of a points file's lines (benchfmt's).
 const (
-	MarkBegin = "begin"
-	MarkEnd   = "end"
+	MarkBegin = benchfmt.MarkBegin
+	MarkEnd   = benchfmt.MarkEnd
 )
 
 // MaxMarksBytes bounds a points file: two short lines per point.
@@ -192,7 +190,10 @@ func datePoint(p Point) clocks.DatePoint {
 // that it overlaps its leg's clock window: its exact window, its date
 // (any format's), or nothing.
 func pointTime(p Point) clocks.PointTime {
-	t := clocks.PointTime{Point: p.ID.Label(), File: p.Where, Exact: p.Exact}
+	t := clocks.PointTime{Point: p.ID.Label(), File: p.Where}
+	if p.HasWindow() {
+		t.Exact = &clocks.Span{From: p.Start.UnixNano(), To: p.End.UnixNano()}
+	}
 	if p.HasDuration {
 		t.DurationS = p.DurationS
 	}
@@ -206,33 +207,4 @@ func pointTime(p Point) clocks.PointTime {
 		}
 	}
 	return t
-}
-
-// MarkLine is one line of a points file, as clockgate mark writes it:
-// the point, the event, the time in the sampler's format, and the exit
-// status on an end line (exit nil on a begin line).
-func MarkLine(point, event string, t time.Time, exit *int) string {
-	s := `{"point":` + strconv.Quote(point) + `,"event":"` + event + `","t":"` + t.UTC().Format("2006-01-02T15:04:05.000Z") + `"`
-	if exit != nil {
-		s += `,"exit":` + strconv.Itoa(*exit)
-	}
-	return s + "}"
-}
-
-// AppendMark appends one whole line to the points file at path, in one
-// write, and syncs it.
-func AppendMark(path, line string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write([]byte(line + "\n")); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -1,6 +1,8 @@
 package summarize
 
 import (
+	"github.com/clockgate/clockgate/benchfmt"
+
 	"bytes"
 	"os"
 	"path/filepath"
@@ -41,19 +43,19 @@ func TestRealVLLMDates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bf := parseBench(c.file, data)
+		bf := benchfmt.Parse(c.file, data)
 		if c.note == "not a result" {
 			// A trimmed file without duration or result keys has no point,
 			// so no window.
-			if len(bf.points) != 0 {
-				t.Errorf("%s: %d points", c.file, len(bf.points))
+			if len(bf.Points) != 0 {
+				t.Errorf("%s: %d points", c.file, len(bf.Points))
 			}
 			continue
 		}
-		if len(bf.points) != 1 {
-			t.Fatalf("%s: %d points, %v %v", c.file, len(bf.points), bf.invalid, bf.failed)
+		if len(bf.Points) != 1 {
+			t.Fatalf("%s: %d points, %v %v", c.file, len(bf.Points), bf.Invalid, bf.Failed)
 		}
-		d := datePoint(bf.points[0])
+		d := datePoint(bf.Points[0])
 		if d.NoWindow != "" {
 			t.Fatalf("%s: %s", c.file, d.NoWindow)
 		}

@@ -1,6 +1,8 @@
 package summarize
 
 import (
+	"github.com/clockgate/clockgate/benchfmt"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -129,9 +131,9 @@ func randomMember(rng *rand.Rand) keptMember {
 		}
 		return keptMember{"{" + strings.Join(ms, ", ") + "}", map[string]any{"object_len": json.Number(fmt.Sprint(n))}}
 	case 8:
-		n := maxKeptString + rng.Intn(3)
+		n := benchfmt.MaxKeptString + rng.Intn(3)
 		s := strings.Repeat("y", n)
-		if n > maxKeptString {
+		if n > benchfmt.MaxKeptString {
 			return keptMember{`"` + s + `"`, map[string]any{"string_len": json.Number(fmt.Sprint(n))}}
 		}
 		return keptMember{`"` + s + `"`, s}

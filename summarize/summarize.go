@@ -22,11 +22,14 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/clockgate/clockgate/benchfmt"
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/ratio"
 )
@@ -74,6 +77,9 @@ type Options struct {
 	// DiscardRows drops them, for a summary whose all-runs.json is not
 	// wanted.
 	Rows io.ReadWriteSeeker
+	// BenchTZ is the zone AIPerf's start_time and end_time were written in
+	// (summarize --bench-tz); nil places no window from them.
+	BenchTZ *time.Location
 }
 
 // Progress is how far reading a tree has come. Bytes count the clock
@@ -156,6 +162,7 @@ func Summarize(root string, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", root, err)
 	}
+	w.benchOpt = benchfmt.Options{BenchTZ: opts.BenchTZ}
 	s := &Summary{Root: root, Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot,
 		Contract: clocks.InForce(), Legs: []*Leg{}, Comparisons: []*ratio.Comparison{}, rows: opts.Rows}
 	if s.rows == nil {
@@ -262,6 +269,7 @@ func (s *Summary) compare() error {
 			if err != nil {
 				return err
 			}
+			c.BenchClients = s.benchClients(m, e)
 			s.Comparisons = append(s.Comparisons, c)
 			for _, w := range c.Warnings {
 				if !seenWarning[w] {
@@ -274,13 +282,49 @@ func (s *Summary) compare() error {
 	return nil
 }
 
+// benchClients names each arm's bench clients and versions, when either
+// arm's results were written by a client other than vLLM's or SGLang's.
+func (s *Summary) benchClients(model, engine string) *ratio.BenchClients {
+	other := false
+	name := func(engine string) string {
+		seen := map[string]bool{}
+		var out []string
+		for _, l := range s.Arm(model, engine) {
+			for _, p := range l.Points {
+				c := benchfmt.Family(p.Format)
+				other = other || c != benchfmt.FormatVLLM
+				if p.ClientVersion != "" {
+					c += " " + p.ClientVersion
+				}
+				if !seen[c] {
+					seen[c] = true
+					out = append(out, c)
+				}
+			}
+		}
+		sort.Strings(out)
+		return strings.Join(out, ", ")
+	}
+	bc := &ratio.BenchClients{Ours: name(engine), Baseline: name(s.Baseline)}
+	if !other {
+		return nil
+	}
+	return bc
+}
+
 func (s *Summary) ratioArm(model, engine string) ratio.Arm {
 	a := ratio.Arm{Engine: engine}
 	for _, l := range s.Arm(model, engine) {
 		rl := &ratio.Leg{Clock: l.Clock, Reasons: l.Reasons}
+		families := map[string]bool{}
 		for _, p := range l.Points {
 			rl.Points = append(rl.Points, p.BenchPoint)
+			if f := benchfmt.Family(p.Format); !families[f] {
+				families[f] = true
+				rl.Clients = append(rl.Clients, f)
+			}
 		}
+		sort.Strings(rl.Clients)
 		if l.Memory != nil {
 			v := l.Memory.PeakGPUMemoryMiB
 			rl.PeakGPUMemoryMiB = &v
@@ -522,12 +566,17 @@ func (w *walker) pointEvidence(l *Leg, lf *legFiles) *clocks.PointEvidence {
 		return ev
 	}
 	for _, p := range l.Points {
-		if p.Format == FormatSGLang {
-			continue
+		switch {
+		case p.HasWindow():
+			ev.Exact = append(ev.Exact, clocks.Mark{Point: p.ID.Label(), Span: clocks.Span{From: p.Start.UnixNano(), To: p.End.UnixNano()}})
+		case p.Format == benchfmt.FormatAIPerf || p.Format == benchfmt.FormatGuideLLM:
+			ev.Exact = append(ev.Exact, clocks.Mark{Point: p.ID.Label(), NoWindow: "its " + p.Format + " result places it in no window (see the leg's warnings)"})
+		case p.Format == FormatSGLang:
+		default:
+			ev.Dates = append(ev.Dates, datePoint(p))
 		}
-		ev.Dates = append(ev.Dates, datePoint(p))
 	}
-	if len(ev.Dates) == 0 && len(ev.Times) == 0 {
+	if len(ev.Dates) == 0 && len(ev.Exact) == 0 && len(ev.Times) == 0 {
 		return nil
 	}
 	return ev

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/clockgate/clockgate/benchfmt"
 )
 
 // runRE is a leg's run label: r<N>, N a positive decimal integer without
@@ -42,6 +44,9 @@ type legKey struct {
 type legFiles struct {
 	benchDir   string
 	benchFiles []string
+	// benchArtifacts are the leg's AIPerf artifact directories, one per
+	// point.
+	benchArtifacts []string
 	// benchRefused holds bench.invalid messages for entries refused unread.
 	benchRefused []string
 	memory       string
@@ -69,6 +74,8 @@ type walker struct {
 	// nested are the warnings about directories one level too deep (a
 	// model id holding a "/").
 	nested []string
+	// benchOpt is what the bench readers need beyond the files.
+	benchOpt benchfmt.Options
 }
 
 // ErrNotDir says TREE is not a directory.
@@ -478,6 +485,12 @@ func (w *walker) walkBench() error {
 			}
 			for _, f := range files {
 				switch {
+				case benchfmt.IsAIPerfAggregate(f.name):
+					w.warn("%s: AIPerf's aggregate over a sweep's points: it holds no window and no point of its own; skipped (each point's artifact directory is read)", f.rel)
+				case f.dir && !f.refused && !strings.HasSuffix(f.name, ".json") && !strings.HasSuffix(f.name, ".jsonl"):
+					lf.benchArtifacts = append(lf.benchArtifacts, f.rel)
+				case benchfmt.IsGuideLLMYAML(f.name):
+					lf.benchRefused = append(lf.benchRefused, benchfmt.GuideLLMYAMLRefusal(f.rel))
 				case !strings.HasSuffix(f.name, ".json") && !strings.HasSuffix(f.name, ".jsonl"):
 					w.warn("%s: not a bench result file (<point>.json, or .jsonl as SGLang writes); ignored", f.rel)
 				case f.refused:

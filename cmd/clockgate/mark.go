@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clockgate/clockgate/benchfmt"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/sampler"
 	"github.com/clockgate/clockgate/summarize"
@@ -168,11 +169,11 @@ func waitStream(opts *markOptions, stream string) bool {
 
 // appendLine appends one whole line to the points file, in one write, and
 // syncs it.
-func appendLine(path, line string) error { return summarize.AppendMark(path, line) }
+func appendLine(path, line string) error { return benchfmt.AppendMark(path, line) }
 
 // markLine is one line of the points file.
 func markLine(point, event string, t time.Time, exit *int) string {
-	return summarize.MarkLine(point, event, t, exit)
+	return benchfmt.MarkLine(point, event, t, exit)
 }
 
 func runMark(opts *markOptions) error {
@@ -189,7 +190,7 @@ func runMark(opts *markOptions) error {
 	defer signal.Stop(sigc)
 
 	path := pointsPath(opts.out)
-	if err := appendLine(path, markLine(opts.point, summarize.MarkBegin, opts.now(), nil)); err != nil {
+	if err := appendLine(path, markLine(opts.point, benchfmt.MarkBegin, opts.now(), nil)); err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("%s: %v (%s not started)", path, err, name)}
 	}
 	child := exec.Command(bin, opts.argv[1:]...)
@@ -222,7 +223,7 @@ func runMark(opts *markOptions) error {
 			code = exitStatus(child.ProcessState)
 		}
 	}
-	if err := appendLine(path, markLine(opts.point, summarize.MarkEnd, opts.now(), &code)); err != nil {
+	if err := appendLine(path, markLine(opts.point, benchfmt.MarkEnd, opts.now(), &code)); err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("%s: %v (%s exited %d; the point has no end line, so no window)", path, err, name, code)}
 	}
 	if runErr != nil || code != 0 {

@@ -43,6 +43,7 @@ type summarizeOptions struct {
 	JSON           bool
 	Strict         bool
 	StrictEnergy   bool
+	BenchTZ        string
 }
 
 func init() { register(NewCmdSummarize) }
@@ -56,7 +57,10 @@ func NewCmdSummarize(s *IO) *cobra.Command {
 		Long: `summarize walks an evidence tree
 
   TREE/bench/<model>/<engine>/r<N>/<point>.json    vllm bench serve --save-result (every
-                                                   release), or sglang.bench_serving's .jsonl
+                                                   release), or sglang.bench_serving's .jsonl,
+                                                   or a GuideLLM benchmarks.json
+  TREE/bench/<model>/<engine>/r<N>/<point>/        an AIPerf artifact directory
+                                                   (profile_export_aiperf.json)
   TREE/memory/<model>/<engine>/r<N>.summary.json   memory record
   TREE/clocks/<model>/<engine>/r<N>.samples.jsonl  clock stream
   TREE/clocks/<model>/<engine>/r<N>.summary.json   clock record
@@ -88,7 +92,8 @@ ESTABLISHED); 2 a usage error, or a TREE that cannot be read.`,
   clockgate summarize evidence/2026-08-12 --out evidence/2026-08-12.summary
   clockgate summarize evidence/2026-08-12 --out evidence/2026-08-12/summary
   clockgate summarize --baseline sglang --strict evidence/2026-08-12 > report.md
-  clockgate summarize --allow-cross-boot --json evidence/2026-08-12 | jq '.comparisons[].throughput.clock.caveats'`,
+  clockgate summarize --allow-cross-boot --json evidence/2026-08-12 | jq '.comparisons[].throughput.clock.caveats'
+  clockgate summarize --bench-tz America/Los_Angeles evidence/2026-08-12`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr("summarize takes one TREE, found %d arguments (see 'clockgate summarize --help')", len(args))
@@ -103,6 +108,11 @@ ESTABLISHED); 2 a usage error, or a TREE that cannot be read.`,
 			if strings.ContainsRune(opts.Baseline, '/') {
 				return usageErr("--baseline %q: want an engine directory name, a single path segment", opts.Baseline)
 			}
+			if c.Flags().Changed("bench-tz") {
+				if _, err := benchTZ(opts.BenchTZ); err != nil {
+					return err
+				}
+			}
 			if c.Flags().Changed("out") && opts.Out == "" {
 				return usageErr("--out: want a directory, found an empty string")
 			}
@@ -115,6 +125,7 @@ ESTABLISHED); 2 a usage error, or a TREE that cannot be read.`,
 	f.BoolVar(&opts.AllowCrossBoot, "allow-cross-boot", false, "waive boot identity (and nothing else); each waived check is a CAVEAT")
 	f.BoolVar(&opts.JSON, "json", false, "print summary.json instead of report.md")
 	f.BoolVar(&opts.Strict, "strict", false, "exit 1 unless every ratio is ESTABLISHED (and there is at least one)")
+	f.StringVar(&opts.BenchTZ, "bench-tz", "", "the `ZONE` AIPerf's start_time/end_time were written in (they name none): UTC, Europe/Berlin")
 	f.BoolVar(&opts.StrictEnergy, "strict-energy", false, "exit 1 unless every ratio and every ENERGY family is ESTABLISHED (and there is at least one)")
 	return cmd
 }
@@ -144,6 +155,11 @@ func runSummarize(opts *summarizeOptions) error {
 	}
 	sopts := summarize.Options{Baseline: opts.Baseline, AllowCrossBoot: opts.AllowCrossBoot,
 		Out: opts.Out, Traces: opts.Out != "", Rows: summarize.DiscardRows}
+	if opts.BenchTZ != "" {
+		if sopts.BenchTZ, err = benchTZ(opts.BenchTZ); err != nil {
+			return err
+		}
+	}
 	if opts.Out != "" {
 		// all-runs.json's leg rows wait in a file, written as the legs are
 		// read: a large tree's bench objects are never all in memory. It
@@ -310,4 +326,16 @@ func pathErrText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// benchTZ reads --bench-tz: an IANA zone name, or UTC.
+func benchTZ(name string) (*time.Location, error) {
+	if name == "" || name == "Local" {
+		return nil, usageErr("--bench-tz %q: want the bench machine's zone by name, such as UTC or Europe/Berlin", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, usageErr("--bench-tz %q: not a zone Go knows (%v); want an IANA name such as UTC or Europe/Berlin", name, err)
+	}
+	return loc, nil
 }

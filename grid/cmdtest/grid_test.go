@@ -737,3 +737,41 @@ func snapshotTree(t *testing.T, tree string) map[string]string {
 	}
 	return out
 }
+
+// TestGridAIPerf: a grid whose [bench] format is "aiperf" runs on the
+// fakes: {result_dir} is each point's artifact directory, the result is
+// read by AIPerf's reader before the leg commits, and summarize reads the
+// committed directories and names the client.
+func TestGridAIPerf(t *testing.T) {
+	w := newGridWorld(t, nil)
+	w.benchDur = "2s"
+	plan := w.plan(2, "", "", `"-aiperf"`, "")
+	data, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), `"{result_dir}/{result_name}"`, `"{result_dir}"`, 1)
+	text = strings.Replace(text, "[bench]\n", "[bench]\nformat = \"aiperf\"\n", 1)
+	if err := os.WriteFile(plan, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := w.start(plan)
+	if code := p.waitLong(t, 240*time.Second); code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, p.stderr.String())
+	}
+	w.noneAlive()
+	if n := len(events(w.journal(), grid.EvLegFail)); n != 0 {
+		t.Fatalf("%d failed legs:\n%s", n, p.stderr.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(w.tree(), "bench", "org--tiny", "*", "r*", "*", "profile_export_aiperf.json"))
+	if len(dirs) != 12 {
+		t.Errorf("artifact directories %v, want 3 points × 2 engines × 2 legs", dirs)
+	}
+	sum, err := os.ReadFile(filepath.Join(w.tree(), "grid", "summary", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(sum, []byte(`"bench_clients": {`)) || !bytes.Contains(sum, []byte(`"baseline": "aiperf"`)) || bytes.Contains(sum, []byte("bench.invalid")) {
+		t.Errorf("summary.json does not read the AIPerf legs:\n%s", sum)
+	}
+}

@@ -8,6 +8,10 @@
 // -fail-file: when that file exists, exit 4 without a result.
 // -wrong-concurrency: write the result of another concurrency.
 // -garbage: write a result that is not JSON.
+// -aiperf: write as aiperf profile --artifact-dir does instead: -out is
+// the point's artifact directory, holding profile_export_aiperf.json
+// (metric tags at the top level) and profile_export.jsonl (one profiling
+// record per request, epoch-ns request_start_ns and request_end_ns).
 package main
 
 import (
@@ -28,6 +32,7 @@ func main() {
 	failFile := flag.String("fail-file", "", "exit 4 when this file exists")
 	wrong := flag.Bool("wrong-concurrency", false, "write another concurrency's result")
 	garbage := flag.Bool("garbage", false, "write a result that is not JSON")
+	aiperf := flag.Bool("aiperf", false, "write an AIPerf artifact directory at -out")
 	flag.Parse()
 
 	if *failFile != "" {
@@ -67,6 +72,11 @@ func main() {
 		"tokenizer_id": "facebook/opt-125m", "total_input_tokens": 32 * n,
 		"total_output_tokens": outTok, "total_token_throughput": float64(48*n) / 2.0,
 	}
+	if *aiperf {
+		writeAIPerf(*out, c, n, outTok, start, time.Now())
+		fmt.Printf("fakebench: %d/%s done in %.2fs (aiperf)\n", c, *rate, elapsed)
+		return
+	}
 	data, _ := json.Marshal(res)
 	if *garbage {
 		data = []byte("{\"completed\": 8, oops\n")
@@ -76,4 +86,46 @@ func main() {
 		os.Exit(6)
 	}
 	fmt.Printf("fakebench: %d/%s done in %.2fs\n", c, *rate, elapsed)
+}
+
+// writeAIPerf writes the point's artifact directory dir as AIPerf does:
+// n requests of c at a time between start and end, outTok output tokens.
+func writeAIPerf(dir string, c, n, outTok int, start, end time.Time) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "fakebench:", err)
+		os.Exit(6)
+	}
+	dur := end.Sub(start).Seconds()
+	tag := func(unit string, v float64) map[string]any { return map[string]any{"unit": unit, "avg": v} }
+	res := map[string]any{
+		"request_count":           tag("requests", float64(n)),
+		"error_request_count":     nil,
+		"output_token_throughput": tag("tokens/sec", float64(outTok)/dur),
+		"benchmark_duration":      tag("sec", dur),
+		"total_isl":               tag("tokens", float64(32*n)),
+		"total_osl":               tag("tokens", float64(outTok)),
+		"min_request_timestamp":   tag("ns", float64(start.UnixNano())),
+		"max_response_timestamp":  tag("ns", float64(end.UnixNano())),
+		"input_config": map[string]any{
+			"endpoint": map[string]any{"model_names": []string{"facebook/opt-125m"}, "type": "chat"},
+			"loadgen":  map[string]any{"concurrency": c, "request_count": n},
+		},
+		"start_time": start.Format("2006-01-02T15:04:05.000000"),
+		"end_time":   end.Format("2006-01-02T15:04:05.000000"),
+	}
+	data, _ := json.MarshalIndent(res, "", "  ")
+	var recs []byte
+	step := end.Sub(start) / time.Duration((n+c-1)/c)
+	for r := 0; r < n; r++ {
+		s := start.Add(time.Duration(r/c) * step)
+		rec, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+			"request_start_ns": s.UnixNano(), "request_end_ns": s.Add(step).UnixNano(), "benchmark_phase": "profiling"}})
+		recs = append(append(recs, rec...), '\n')
+	}
+	for name, b := range map[string][]byte{"profile_export_aiperf.json": data, "profile_export.jsonl": recs} {
+		if err := os.WriteFile(dir+"/"+name, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "fakebench:", err)
+			os.Exit(6)
+		}
+	}
 }

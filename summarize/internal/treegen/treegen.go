@@ -586,7 +586,7 @@ var scenarios = append([]Scenario{
 			t.real("bench/"+m+"/sglang-offline/r1/llama_3_3_70b_offline_output.jsonl", "sglang/outputs/llama_3_3_70b_offline_output.jsonl")
 			t.real("bench/deepseek-v3/sglang/r1/deepseek_dp_mla_output.jsonl", "sglang/outputs/deepseek_dp_mla_output.jsonl")
 		}},
-}, append(append(significanceScenarios, tpScenarios...), append(amdScenarios, append(powerScenarios, append(pointScenarios, append(importedScenarios, energyScenarios...)...)...)...)...)...)
+}, append(append(significanceScenarios, tpScenarios...), append(amdScenarios, append(powerScenarios, append(pointScenarios, append(importedScenarios, append(energyScenarios, clientScenarios...)...)...)...)...)...)...)
 
 // extremeRates are the extreme-numbers scenario's request rates, by point:
 // float64's smallest and a huge one, the others unbounded.
@@ -724,13 +724,19 @@ func (t *tree) render(l leg) map[string][]byte {
 			d := l.benchStart.Sub(l.start)
 			span = [2]time.Time{span[0].Add(d), span[1].Add(d)}
 		}
+		if l.clientStyle() {
+			objs = append(objs, l.clientResult(rng, i, bounds[i]))
+			continue
+		}
 		if l.style != "" {
 			objs = append(objs, l.result(rng, i, dur, span))
 			continue
 		}
 		objs = append(objs, l.benchJSON(rng, i, dur, span))
 	}
-	if l.style != "" {
+	if l.clientStyle() {
+		l.writeClientResults(out, base, objs, bounds)
+	} else if l.style != "" {
 		l.writeResults(out, base, objs)
 	} else if l.appendResult {
 		out["bench/"+base+"/results.json"] = []byte(strings.Join(bytesToStrings(objs), "\n"))

@@ -1,0 +1,102 @@
+package benchfmt
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockgate/clockgate/ratio"
+)
+
+// openUnder opens rel under root, as summarize's opener does.
+func openUnder(root string) Opener {
+	return func(rel string) (*os.File, error) { return os.Open(filepath.Join(root, filepath.FromSlash(rel))) }
+}
+
+// TestRealAIPerf reads AIPerf's own artifact directories (see
+// testdata/bench-real/aiperf/SOURCE.md): the point from
+// input_config.loadgen, the throughput, totals and requests from the
+// top-level metric tags, and the window from the profiling records of
+// profile_export.jsonl.
+func TestRealAIPerf(t *testing.T) {
+	root := filepath.Join(realDir, "aiperf", "toplevel")
+	cases := []struct {
+		dir        string
+		conc       int
+		tput       float64
+		osl, isl   int
+		start, end int64
+	}{
+		{"qwen_concurrency1", 1, 50.08213863971112, 12799, 6400, 1762551534797067827, 1762551574184596737},
+		{"qwen_concurrency2", 2, 100.6512156752534, 12798, 6400, 1762551801663056063, 1762551820423258821},
+		{"qwen_concurrency4", 4, 194.50576456385642, 12798, 6400, 1762551940061660356, 1762551951333736873},
+	}
+	for _, c := range cases {
+		f := ReadAIPerf(openUnder(root), c.dir, Options{})
+		if len(f.Points) != 1 || len(f.Invalid)+len(f.Failed)+len(f.Warnings) > 0 {
+			t.Fatalf("%s: %+v", c.dir, f)
+		}
+		p := f.Points[0]
+		want := ratio.BenchPoint{ID: ratio.PointID{MaxConcurrency: c.conc}, ModelID: "Qwen/Qwen3-0.6B", NumPrompts: 64, Completed: 64,
+			TotalInputTokens: c.isl, TotalOutputTokens: c.osl, OutputThroughput: c.tput}
+		if p.BenchPoint != want || p.Format != FormatAIPerf {
+			t.Errorf("%s: %+v, want %+v", c.dir, p.BenchPoint, want)
+		}
+		if p.Start != time.Unix(0, c.start).UTC() || p.End != time.Unix(0, c.end).UTC() || !strings.HasPrefix(p.WindowFrom, AIPerfJSONL) {
+			t.Errorf("%s: window %s to %s from %q, want %d to %d from the JSONL", c.dir, p.Start, p.End, p.WindowFrom, c.start, c.end)
+		}
+	}
+}
+
+// TestRealAIPerfRecords reads AIPerf's example artifact of the layout with
+// metric tags under records (AIPerf 0.1, whose JSONL has no
+// request_start_ns): its window is min_request_timestamp to
+// max_response_timestamp, and its 11 cancelled requests are failed
+// requests.
+func TestRealAIPerfRecords(t *testing.T) {
+	root := filepath.Join(realDir, "aiperf", "records")
+	f := ReadAIPerf(openUnder(root), "run1", Options{})
+	if len(f.Points) != 1 || len(f.Invalid) > 0 {
+		t.Fatalf("%+v", f)
+	}
+	p := f.Points[0]
+	want := ratio.BenchPoint{ID: ratio.PointID{MaxConcurrency: 100}, ModelID: "openai/gpt-oss-20b", NumPrompts: 100, Completed: 89,
+		TotalInputTokens: 48950, TotalOutputTokens: 21624, OutputThroughput: 2320.7222350404572}
+	if p.BenchPoint != want {
+		t.Errorf("%+v, want %+v", p.BenchPoint, want)
+	}
+	wantFailed := "run1/profile_export_aiperf.json: max_concurrency 100, request_rate inf: want every request completed and error_request_count 0, found request_count 89, error_request_count 11; " + hintFailed
+	if len(f.Failed) != 1 || f.Failed[0] != wantFailed {
+		t.Errorf("failed %q\nwant %q", f.Failed, wantFailed)
+	}
+	if p.Start.UnixNano() != 1759522419154568960 || p.End.UnixNano() != 1759522428472357888 || !strings.Contains(p.WindowFrom, "min_request_timestamp") {
+		t.Errorf("window %s to %s from %q", p.Start.Format(time.RFC3339Nano), p.End.Format(time.RFC3339Nano), p.WindowFrom)
+	}
+}
+
+// TestRealGuideLLM reads a GuideLLM 0.5 report v1 a user published: one
+// concurrent point of 4 streams, its throughput the successful output
+// tokens over the measured duration (not the report's mean of per-request
+// rates), its window start_time to end_time.
+func TestRealGuideLLM(t *testing.T) {
+	rel := "guidellm/v1/benchmarks.json"
+	f, err := ReadFile(openUnder(realDir), rel, Options{})
+	if err != nil || len(f.Points) != 1 || len(f.Invalid)+len(f.Failed) > 0 {
+		t.Fatalf("%v %+v", err, f)
+	}
+	p := f.Points[0]
+	want := ratio.BenchPoint{ID: ratio.PointID{MaxConcurrency: 4}, ModelID: "Qwen/Qwen3-4B-Thinking-2507", NumPrompts: 4, Completed: 4,
+		TotalInputTokens: p.TotalInputTokens, TotalOutputTokens: 4096, OutputThroughput: 4096 / 24.909644603729248}
+	if p.BenchPoint != want || p.Format != FormatGuideLLM || p.ClientVersion != "0.5.0.dev0" {
+		t.Errorf("%+v %q %q, want %+v", p.BenchPoint, p.Format, p.ClientVersion, want)
+	}
+	if p.Start.Unix() != 1772470696 || p.End.Unix() != 1772470721 {
+		t.Errorf("window %s to %s", p.Start, p.End)
+	}
+	// The report's own mean of per-request rates is not the throughput.
+	if got := 165.59511945248636; got == p.OutputThroughput {
+		t.Errorf("throughput %v is output_tokens_per_second's mean", got)
+	}
+}

@@ -1,0 +1,75 @@
+package summarize
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// appendLine is vLLM 0.25.1's real result (bench_serve_v0.25.1.json) as
+// --append-result writes it: json.dump on one line, ", " and ": " between
+// members, at the given max_concurrency, completed and failed.
+func appendLine(t *testing.T, conc, completed, failed string) string {
+	t.Helper()
+	pretty, err := os.ReadFile(filepath.Join("../testdata/bench-real", "vllm-0.25", "bench_serve_v0.25.1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(pretty)), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	line := "{" + strings.Join(lines[1:len(lines)-1], " ") + "}"
+	for old, new := range map[string]string{`"max_concurrency": 2,`: `"max_concurrency": ` + conc + `,`,
+		`"completed": 8,`: `"completed": ` + completed + `,`, `"failed": 0,`: `"failed": ` + failed + `,`} {
+		if !strings.Contains(line, old) {
+			t.Fatalf("the real file has no %s", old)
+		}
+		line = strings.Replace(line, old, new, 1)
+	}
+	return line
+}
+
+// TestSyntaxErrorThroughALeg: a file of several results whose last one
+// was cut off, read through a leg: bench.failed_requests for line 1 stands
+// beside bench.invalid for line 4.
+func TestSyntaxErrorThroughALeg(t *testing.T) {
+	data := appendLine(t, "1", "5", "1") + "\n" + appendLine(t, "2", "8", "0") + "\n" +
+		appendLine(t, "4", "8", "0") + "\n" + appendLine(t, "8", "8", "0") + "\n"
+	data = data[:len(data)-200]
+
+	// The same through a leg: bench.failed_requests for line 1 stands
+	// beside bench.invalid for line 4.
+	root := t.TempDir()
+	dir := filepath.Join(root, "bench", "m", "vllm", "r1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(root, Options{Baseline: "vllm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var invalid, failed []string
+	for _, r := range s.Legs[0].Reasons {
+		switch r.Code {
+		case CodeBenchInvalid:
+			invalid = append(invalid, r.Message)
+		case CodeFailedRequests:
+			failed = append(failed, r.Message)
+		}
+	}
+	legRel := "bench/m/vllm/r1/results.json"
+	if len(failed) != 1 || !strings.HasPrefix(failed[0], legRel+":1: max_concurrency 1, request_rate inf: want every request completed") {
+		t.Errorf("leg: bench.failed_requests %q, want one naming %s:1", failed, legRel)
+	}
+	if len(invalid) != 1 || !strings.HasPrefix(invalid[0], legRel+":4: ") {
+		t.Errorf("leg: bench.invalid %q, want one naming %s:4", invalid, legRel)
+	}
+	if got := len(s.Legs[0].Points); got != 3 {
+		t.Errorf("leg: %d points, want 3", got)
+	}
+}

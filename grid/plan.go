@@ -544,6 +544,7 @@ var keyTypes = map[string]keyType{
 	"rawBench.Points":             {"bench.points", "a list of point ids", `points = ["1/inf", "8/inf", "64/inf"]`},
 	"rawBench.Command":            {"bench.command", "a list of strings", `command = ["vllm", "bench", "serve", "--base-url", "{base_url}"]`},
 	"rawBench.Warmup":             {"bench.warmup", "a point id string", `warmup = "8/inf"`},
+	"rawBench.Format":             {"bench.format", "a string", `format = "aiperf"`},
 	"rawCooldown.AboveIdleC":      {"cooldown.above_idle_c", "a number", `above_idle_c = 2.0`},
 	"rawCooldown.MaxSlopeCPerMin": {"cooldown.max_slope_c_per_min", "a number", `max_slope_c_per_min = 0.5`},
 	"rawCooldown.MaxWait":         {"cooldown.max_wait", "a duration string", `max_wait = "15m"`},

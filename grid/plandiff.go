@@ -84,6 +84,7 @@ func (p *Plan) values() []planValue {
 		planValue{"bench.points", quoteList(points)},
 		planValue{"bench.command", quoteList(p.Bench.Command)},
 		planValue{"bench.warmup", warmup},
+		planValue{"bench.format", quote(p.Bench.Format)},
 		planValue{"cooldown.above_idle_c", num(p.Cooldown.AboveIdleC)},
 		planValue{"cooldown.max_slope_c_per_min", num(p.Cooldown.MaxSlopeCPerMin)},
 		planValue{"cooldown.max_wait", dur(p.Cooldown.MaxWait)},

@@ -744,7 +744,7 @@ func init() {
 		mutation{"OW7", "clock.unproven_window removed", "clocks/outside.go",
 			"len(times) > 0 && known == 0 && !marked {", "len(times) > 0 && known == 0 && false {", owPkg},
 		mutation{"OW8", "a failed mark taken as tying the results to the log", "clocks/outside.go",
-			"			marked = marked || m.NoWindow == \"\"", "			marked = marked || m.NoWindow != \"x\"", owPkg},
+			"			if m.NoWindow == \"\" {", "			if m.NoWindow != \"x\" {", owPkg},
 		mutation{"OW9", "summarize passing no result's time to the check", "summarize/summarize.go",
 			"		ev.Times = append(ev.Times, pointTime(p))", "		_ = pointTime(p)", owPkg},
 		mutation{"OW10", "import --tz not recorded in the record", "cmd/clockgate/import.go",
@@ -924,5 +924,24 @@ func init() {
 			"			case m == nil:\n", "			case m == nil && false:\n", pciePkg},
 		mutation{"PL11", "host.mismatch's PCIe part left out of the ratio", "ratio/ratio.go",
 			"	bench = append(bench, clocks.HostPCIeMismatch(oursArm, baseArm)...)\n", "", pciePkg},
+	)
+}
+
+// rvMarkPkg runs the tests that tie a leg's clockgate marks and
+// unreadable dates to its clock window (SPEC §12.1.1), by name.
+var rvMarkPkg = []string{"-run=^(TestOutsideWindowMarks?|TestUnprovenWindow|TestUnprovenWindowUnreadDate)$", "./clocks/", "./summarize/"}
+
+func init() {
+	mutations = append(mutations,
+		mutation{"RV1", "a mark outside the clock window let through", "clocks/outside.go",
+			"		if m.Span.overlaps(win) {", "		if true {", rvMarkPkg},
+		mutation{"RV2", "a mark outside the clock window taken as tying the results to the log", "clocks/outside.go",
+			"	marked := false\n	for _, m := range marks {", "	marked := len(marks) > 0\n	for _, m := range marks {", rvMarkPkg},
+		mutation{"RV3", "a mark touching the clock window's end taken as outside", "clocks/outside.go",
+			"		if m.Span.overlaps(win) {", "		if m.Span.From < win.To && win.From < m.Span.To {", rvMarkPkg},
+		mutation{"RV4", "an unreadable date named as no date", "clocks/outside.go",
+			"			if p.DateUnread {", "			if false {", rvMarkPkg},
+		mutation{"RV5", "summarize not saying a result's date is unreadable", "summarize/marks.go",
+			"	t.Date, t.DateUnread = p.Date, true", "	t.Date, t.DateUnread = p.Date, false", rvMarkPkg},
 	)
 }

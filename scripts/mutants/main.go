@@ -959,3 +959,12 @@ func init() {
 			"			for _, r := range g.reapLeg(srv, time.Now()) {", "			for _, r := range []string(nil) {", []string{"-run=^(TestStopServerReapsWhenOneIsLeft|TestReapLegByPID)$", "./grid/"}},
 	)
 }
+
+func init() {
+	mutations = append(mutations,
+		mutation{"RV8", "a series that keeps no legs asked for legs", "history/check.go",
+			"	if len(newest) == 0 {\n		// Nothing the user records", "	if len(newest) == -1 {\n		// Nothing the user records", []string{"-run=^TestShortHistory", "./history/"}},
+		mutation{"RV9", "a series that keeps no legs let through as stable", "history/check.go",
+			"		j.Verdict = VerdictInsufficient\n		j.MagnitudePct = math.NaN()\n		j.How = fmt.Sprintf(\"%s; the series keeps no legs", "		j.Verdict = VerdictStable\n		j.MagnitudePct = math.NaN()\n		j.How = fmt.Sprintf(\"%s; the series keeps no legs", []string{"-run=^TestShortHistory", "./history/"}},
+	)
+}

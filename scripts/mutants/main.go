@@ -968,3 +968,10 @@ func init() {
 			"		j.Verdict = VerdictInsufficient\n		j.MagnitudePct = math.NaN()\n		j.How = fmt.Sprintf(\"%s; the series keeps no legs", "		j.Verdict = VerdictStable\n		j.MagnitudePct = math.NaN()\n		j.How = fmt.Sprintf(\"%s; the series keeps no legs", []string{"-run=^TestShortHistory", "./history/"}},
 	)
 }
+
+func init() {
+	mutations = append(mutations,
+		mutation{"RV10", "import --tz Local taken as a zone", "cmd/clockgate/import.go",
+			`strings.TrimSpace(opts.TZ) == "" || strings.EqualFold(opts.TZ, "Local")`, `strings.TrimSpace(opts.TZ) == ""`, []string{"-run=^TestImportZone", "./cmd/clockgate/"}},
+	)
+}

@@ -211,7 +211,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 		fold = NewTracingFold()
 	}
 	cands := l.pointCandidates(l.evidence, rec)
-	times, marked := l.evidence.timed()
+	times, marks, marksPath := l.evidence.timed()
 	l.evidence = nil // read: a large tree keeps nothing of it per leg
 	fold.Windows = foldWindows(cands)
 	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
@@ -230,7 +230,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	l.settlePoints(cands, fold)
 	l.check()
 	fold.dropScratch()
-	l.checkPointTimes(times, marked, fold)
+	l.checkPointTimes(times, marks, marksPath, fold)
 }
 
 // check runs every leg assertion of the contract on a trusted leg and

@@ -34,6 +34,9 @@ type PointTime struct {
 	// Exact, when not nil, is the result's own window in epoch time: it
 	// needs no zone, and is used before the date.
 	Exact *Span
+	// DateUnread is set when the result has a date (Date) in no format
+	// clockgate reads: it then has no time from it.
+	DateUnread bool
 }
 
 // Known reports whether the result says when it ran.
@@ -57,16 +60,31 @@ const anyZoneNS = int64(maxUTCOffsetS) * int64(time.Second)
 // checkPointTimes raises, on a trusted leg, bench.outside_window for each
 // bench result whose known time overlaps the leg's clock window under no
 // admissible zone (SPEC §12.1.1): the host's zone and UTC where the record
-// names the zone, every offset within ±18 h where it does not; and
-// clock.unproven_window for an imported leg none of whose results has a
-// time (and no clockgate mark gives one).
-func (l *Leg) checkPointTimes(times []PointTime, marked bool, f *Fold) {
+// names the zone, every offset within ±18 h where it does not; the same
+// for each clockgate mark (in marksPath) whose window overlaps no part of
+// the clock window (marks are stamped in UTC); and clock.unproven_window
+// for an imported leg none of whose results has a time and no mark of
+// which lies in the clock window.
+func (l *Leg) checkPointTimes(times []PointTime, marks []Mark, marksPath string, f *Fold) {
 	win := Span{From: f.firstSec*1e9 + f.firstNsec, To: f.lastSec*1e9 + f.lastNsec}
 	winText := fmt.Sprintf("the leg's clock window %s to %s", f.FirstT, f.LastT)
 	rec := l.Record
+	marked := false
+	for _, m := range marks {
+		if m.Span.overlaps(win) {
+			marked = true
+			continue
+		}
+		l.add(CodeBenchOutsideWindow, "%s: point %s ran %s (its clockgate mark, in UTC), outside %s: nothing ties these results to this clock, so they are no evidence about it; %s",
+			marksPath, m.Point, m.Span, winText, outsideDo)
+	}
 	known := 0
+	var unread []string
 	for _, p := range times {
 		if !p.Known() {
+			if p.DateUnread {
+				unread = append(unread, fmt.Sprintf("%s (point %s) has the date %q", p.File, p.Point, p.Date))
+			}
 			continue
 		}
 		known++
@@ -105,27 +123,40 @@ func (l *Leg) checkPointTimes(times []PointTime, marked bool, f *Fold) {
 		}
 	}
 	if rec.Window.StopReason == StopImported && len(times) > 0 && known == 0 && !marked {
-		l.add(CodeUnprovenWindow, "imported record: none of the leg's %d bench results has a time (no date, no epoch window) and no clockgate mark gives one, so nothing ties these results to this log; keep each result's time (vLLM's --save-result writes its date, and import the log with --tz naming the bench host's zone), or run each point under clockgate mark",
-			len(times))
+		why := "(no date, no epoch window)"
+		if len(unread) > 0 {
+			why = fmt.Sprintf("(%s, in neither %s; the rest have no date and no epoch window)", strings.Join(unread, ", "), DateFormats)
+			if len(unread) == len(times) {
+				why = fmt.Sprintf("(%s, in neither %s, so clockgate cannot read it)", strings.Join(unread, ", "), DateFormats)
+			}
+		}
+		l.add(CodeUnprovenWindow, "imported record: none of the leg's %d bench results has a time %s and no clockgate mark gives one, so nothing ties these results to this log; keep each result's time (vLLM's --save-result writes its date, and import the log with --tz naming the bench host's zone), or run each point under clockgate mark",
+			len(times), why)
 	}
 }
+
+// DateFormats names the bench result date formats clockgate reads, as
+// messages print them.
+const DateFormats = "%Y%m%d-%H%M%S nor %Y-%m-%d %H:%M:%S"
 
 // outsideDo says what to do about a result outside its leg's window.
 const outsideDo = "judge results against the clock recorded while they ran (clockgate record around the bench, or the import of that run's log), and keep each leg's results and clock together"
 
-// timed is the evidence's bench results' times, and whether a clockgate
-// mark gives some point a window.
-func (ev *PointEvidence) timed() ([]PointTime, bool) {
+// timed is the evidence's bench results' times, and the clockgate marks
+// that give a point a window, with the points file they are in.
+func (ev *PointEvidence) timed() ([]PointTime, []Mark, string) {
 	if ev == nil {
-		return nil, false
+		return nil, nil, ""
 	}
-	marked := false
+	var marks []Mark
 	if ev.MarksInvalid == "" {
 		for _, m := range ev.Marks {
-			marked = marked || m.NoWindow == ""
+			if m.NoWindow == "" {
+				marks = append(marks, m)
+			}
 		}
 	}
-	return ev.Times, marked
+	return ev.Times, marks, ev.MarksPath
 }
 
 // StampZone writes into the window loc's UTC offset at its first sample,

@@ -204,3 +204,55 @@ func TestStampZone(t *testing.T) {
 		t.Fatalf("utc_offset_s %v, time_zone %q; want -25200 (PDT in August)", w.UTCOffsetS, w.TimeZone)
 	}
 }
+
+// A clockgate mark ties a point to the clock only where its window
+// overlaps the leg's clock window: a mark ending at the first sample, or
+// starting at the last, is inside; a millisecond either side it is
+// bench.outside_window naming the points file, the point, its window and
+// the clock window, on a sampled leg as on an imported one; and on an
+// imported leg whose results carry no time it does not stop
+// clock.unproven_window.
+func TestOutsideWindowMark(t *testing.T) {
+	ms := int64(time.Millisecond)
+	sec := int64(time.Second)
+	untimed := []PointTime{{Point: "1/inf", File: "a.json"}}
+	for _, c := range []struct {
+		name    string
+		span    Span
+		outside bool
+	}{
+		{"ends at the first sample", Span{at(0) - 30*sec, at(0)}, false},
+		{"ends a millisecond before it", Span{at(0) - 30*sec, at(0) - ms}, true},
+		{"starts at the last sample", Span{at(59), at(59) + 30*sec}, false},
+		{"starts a millisecond after it", Span{at(59) + ms, at(59) + 30*sec}, true},
+		{"90 days later", Span{at(0) + 90*24*int64(time.Hour), at(0) + 90*24*int64(time.Hour) + 30*sec}, true},
+	} {
+		ev := func() *PointEvidence {
+			return &PointEvidence{MarksPath: "clocks/m/e/r1.points.jsonl", Marks: []Mark{{Point: "1/inf", Span: c.span}}, Times: untimed}
+		}
+		imported := importedLeg(t, ev())
+		sampled := pointLeg(t, "r1", window(boot13, flat(2470, 60), 0), ev(), ptr(0), "")
+		if !c.outside {
+			wantCodes(t, imported.Reasons)
+			wantNoCode(t, sampled.Reasons, CodeBenchOutsideWindow)
+			continue
+		}
+		msg := "clocks/m/e/r1.points.jsonl: point 1/inf ran " + c.span.String() + " (its clockgate mark, in UTC), outside the leg's clock window 2026-08-12T10:15:03.123Z to 2026-08-12T10:16:02.123Z: nothing ties these results to this clock"
+		wantCodes(t, imported.Reasons, CodeBenchOutsideWindow, CodeUnprovenWindow)
+		wantReason(t, imported.Reasons, CodeBenchOutsideWindow, msg)
+		wantReason(t, sampled.Reasons, CodeBenchOutsideWindow, msg)
+	}
+}
+
+// An imported leg whose results' dates are in no format clockgate reads
+// carries clock.unproven_window saying so, not that they have no date.
+func TestUnprovenWindowUnreadDate(t *testing.T) {
+	bad := []PointTime{{Point: "1/inf", File: "a.json", Date: "03/11/2026 18:00", DateUnread: true}}
+	l := importedLeg(t, &PointEvidence{Times: bad})
+	wantCodes(t, l.Reasons, CodeUnprovenWindow)
+	wantReason(t, l.Reasons, CodeUnprovenWindow, `none of the leg's 1 bench results has a time (a.json (point 1/inf) has the date "03/11/2026 18:00", in neither %Y%m%d-%H%M%S nor %Y-%m-%d %H:%M:%S, so clockgate cannot read it) and no clockgate mark gives one`)
+
+	mixed := append(bad, PointTime{Point: "8/inf", File: "b.json"})
+	wantReason(t, importedLeg(t, &PointEvidence{Times: mixed}).Reasons, CodeUnprovenWindow,
+		`none of the leg's 2 bench results has a time (a.json (point 1/inf) has the date "03/11/2026 18:00", in neither %Y%m%d-%H%M%S nor %Y-%m-%d %H:%M:%S; the rest have no date and no epoch window) and no clockgate mark gives one`)
+}

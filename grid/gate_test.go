@@ -199,6 +199,38 @@ func TestResumeByParsedPlan(t *testing.T) {
 	}
 }
 
+// TestResumeEditedKeptPlan: a kept plan (TREE/grid/plan.toml) whose
+// bytes are not the ones the journal's grid.start hashed is refused (exit
+// 2), naming the file, that it is not the plan the journal started with,
+// and both hashes: an edited copy and the same edit in the plan given
+// would otherwise compare equal and resume a changed plan. A comment
+// changed in the kept copy is refused the same: the journal hashed bytes.
+func TestResumeEditedKeptPlan(t *testing.T) {
+	for _, c := range []struct{ name, from, to string }{
+		{"a value", "port = 8000", "port = 8001"},
+		{"a comment", "port = 8000", "port = 8000 # edited"},
+	} {
+		g := gateGrid(t)
+		g.tree = t.TempDir()
+		g.bootID, g.driver = "boot-1", "590.44.01"
+		g.p.Data = []byte(goodPlan)
+		start := Event{Event: EvGridStart, PlanSHA256: g.p.SHA256, BootID: "boot-1", GPUUUIDs: []string{"GPU-a"}, Driver: "590.44.01", IdleTempC: []float64{40}}
+		edited := strings.Replace(goodPlan, c.from, c.to, 1)
+		kept := filepath.Join(g.tree, "grid", "plan.toml")
+		os.MkdirAll(filepath.Dir(kept), 0o755)
+		if err := os.WriteFile(kept, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g.p = mustPlan(t, edited)
+		err := g.checkResume([]Event{start})
+		want := kept + ": not the plan the journal (" + filepath.Join(g.tree, "grid", "journal.jsonl") + ") started with: its sha256 is " +
+			g.p.SHA256 + ", the journal's grid.start has " + start.PlanSHA256 + "; put back the plan the grid started with, or start a new tree"
+		if err == nil || err.Error() != want || err.(*ExitError).Code != ExitUsage {
+			t.Errorf("%s edited: %v\nwant %s (exit 2)", c.name, err, want)
+		}
+	}
+}
+
 // TestFreshTreeRefusal: legs already in a tree without a journal are not
 // this grid's.
 func TestFreshTreeRefusal(t *testing.T) {

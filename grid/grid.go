@@ -430,7 +430,7 @@ func (g *grid) checkResume(events []Event) error {
 		return usage("%s:1: want a grid.start event first, found %s: not a grid journal", jp, start.Event)
 	}
 	var changed []string
-	kept, err := g.keptPlan()
+	kept, err := g.keptPlan(start.PlanSHA256)
 	if err != nil {
 		return usage("%s: %v", filepath.Join(g.tree, filepath.FromSlash(KeptPlanRel)), err)
 	}

@@ -608,6 +608,14 @@ func (g *grid) stopServer(srv *server) (killed, leftover []string, why string) {
 			default:
 				leftover = append(leftover, g.procs.Describe(srv.pid)+" (the server)")
 			}
+			// The processes that did die are still waited for (one pass),
+			// so that none is left a zombie for an init that may not reap;
+			// what that pass cannot collect is named too.
+			for _, r := range g.reapLeg(srv, time.Now()) {
+				if !namedIn(leftover, r) {
+					leftover = append(leftover, r)
+				}
+			}
 			return killed, leftover, fmt.Sprintf("after SIGKILL and %v, processes of the leg are still there: %s", g.t.stopWait, strings.Join(leftover, ", "))
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -694,6 +702,17 @@ func (g *grid) reapLeg(srv *server, deadline time.Time) []string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// namedIn reports whether reapLeg's line r (a process described, then
+// its state and parent) names a process already among named.
+func namedIn(named []string, r string) bool {
+	for _, d := range named {
+		if strings.HasPrefix(r, d+" state ") {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(xs []string, x string) bool {

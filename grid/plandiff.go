@@ -2,6 +2,8 @@ package grid
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -141,8 +143,10 @@ func (g *grid) keepPlan() error {
 }
 
 // keptPlan reads the plan the grid started with; nil when the tree keeps
-// none (a grid started before plans were kept).
-func (g *grid) keptPlan() (*Plan, error) {
+// none (a grid started before plans were kept). A kept plan whose bytes
+// are not the ones the journal's grid.start hashed (startSHA256) is
+// refused: an edited copy would let a changed plan resume.
+func (g *grid) keptPlan(startSHA256 string) (*Plan, error) {
 	path := filepath.Join(g.tree, filepath.FromSlash(KeptPlanRel))
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -150,6 +154,10 @@ func (g *grid) keptPlan() (*Plan, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != startSHA256 {
+		return nil, fmt.Errorf("not the plan the journal (%s) started with: its sha256 is %s, the journal's grid.start has %s; put back the plan the grid started with, or start a new tree",
+			filepath.Join(g.tree, filepath.FromSlash(JournalRel)), hex.EncodeToString(sum[:]), startSHA256)
 	}
 	p, err := Parse(path, data)
 	if err != nil {

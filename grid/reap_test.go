@@ -101,3 +101,45 @@ func TestReapLegByPID(t *testing.T) {
 		t.Error("1001 is still in the table")
 	}
 }
+
+// TestStopServerReapsWhenOneIsLeft: a process of the leg that SIGKILL
+// does not end (a D-state worker) stops the grid, but the stop still
+// waits, by pid, for the processes of the leg that did die (one the
+// tracking saw, an orphan of the server's group it never saw), so none
+// is left a zombie; a dead one it cannot collect (another's child) is
+// named beside the live one, each once.
+func TestStopServerReapsWhenOneIsLeft(t *testing.T) {
+	self := os.Getpid()
+	const srvPID = 2000
+	f := &fakeProcs{
+		table: map[int]ProcStat{
+			2001: {State: 'D', PPID: self, PGID: srvPID, StartTicks: 5}, // seen: SIGKILL cannot end it
+			2002: {State: 'Z', PPID: self, PGID: srvPID, StartTicks: 6}, // seen: died
+			2003: {State: 'Z', PPID: self, PGID: srvPID, StartTicks: 9}, // never seen: died
+			2004: {State: 'Z', PPID: 1, PGID: srvPID, StartTicks: 7},    // seen: died, init's child
+		},
+		comm: map[int]string{2001: "worker", 2004: "helper"},
+	}
+	g := &grid{procs: f, t: timing{stopGrace: 10 * time.Millisecond, stopWait: 50 * time.Millisecond}}
+	srv := &server{pid: srvPID, exited: make(chan struct{}), stop: make(chan struct{}),
+		seen: map[int]uint64{srvPID: 1, 2001: 5, 2002: 6, 2004: 7}}
+	close(srv.exited)
+	_, left, why := g.stopServer(srv)
+	want := []string{"2001 (worker)", "2004 (helper) state Z, parent 1"}
+	if !reflect.DeepEqual(left, want) {
+		t.Errorf("left %q, want %q", left, want)
+	}
+	if wantWhy := "after SIGKILL and 50ms, processes of the leg are still there: 2001 (worker), 2004 (helper) state Z, parent 1"; why != wantWhy {
+		t.Errorf("why %q, want %q", why, wantWhy)
+	}
+	for _, p := range []int{2002, 2003} {
+		if _, ok := f.table[p]; ok {
+			t.Errorf("%d left a zombie: reaped %v", p, f.reaped)
+		}
+	}
+	for _, p := range f.reaped {
+		if p == 2001 || p == 2004 || p == srvPID {
+			t.Errorf("waited for %d: reaped %v", p, f.reaped)
+		}
+	}
+}

@@ -273,6 +273,15 @@ func (s *Series) judge(dir Direction, clock *Series, d Detection, minChangePct f
 // direction is an improvement; too few legs is insufficient.
 func (s *Series) judgeLegs(j Judgement, dir Direction, newest, before []float64, segN int, minChangePct float64) Judgement {
 	short := fmt.Sprintf("the last segment has %d established values, under %d: no prediction interval", segN, MinSegment)
+	if len(newest) == 0 {
+		// Nothing the user records adds legs to this series: say when it
+		// is judged instead of asking for more legs.
+		j.Verdict = VerdictInsufficient
+		j.MagnitudePct = math.NaN()
+		j.How = fmt.Sprintf("%s; the series keeps no legs (an ENERGY ratio, a grid added before the store kept legs, or a bench format whose results name no max_concurrency, request_rate and output_throughput): no leg test; it is judged once its last segment holds %d established values, or pass --allow-short-history",
+			short, MinSegment)
+		return j
+	}
 	if len(newest) < MinLegsPerSide || len(before) < MinLegsPerSide {
 		j.Verdict = VerdictInsufficient
 		j.MagnitudePct = math.NaN()

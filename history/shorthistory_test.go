@@ -242,6 +242,76 @@ func TestShortHistoryMinLegs(t *testing.T) {
 	}
 }
 
+// TestShortHistoryNoLegs: a series whose newest grid keeps no legs (an
+// ENERGY ratio, whose legs the store never keeps, or a grid added before
+// it kept legs) is insufficient on a short history, saying the series
+// keeps no legs, that it is judged once its segment holds 8 values, and
+// --allow-short-history; never asking for legs nothing can record.
+func TestShortHistoryNoLegs(t *testing.T) {
+	want := "the last segment has 2 established values, under 8: no prediction interval; the series keeps no legs (an ENERGY ratio, a grid added before the store kept legs, or a bench format whose results name no max_concurrency, request_rate and output_throughput): no leg test; it is judged once its last segment holds 8 established values, or pass --allow-short-history"
+	for _, tc := range []struct {
+		name string
+		key  Key
+		legs [][]float64
+	}{
+		{"ENERGY ratio", energyKey, [][]float64{nil, nil, nil}},
+		{"grids added before legs were kept", tpKey, [][]float64{fourLegs, nil, nil}},
+	} {
+		grids := legGrids(tc.key, tc.legs...)
+		for i, l := range tc.legs {
+			if l == nil {
+				grids[i].Values[0].Value = 100 + float64(i)
+			}
+		}
+		j := judgeGrids(t, grids)
+		if j.Verdict != VerdictInsufficient || j.How != want || !math.IsNaN(j.MagnitudePct) {
+			t.Errorf("%s: %s (%s, magnitude %v), want insufficient (%s)", tc.name, j.Verdict, j.How, j.MagnitudePct, want)
+		}
+	}
+}
+
+// TestShortHistoryNoLegsEnergyTree: the ENERGY ratio of a summarized
+// tree (energy-clean), checked on its second night, is insufficient
+// saying the series keeps no legs.
+func TestShortHistoryNoLegsEnergyTree(t *testing.T) {
+	var grids []*Grid
+	for i := 0; i < 2; i++ {
+		g, err := Load("../testdata/trees/energy-clean")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.ID = fmt.Sprintf("night%d", i)
+		g.Date = g.Date.Add(time.Duration(i) * 24 * time.Hour)
+		grids = append(grids, g)
+	}
+	c, err := CheckGrids(grids, DefaultDetection, DefaultMinChangePct, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, j := range c.Judgements {
+		if j.Key.Metric != MetricEnergyRatio {
+			continue
+		}
+		n++
+		if j.Verdict != VerdictInsufficient || !strings.Contains(j.How, "; the series keeps no legs (an ENERGY ratio, a grid added before the store kept legs, or a bench format whose results name no max_concurrency, request_rate and output_throughput): no leg test; it is judged once its last segment holds 8 established values, or pass --allow-short-history") {
+			t.Errorf("%s: %s (%s)", j.Key, j.Verdict, j.How)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no ENERGY ratio series in energy-clean")
+	}
+}
+
+func judgeGrids(t *testing.T, grids []*Grid) Judgement {
+	t.Helper()
+	c, err := CheckGrids(grids, DefaultDetection, DefaultMinChangePct, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Judgements[0]
+}
+
 // TestShortHistoryMinChange: legs entirely below but with medians 0.5%
 // apart are stable at --min-change 1% and a regression at 0.4%.
 func TestShortHistoryMinChange(t *testing.T) {

@@ -200,9 +200,10 @@ func pointTime(p Point) clocks.PointTime {
 	if !p.HasDate {
 		return t
 	}
+	t.Date, t.DateUnread = p.Date, true
 	for _, layout := range dateLayouts {
 		if w, err := time.Parse(layout, p.Date); err == nil {
-			t.Date, t.Wall, t.HasWall = p.Date, w, true
+			t.Wall, t.HasWall, t.DateUnread = w, true, false
 			break
 		}
 	}

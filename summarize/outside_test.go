@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/summarize"
@@ -180,6 +181,82 @@ func TestOutsideWindowSGLangDate(t *testing.T) {
 		}
 		if c.outside && !strings.HasPrefix(l.Reasons[0].Message, "bench/"+llama+"/sglang/r1/results.jsonl:1: point 1/inf ran, by its date 20260813-090110 and duration 58.999 s") {
 			t.Errorf("message %q", l.Reasons[0].Message)
+		}
+	}
+}
+
+// TestOutsideWindowMarks: imported-no-time with one leg's points run
+// under clockgate mark, on each side in turn. Marks inside the leg's
+// clock window tie its undated results to the log (no reason on that
+// leg); the same marks 90 days later tie nothing: each is
+// bench.outside_window naming the points file, the point, its time and
+// the window, and the leg stays clock.unproven_window.
+func TestOutsideWindowMarks(t *testing.T) {
+	first := map[string]string{"fastengine": "2026-11-03T16:00:00.868Z", "vllm": "2026-11-03T18:00:00.708Z"}
+	last := map[string]string{"fastengine": "2026-11-03T16:03:28.848Z", "vllm": "2026-11-03T18:03:43.680Z"}
+	for _, side := range []string{"fastengine", "vllm"} {
+		for _, later := range []time.Duration{0, 90 * 24 * time.Hour} {
+			root := copyTree(t, "imported-no-time")
+			start, err := time.Parse(time.RFC3339Nano, first[side])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for i, p := range []string{"1/inf", "2/inf", "4/inf", "8/inf"} {
+				b := start.Add(later + time.Duration(5+45*i)*time.Second)
+				exit := 0
+				lines = append(lines, summarize.MarkLine(p, "begin", b, nil), summarize.MarkLine(p, "end", b.Add(30*time.Second), &exit))
+			}
+			marks := filepath.Join("clocks", llama, side, "r1"+summarize.PointsSuffix)
+			if err := os.WriteFile(filepath.Join(root, marks), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := run(t, root)
+			for _, l := range s.Legs {
+				want := []string{clocks.CodeUnprovenWindow}
+				if l.Engine == side && l.Run == 1 {
+					want = nil
+					if later > 0 {
+						want = []string{clocks.CodeBenchOutsideWindow, clocks.CodeUnprovenWindow}
+					}
+				}
+				if got := clocks.Codes(l.Reasons); !slices.Equal(got, want) {
+					t.Errorf("marks %v later on %s: leg %s %s codes %v (%v), want %v", later, side, l.Engine, l.Name(), got, l.Reasons, want)
+				}
+				if l.Engine == side && l.Run == 1 && later > 0 {
+					if len(l.Reasons) != 5 {
+						t.Fatalf("marks %v later on %s: %d reasons, want one bench.outside_window per mark (4) and clock.unproven_window: %v", later, side, len(l.Reasons), l.Reasons)
+					}
+					b := start.Add(later + 5*time.Second).UTC().Format("2006-01-02T15:04:05.000Z")
+					e := start.Add(later + 35*time.Second).UTC().Format("2006-01-02T15:04:05.000Z")
+					want := marks + ": point 1/inf ran " + b + " to " + e + " (its clockgate mark, in UTC), outside the leg's clock window " +
+						first[side] + " to " + last[side] + ": nothing ties these results to this clock"
+					if m := l.Reasons[0].Message; !strings.HasPrefix(m, want) {
+						t.Errorf("message %q, want it to start %q", m, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestUnprovenWindowUnreadDate: imported-no-time whose one leg's results
+// carry a date in no format clockgate reads, on each side in turn: the
+// leg's clock.unproven_window names the date as unreadable rather than
+// saying the results have none.
+func TestUnprovenWindowUnreadDate(t *testing.T) {
+	for _, side := range []string{"fastengine", "vllm"} {
+		root := copyTree(t, "imported-no-time")
+		rewrite(t, filepath.Join(root, "bench", llama, side, "r1", "results.jsonl"), func(s string) string {
+			return strings.ReplaceAll(s, `{"backend": "sglang", `, `{"date": "03/11/2026 18:01:00", "backend": "sglang", `)
+		})
+		l := legOf(t, run(t, root), llama+"/"+side+"/r1")
+		if got := clocks.Codes(l.Reasons); !slices.Equal(got, []string{clocks.CodeUnprovenWindow}) {
+			t.Fatalf("%s: codes %v, want clock.unproven_window", side, got)
+		}
+		want := "imported record: none of the leg's 4 bench results has a time (bench/" + llama + "/" + side + `/r1/results.jsonl:1 (point 1/inf) has the date "03/11/2026 18:01:00", `
+		if m := l.Reasons[0].Message; !strings.HasPrefix(m, want) || !strings.Contains(m, "in neither %Y%m%d-%H%M%S nor %Y-%m-%d %H:%M:%S, so clockgate cannot read it) and no clockgate mark gives one") {
+			t.Errorf("%s: message %q, want it to start %q and say the date cannot be read", side, m, want)
 		}
 	}
 }

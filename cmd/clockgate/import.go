@@ -128,7 +128,13 @@ func runImport(opts *importOptions) error {
 	if opts.Columns != "" {
 		o.Columns = strings.Split(opts.Columns, ",")
 	}
-	if opts.TZ != "" {
+	if _, given := opts.set["tz"]; given || opts.TZ != "" {
+		// "Local" (Go's name for the running machine's zone) and "" name
+		// no zone: the record would be read in whatever zone the machine
+		// summarizing it has.
+		if strings.TrimSpace(opts.TZ) == "" || strings.EqualFold(opts.TZ, "Local") {
+			return usageErr("import: --tz %q names no zone (it would be read as the zone of whichever machine reads the record): give the bench host's IANA zone (--tz America/Los_Angeles) or its UTC offset (--tz -07:00)", opts.TZ)
+		}
 		loc, err := parseZone(opts.TZ)
 		if err != nil {
 			return usageErr("import: --tz %q: %v", opts.TZ, err)

@@ -121,3 +121,26 @@ func TestRealLogRealResultMonthsApart(t *testing.T) {
 		t.Errorf("all-runs.json lacks bench.outside_window %q", want)
 	}
 }
+
+// TestImportZoneRefusesLocal: --tz Local (in any case) and an empty --tz
+// name no zone, only whichever machine reads the record: refused (exit 2)
+// asking for an IANA name or an offset, nothing written.
+func TestImportZoneRefusesLocal(t *testing.T) {
+	log := "timestamp, index, clocks.sm [MHz], utilization.gpu [%]\n2026/11/03 10:00:00.000, 0, 1980, 50\n2026/11/03 10:00:01.000, 0, 1980, 50\n"
+	for _, tz := range []string{"Local", "local", "", " "} {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "x.csv")
+		if err := os.WriteFile(in, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		code := Main([]string{"import", "--format", "nvidia-smi-csv", "--tz", tz, in, "--out", filepath.Join(dir, "r1")}, nil, &out, &errOut)
+		want := "clockgate: import: --tz \"" + tz + "\" names no zone (it would be read as the zone of whichever machine reads the record): give the bench host's IANA zone (--tz America/Los_Angeles) or its UTC offset (--tz -07:00)\n"
+		if code != ExitUsage || errOut.String() != want {
+			t.Errorf("--tz %q: exit %d, %q; want exit 2, %q", tz, code, errOut.String(), want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "r1.summary.json")); err == nil {
+			t.Errorf("--tz %q: a record was written", tz)
+		}
+	}
+}

@@ -770,7 +770,7 @@ func init() {
 		mutation{"OW7", "clock.unproven_window removed", "clocks/outside.go",
 			"len(times) > 0 && known == 0 && !marked {", "len(times) > 0 && known == 0 && false {", owPkg},
 		mutation{"OW8", "a failed mark taken as tying the results to the log", "clocks/outside.go",
-			"			marked = marked || m.NoWindow == \"\"", "			marked = marked || m.NoWindow != \"x\"", owPkg},
+			"			if m.NoWindow == \"\" {", "			if m.NoWindow != \"x\" {", owPkg},
 		mutation{"OW9", "summarize passing no result's time to the check", "summarize/summarize.go",
 			"		ev.Times = append(ev.Times, pointTime(p))", "		_ = pointTime(p)", owPkg},
 		mutation{"OW10", "import --tz not recorded in the record", "cmd/clockgate/import.go",
@@ -950,5 +950,54 @@ func init() {
 			"			case m == nil:\n", "			case m == nil && false:\n", pciePkg},
 		mutation{"PL11", "host.mismatch's PCIe part left out of the ratio", "ratio/ratio.go",
 			"	bench = append(bench, clocks.HostPCIeMismatch(oursArm, baseArm)...)\n", "", pciePkg},
+	)
+}
+
+// rvMarkPkg runs the tests that tie a leg's clockgate marks and
+// unreadable dates to its clock window (SPEC §12.1.1), by name.
+var rvMarkPkg = []string{"-run=^(TestOutsideWindowMarks?|TestUnprovenWindow|TestUnprovenWindowUnreadDate)$", "./clocks/", "./summarize/"}
+
+func init() {
+	mutations = append(mutations,
+		mutation{"RV1", "a mark outside the clock window let through", "clocks/outside.go",
+			"		if m.Span.overlaps(win) {", "		if true {", rvMarkPkg},
+		mutation{"RV2", "a mark outside the clock window taken as tying the results to the log", "clocks/outside.go",
+			"	marked := false\n	for _, m := range marks {", "	marked := len(marks) > 0\n	for _, m := range marks {", rvMarkPkg},
+		mutation{"RV3", "a mark touching the clock window's end taken as outside", "clocks/outside.go",
+			"		if m.Span.overlaps(win) {", "		if m.Span.From < win.To && win.From < m.Span.To {", rvMarkPkg},
+		mutation{"RV4", "an unreadable date named as no date", "clocks/outside.go",
+			"			if p.DateUnread {", "			if false {", rvMarkPkg},
+		mutation{"RV5", "summarize not saying a result's date is unreadable", "summarize/marks.go",
+			"	t.Date, t.DateUnread = p.Date, true", "	t.Date, t.DateUnread = p.Date, false", rvMarkPkg},
+	)
+}
+
+func init() {
+	mutations = append(mutations,
+		mutation{"RV6", "an edited kept plan trusted on resume", "grid/plandiff.go",
+			"	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != startSHA256 {", "	if sum := sha256.Sum256(data); false && hex.EncodeToString(sum[:]) != startSHA256 {", []string{"-run=^TestResume", "./grid/"}},
+	)
+}
+
+func init() {
+	mutations = append(mutations,
+		mutation{"RV7", "a stop that leaves a live process of the leg not waiting for those that died", "grid/leg.go",
+			"			for _, r := range g.reapLeg(srv, time.Now()) {", "			for _, r := range []string(nil) {", []string{"-run=^(TestStopServerReapsWhenOneIsLeft|TestReapLegByPID)$", "./grid/"}},
+	)
+}
+
+func init() {
+	mutations = append(mutations,
+		mutation{"RV8", "a series that keeps no legs asked for legs", "history/check.go",
+			"	if len(newest) == 0 {\n		// Nothing the user records", "	if len(newest) == -1 {\n		// Nothing the user records", []string{"-run=^TestShortHistory", "./history/"}},
+		mutation{"RV9", "a series that keeps no legs let through as stable", "history/check.go",
+			"		j.Verdict = VerdictInsufficient\n		j.MagnitudePct = math.NaN()\n		j.How = fmt.Sprintf(\"%s; the series keeps no legs", "		j.Verdict = VerdictStable\n		j.MagnitudePct = math.NaN()\n		j.How = fmt.Sprintf(\"%s; the series keeps no legs", []string{"-run=^TestShortHistory", "./history/"}},
+	)
+}
+
+func init() {
+	mutations = append(mutations,
+		mutation{"RV10", "import --tz Local taken as a zone", "cmd/clockgate/import.go",
+			`strings.TrimSpace(opts.TZ) == "" || strings.EqualFold(opts.TZ, "Local")`, `strings.TrimSpace(opts.TZ) == ""`, []string{"-run=^TestImportZone", "./cmd/clockgate/"}},
 	)
 }

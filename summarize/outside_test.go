@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockgate/clockgate/benchfmt"
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/summarize"
 )
@@ -205,7 +206,7 @@ func TestOutsideWindowMarks(t *testing.T) {
 			for i, p := range []string{"1/inf", "2/inf", "4/inf", "8/inf"} {
 				b := start.Add(later + time.Duration(5+45*i)*time.Second)
 				exit := 0
-				lines = append(lines, summarize.MarkLine(p, "begin", b, nil), summarize.MarkLine(p, "end", b.Add(30*time.Second), &exit))
+				lines = append(lines, benchfmt.MarkLine(p, "begin", b, nil), benchfmt.MarkLine(p, "end", b.Add(30*time.Second), &exit))
 			}
 			marks := filepath.Join("clocks", llama, side, "r1"+summarize.PointsSuffix)
 			if err := os.WriteFile(filepath.Join(root, marks), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {

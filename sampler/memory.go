@@ -134,6 +134,38 @@ func MemoryPath(prefix string) (path string, ok bool) {
 
 func bad(elem string) bool { return elem == "." || elem == ".." || elem == "/" || elem == "" }
 
+// CheckTreePrefix refuses (ErrConfig) a prefix inside a directory named
+// clocks that is not laid out as clocks/<model>/<engine>/r<N> (SPEC §12.1):
+// summarize would find its stream one level off and the leg without its
+// memory record, an hour later. A model id holding a "/" is named as such,
+// with the one-segment name to use instead.
+func CheckTreePrefix(prefix string) error {
+	if _, ok := MemoryPath(prefix); ok {
+		return nil
+	}
+	clean := filepath.Clean(prefix)
+	var parts []string // the path from the clocks directory down
+	for p := clean; ; p = filepath.Dir(p) {
+		base := filepath.Base(p)
+		if p == filepath.Dir(p) || base == "." || base == ".." {
+			return nil
+		}
+		if base == "clocks" && len(parts) > 0 {
+			break
+		}
+		parts = append([]string{base}, parts...)
+	}
+	tree := strings.TrimSuffix(clean, string(filepath.Separator)+filepath.Join(parts...))
+	want := fmt.Sprintf("%s/<model>/<engine>/r<N> (one path segment each, N a whole number from 1)", tree)
+	if len(parts) == 4 && legRE.MatchString(parts[3]) {
+		model := parts[0] + "/" + parts[1]
+		return fmt.Errorf("%w: output prefix %s: the model id %q holds a \"/\", which makes a directory of each part, and summarize would not find this leg: want %s; give each model one path segment, e.g. %s (in bash: ${model//\\//--}), under bench/, memory/ and clocks/ alike",
+			ErrConfig, prefix, model, want, filepath.Join(tree, parts[0]+"--"+parts[1], parts[2], parts[3]))
+	}
+	return fmt.Errorf("%w: output prefix %s is inside %s but is not %s, so summarize would not find this leg; e.g. %s, or record it outside clocks/ and name its memory record with --memory-out FILE",
+		ErrConfig, prefix, tree, want, filepath.Join(tree, "llama", "vllm", "r1"))
+}
+
 // HostRSS reads the host RSS of the leg's own processes (SPEC §11.1): the
 // roots given and their descendants, and every process that was one of
 // them at an earlier reading and is still the same process (a worker that

@@ -237,7 +237,7 @@ func checkConfig(cfg Config) error {
 		return fmt.Errorf("%w: output prefix name %q is %d bytes: the record's temporary file (%s plus up to %d bytes) would be %d bytes, over the %d-byte file name limit; use a name of at most %d bytes",
 			ErrConfig, base, len(base), longest, atomicfile.TempOverhead, n, NameMax, NameMax-(n-len(base)))
 	}
-	return nil
+	return CheckTreePrefix(cfg.Prefix)
 }
 
 // New sets up a recording: it refuses a configuration that cannot give a

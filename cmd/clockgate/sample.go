@@ -226,7 +226,10 @@ At the stop it prints the leg's verdict in one line on stderr, as
 
 It refuses to start (exit 2) when PREFIX.samples.jsonl or PREFIX.summary.json
 already exists, when PREFIX ends in a path separator or its name is too long
-for the record's temporary file (255-byte names), when --interval is under
+for the record's temporary file (255-byte names), when PREFIX is inside a
+clocks/ directory but is not clocks/<model>/<engine>/r<N> (a model id with a
+"/" in it: give it one path segment, meta-llama--Llama-3.1-8B-Instruct),
+when --interval is under
 100ms, when --pid is not running, or when the boot id cannot be read
 (/proc/sys/kernel/random/boot_id; $` + bootIDFileEnv + ` overrides the file).
 It refuses (exit 1) when nvidia-smi or NVML cannot give every field at start,

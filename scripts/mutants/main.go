@@ -670,7 +670,13 @@ var mutations = []mutation{
 	{"I30", "a CSV whose rows --gpu all drops refused as having no data rows", "foreign/smicsv.go",
 		"		c.take(in.Path, ln, r, o, ticks)\n		rows++\n	}\n	if fs == nil || rows == 0 {",
 		"		n := len(c.readings)\n		c.take(in.Path, ln, r, o, ticks)\n		rows += len(c.readings) - n\n	}\n	if fs == nil || rows == 0 {", []string{"./foreign/"}},
+	// SPEC §12.1, first contact (fifth round): record, sample and import.
+	{"NU1", "a prefix inside clocks/ not laid out as <model>/<engine>/r<N> accepted at start", "sampler/sampler.go",
+		"	return CheckTreePrefix(cfg.Prefix)\n}", "	return nil\n}", nuPkgs},
 }
+
+// nuPkgs run the tests of SPEC §12.1's record, sample and import items.
+var nuPkgs = []string{"-run=^(TestCheckTreePrefix|TestNewRefusesTreePrefix|TestRecordSampleRefuseTreePrefix)$", "./sampler/", "./cmd/clockgate/"}
 
 var scalePkg = []string{"./scripts/scale/"}
 

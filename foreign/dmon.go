@@ -29,10 +29,14 @@ var dmonColumns = map[string]struct {
 	"pclk": {"MHz", roleSM},
 	// pviol and tviol are a share of time and a flag, not reason bits: not read.
 	"pviol": {"%", roleIgnored}, "tviol": {"bool", roleIgnored},
-	"fb": {"MB", roleIgnored}, "bar1": {"MB", roleIgnored}, "ccpm": {"MB", roleIgnored},
+	"fb": {"MB", roleMemUsed}, "bar1": {"MB", roleIgnored}, "ccpm": {"MB", roleIgnored},
 	"sbecc": {"errs", roleIgnored}, "dbecc": {"errs", roleIgnored}, "pci": {"errs", roleIgnored},
 	"rxpci": {"MB/s", roleIgnored}, "txpci": {"MB/s", roleIgnored},
 }
+
+// fb (dmon -s m) is the frame buffer memory used: "MB" on the units line,
+// counted in MiB as nvidia-smi counts memory.used (NVML's bytes over 2^20),
+// so it is read as memory_used_mib.
 
 func (dmon) Parse(in Input, o *Options, c *Collector) error {
 	var names []string

@@ -69,6 +69,8 @@ func smiField(h string, col int, path string, line int) (*field, error) {
 		f.role = roleApps
 	case "clocks.current.memory":
 		f.role = roleMem
+	case "memory.used":
+		f.role = roleMemUsed
 	case "clocks_event_reasons.active":
 		f.role = roleMask
 	case "utilization.gpu":

@@ -19,11 +19,12 @@ import (
 // MemoryRecord is a leg's memory record (SPEC §2.2), as the sampler writes
 // it: the largest sum, over the leg's GPUs, of the GPU memory used at one
 // reading; the largest sum of the host RSS of the leg's own processes at
-// one reading (absent where the leg names no process of its own: no
-// --pid, no command, no engine); and the number of readings.
+// one reading (null, not recorded, where the leg names no process of its
+// own: no --pid, no command, no engine; or an imported leg, SPEC §12.1);
+// and the number of readings.
 type MemoryRecord struct {
 	PeakGPUMemoryMiB float64  `json:"peak_gpu_memory_mib"`
-	PeakHostRSSMiB   *float64 `json:"peak_host_rss_mib,omitempty"`
+	PeakHostRSSMiB   *float64 `json:"peak_host_rss_mib"`
 	N                int      `json:"n"`
 }
 
@@ -95,9 +96,11 @@ func (m *MemoryPeaks) Record() (*MemoryRecord, error) {
 func (r *MemoryRecord) JSON() []byte {
 	b := []byte(`{"peak_gpu_memory_mib":`)
 	b = strconv.AppendFloat(b, r.PeakGPUMemoryMiB, 'f', -1, 64)
+	b = append(b, `,"peak_host_rss_mib":`...)
 	if r.PeakHostRSSMiB != nil {
-		b = append(b, `,"peak_host_rss_mib":`...)
 		b = strconv.AppendFloat(b, *r.PeakHostRSSMiB, 'f', -1, 64)
+	} else {
+		b = append(b, "null"...)
 	}
 	b = append(b, `,"n":`...)
 	b = strconv.AppendInt(b, int64(r.N), 10)

@@ -673,10 +673,21 @@ var mutations = []mutation{
 	// SPEC §12.1, first contact (fifth round): record, sample and import.
 	{"NU1", "a prefix inside clocks/ not laid out as <model>/<engine>/r<N> accepted at start", "sampler/sampler.go",
 		"	return CheckTreePrefix(cfg.Prefix)\n}", "	return nil\n}", nuPkgs},
+	{"NU2", "an import's memory record the first GPU's memory, not the sum over the leg's GPUs", "foreign/foreign.go",
+		"		peaks.Add(reading, nil)", "		peaks.Add(reading[:1], nil)", nuPkgs},
+	{"NU3", "an import's memory record written where a reading has no memory used", "foreign/foreign.go",
+		"			if r.memUsed == nil {\n				return nil, fmt.Sprintf(", "			if false {\n				return nil, fmt.Sprintf(", nuPkgs},
+	{"NU4", "a memory record whose host RSS is null (not recorded) refused as memory.invalid", "summarize/bench.go",
+		`ok && f.Kind != strictjson.Null && (f.Kind != strictjson.Number`, `ok && (f.Kind != strictjson.Number`, nuPkgs},
+	{"NU5", "an imported leg's memory.missing not saying what to log", "summarize/summarize.go",
+		"		if im := l.Clock.Import; im != nil {", "		if im := l.Clock.Import; false && im != nil {", nuPkgs},
+	{"NU6", "import writes no memory record", "cmd/clockgate/import.go",
+		"		case p == \"\" || res.Memory == nil:", "		case true:", nuPkgs},
 }
 
 // nuPkgs run the tests of SPEC §12.1's record, sample and import items.
-var nuPkgs = []string{"-run=^(TestCheckTreePrefix|TestNewRefusesTreePrefix|TestRecordSampleRefuseTreePrefix)$", "./sampler/", "./cmd/clockgate/"}
+var nuPkgs = []string{"-run=^(TestCheckTreePrefix|TestNewRefusesTreePrefix|TestRecordSampleRefuseTreePrefix|TestRealMemoryRecord|TestMemoryRecordEveryFormat|" +
+	"TestParseMemory|TestImportedLegMemory|TestImportCreatesDirectoriesAndMemory)$", "./sampler/", "./cmd/clockgate/", "./foreign/", "./summarize/"}
 
 var scalePkg = []string{"./scripts/scale/"}
 

@@ -148,7 +148,9 @@ func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 	gpus := c.amdGPUs
 	ticks := map[string]int{}
 	rows := 0
-	for i, text := range lines(in.Data) {
+	ls := lines(in.Data)
+	last := lastLine(ls)
+	for i, text := range ls {
 		ln := i + 1
 		if strings.TrimSpace(text) == "" {
 			c.drop(in.Path, ln, "blank")
@@ -173,8 +175,11 @@ func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 		if cols == nil {
 			return refuse(in.Path, ln, 0, "no header: amd-smi --csv prints one first (timestamp or gpu, …)")
 		}
-		if len(cells) != len(cols) {
-			return refuse(in.Path, ln, 0, "%d values, the header has %d columns", len(cells), len(cols))
+		if why, err := torn(in.Path, ln, i == last, text, len(cells), len(cols)); err != nil {
+			return err
+		} else if why != "" {
+			c.drop(in.Path, ln, why)
+			continue
 		}
 		r := &reading{path: in.Path, line: ln, src: fmt.Sprintf("%s:%d", in.Path, ln), amd: true}
 		type xcdClock struct{ xcd, mhz, col int }

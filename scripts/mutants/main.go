@@ -683,11 +683,23 @@ var mutations = []mutation{
 		"		if im := l.Clock.Import; im != nil {", "		if im := l.Clock.Import; false && im != nil {", nuPkgs},
 	{"NU6", "import writes no memory record", "cmd/clockgate/import.go",
 		"		case p == \"\" || res.Memory == nil:", "		case true:", nuPkgs},
+	{"NU7", "a last line with fewer or more values than the header refused, not dropped", "foreign/torn.go",
+		"	case last && n != want:", "	case false && last && n != want:", nuPkgs},
+	{"NU8", "a last line with a ^C in it not dropped", "foreign/torn.go",
+		"	case last && cut:", "	case false && last && cut:", nuPkgs},
+	{"NU9", "a ^C on a line that is not the last let through", "foreign/torn.go",
+		"	case cut:\n", "	case false:\n", nuPkgs},
+	{"NU10", "a torn last line of an nvidia-smi CSV refused", "foreign/smicsv.go",
+		"torn(in.Path, ln, i == last, text, len(cells), len(fs))", "torn(in.Path, ln, i == last && false, text, len(cells), len(fs))", nuPkgs},
+	{"NU11", "a torn last line of a dmon log refused", "foreign/dmon.go",
+		"torn(in.Path, ln, i == last, text, len(words), len(fs))", "torn(in.Path, ln, i == last && false, text, len(words), len(fs))", nuPkgs},
+	{"NU12", "a torn last line of an amd-smi CSV refused", "foreign/amdcsv.go",
+		"torn(in.Path, ln, i == last, text, len(cells), len(cols))", "torn(in.Path, ln, i == last && false, text, len(cells), len(cols))", nuPkgs},
 }
 
 // nuPkgs run the tests of SPEC §12.1's record, sample and import items.
 var nuPkgs = []string{"-run=^(TestCheckTreePrefix|TestNewRefusesTreePrefix|TestRecordSampleRefuseTreePrefix|TestRealMemoryRecord|TestMemoryRecordEveryFormat|" +
-	"TestParseMemory|TestImportedLegMemory|TestImportCreatesDirectoriesAndMemory)$", "./sampler/", "./cmd/clockgate/", "./foreign/", "./summarize/"}
+	"TestParseMemory|TestImportedLegMemory|TestImportCreatesDirectoriesAndMemory|TestTornLastLine)$", "./sampler/", "./cmd/clockgate/", "./foreign/", "./summarize/"}
 
 var scalePkg = []string{"./scripts/scale/"}
 

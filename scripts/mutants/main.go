@@ -695,11 +695,13 @@ var mutations = []mutation{
 		"torn(in.Path, ln, i == last, text, len(words), len(fs))", "torn(in.Path, ln, i == last && false, text, len(words), len(fs))", nuPkgs},
 	{"NU12", "a torn last line of an amd-smi CSV refused", "foreign/amdcsv.go",
 		"torn(in.Path, ln, i == last, text, len(cells), len(cols))", "torn(in.Path, ln, i == last && false, text, len(cells), len(cols))", nuPkgs},
+	{"NU13", "a GPU at 0% power-managed listed under Power-managed legs", "report/report.go",
+		" || *g.PowerManagedSamples == 0 {", " {", nuPkgs},
 }
 
 // nuPkgs run the tests of SPEC §12.1's record, sample and import items.
 var nuPkgs = []string{"-run=^(TestCheckTreePrefix|TestNewRefusesTreePrefix|TestRecordSampleRefuseTreePrefix|TestRealMemoryRecord|TestMemoryRecordEveryFormat|" +
-	"TestParseMemory|TestImportedLegMemory|TestImportCreatesDirectoriesAndMemory|TestTornLastLine)$", "./sampler/", "./cmd/clockgate/", "./foreign/", "./summarize/"}
+	"TestParseMemory|TestImportedLegMemory|TestImportCreatesDirectoriesAndMemory|TestTornLastLine|TestPowerManagedListNotAtZero|TestGolden)$", "./sampler/", "./cmd/clockgate/", "./foreign/", "./summarize/", "./report/"}
 
 var scalePkg = []string{"./scripts/scale/"}
 

@@ -196,7 +196,10 @@ It stops, and records why (window.stop_reason), when:
   pid-exit      the --pid process is gone: watched continuously (a pidfd, or
                 a poll every 20 ms), so it stops within 100 ms whatever the
                 interval; a zombie or a reused pid counts as gone
-  signal        it receives SIGTERM or SIGINT
+  signal        it receives SIGTERM or SIGINT; a reading in flight that the
+                same signal ended (Ctrl-C reaches the call too where the
+                signal goes to every process) is dropped, and the window
+                ends at the last whole reading
   max-duration  --max-duration has passed; the record is then partial and the
                 leg will not be established
   refused       a refusal (below); the record quotes it, and the leg will

@@ -1,12 +1,14 @@
 package summarize_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/report"
 	"github.com/clockgate/clockgate/summarize"
 )
 
@@ -31,6 +33,22 @@ func TestImportedLegMemory(t *testing.T) {
 		if strings.HasPrefix(r.Code, "memory.") {
 			t.Errorf("null host RSS: %s %s", r.Code, r.Message)
 		}
+	}
+	// The outputs keep it as written: all-runs.json says null (not
+	// recorded), and report.md renders the leg's GPU peak without a crash.
+	all, err := s.AllRunsJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(all, []byte(`"peak_host_rss_mib": null`)) {
+		t.Errorf("all-runs.json lost the null host RSS")
+	}
+	var md bytes.Buffer
+	if err := report.Markdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| fastengine | r1  | NO      |") {
+		t.Errorf("report.md has no row for the leg:\n%s", md.String())
 	}
 	got := reasonOf(t, legOf(t, s, llama+"/vllm/r2"), summarize.CodeMemoryMissing)
 	want := "no memory record at memory/" + llama + "/vllm/r2.summary.json; this leg's clocks were imported (--format nvidia-smi-csv), and clockgate import writes the memory record only from GPU memory used in the log: " +

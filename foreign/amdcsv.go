@@ -54,6 +54,10 @@ var amdCols = map[string]struct {
 	"gfx_clock":           {roleSM, amdPlain, "MHz", 0},  // monitor: one GFX clock
 	"gfx_0_max_clk":       {roleMaxSM, amdPlain, "MHz", 0},
 	"perf_level":          {rolePState, amdPerf, "", 0},
+	// The VRAM used (metric --mem-usage; monitor -v), in MB, which amd-smi
+	// counts in MiB (as sampler/amdjson.go reads mem_usage.used_vram).
+	"used_vram": {roleMemUsed, amdPlain, "MB", 0},
+	"vram_used": {roleMemUsed, amdPlain, "MB", 0}, // monitor
 	// Violation accumulators (metric --throttle, ROCm 7 --violation):
 	// the bits the sampler derives from them (sampler/amdjson.go).
 	"ppt_accumulated":            {roleReason, amdAcc, "", 0x4},
@@ -77,10 +81,10 @@ var amdIgnored = map[string]bool{
 	"umc_activity": true, "mm_activity": true, "vcn_activity": true, "jpeg_activity": true, "gfx_busy_inst": true,
 	"jpeg_busy": true, "vcn_busy": true, "gfx_busy_acc": true, "gfx_voltage": true, "soc_voltage": true,
 	"mem_voltage": true, "throttle_status": true, "power_management": true, "edge": true, "mem": true,
-	"accumulation_counter": true, "total_vram": true, "used_vram": true, "free_vram": true,
+	"accumulation_counter": true, "total_vram": true, "free_vram": true,
 	"total_visible_vram": true, "used_visible_vram": true, "free_visible_vram": true, "total_gtt": true,
 	"used_gtt": true, "free_gtt": true, "memory_temperature": true, "mem_clock": true, "encoder": true,
-	"encoder_clock": true, "decoder": true, "decoder_clock": true, "vram_used": true, "vram_total": true,
+	"encoder_clock": true, "decoder": true, "decoder_clock": true, "vram_total": true,
 }
 
 var (
@@ -144,7 +148,9 @@ func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 	gpus := c.amdGPUs
 	ticks := map[string]int{}
 	rows := 0
-	for i, text := range lines(in.Data) {
+	ls := lines(in.Data)
+	last := lastLine(ls)
+	for i, text := range ls {
 		ln := i + 1
 		if strings.TrimSpace(text) == "" {
 			c.drop(in.Path, ln, "blank")
@@ -169,8 +175,11 @@ func (amdCSV) Parse(in Input, o *Options, c *Collector) error {
 		if cols == nil {
 			return refuse(in.Path, ln, 0, "no header: amd-smi --csv prints one first (timestamp or gpu, …)")
 		}
-		if len(cells) != len(cols) {
-			return refuse(in.Path, ln, 0, "%d values, the header has %d columns", len(cells), len(cols))
+		if why, err := torn(in.Path, ln, i == last, text, len(cells), len(cols)); err != nil {
+			return err
+		} else if why != "" {
+			c.drop(in.Path, ln, why)
+			continue
 		}
 		r := &reading{path: in.Path, line: ln, src: fmt.Sprintf("%s:%d", in.Path, ln), amd: true}
 		type xcdClock struct{ xcd, mhz, col int }

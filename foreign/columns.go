@@ -32,6 +32,9 @@ const (
 	roleModule
 	roleMem
 	roleEnergy
+	// roleMemUsed is the GPU memory used, in MiB: the memory record's
+	// quantity (SPEC §12.1), as the sampler reads it with each reading.
+	roleMemUsed
 )
 
 // roleKeys are the stream keys each role writes, as import.json's column
@@ -42,7 +45,7 @@ var roleKeys = map[int]string{roleIgnored: "(not read)", roleTime: "t", roleInde
 	roleApps: "clocks_applications_graphics_mhz", roleMask: "throttle_reasons_active", roleReason: "throttle_reasons_active",
 	roleCounter: "event_counters_us", roleUtil: "utilization_gpu_pct", roleTemp: "temperature_gpu_c",
 	rolePower: "power_draw_w", roleLimit: "enforced_power_limit_w", roleModule: "module_enforced_power_limit_w",
-	roleMem: "clocks_mem_mhz", roleEnergy: "boot proof (import.json boot_counters " + clocks.EnergyCounter + ")"}
+	roleMem: "clocks_mem_mhz", roleMemUsed: "memory_used_mib", roleEnergy: "boot proof (import.json boot_counters " + clocks.EnergyCounter + ")"}
 
 // field is one column of a source.
 type field struct {
@@ -68,7 +71,7 @@ const deprecated = "[Requested functionality has been deprecated]"
 // required says whether a column's value may not be a not-available token.
 func (f *field) required() bool {
 	switch f.role {
-	case roleIgnored, roleTemp, rolePower, roleMem, roleModule, rolePState, roleVbios:
+	case roleIgnored, roleTemp, rolePower, roleMem, roleModule, rolePState, roleVbios, roleMemUsed:
 		// Optional readings: a GPU without a module limit prints [N/A].
 		return false
 	}
@@ -241,6 +244,12 @@ func (f *field) set(r *reading, v, path string, line, col int, o *Options) error
 		} else {
 			r.module = x
 		}
+	case roleMemUsed:
+		x, err := num("a memory used in MiB")
+		if err != nil {
+			return err
+		}
+		r.memUsed = x
 	case roleEnergy:
 		x, err := num("a cumulative energy")
 		if err != nil {

@@ -29,10 +29,14 @@ var dmonColumns = map[string]struct {
 	"pclk": {"MHz", roleSM},
 	// pviol and tviol are a share of time and a flag, not reason bits: not read.
 	"pviol": {"%", roleIgnored}, "tviol": {"bool", roleIgnored},
-	"fb": {"MB", roleIgnored}, "bar1": {"MB", roleIgnored}, "ccpm": {"MB", roleIgnored},
+	"fb": {"MB", roleMemUsed}, "bar1": {"MB", roleIgnored}, "ccpm": {"MB", roleIgnored},
 	"sbecc": {"errs", roleIgnored}, "dbecc": {"errs", roleIgnored}, "pci": {"errs", roleIgnored},
 	"rxpci": {"MB/s", roleIgnored}, "txpci": {"MB/s", roleIgnored},
 }
+
+// fb (dmon -s m) is the frame buffer memory used: "MB" on the units line,
+// counted in MiB as nvidia-smi counts memory.used (NVML's bytes over 2^20),
+// so it is read as memory_used_mib.
 
 func (dmon) Parse(in Input, o *Options, c *Collector) error {
 	var names []string
@@ -42,7 +46,9 @@ func (dmon) Parse(in Input, o *Options, c *Collector) error {
 	dateAt, timeAt := -1, -1
 	rows := 0
 	ticks := map[string]int{}
-	for i, text := range lines(in.Data) {
+	ls := lines(in.Data)
+	last := lastLine(ls)
+	for i, text := range ls {
 		ln := i + 1
 		trimmed := strings.TrimSpace(text)
 		if trimmed == "" {
@@ -74,8 +80,11 @@ func (dmon) Parse(in Input, o *Options, c *Collector) error {
 			return refuse(in.Path, ln, 0, "a row before dmon's header and units lines")
 		}
 		words, cols := fieldsWithCols(text)
-		if len(words) != len(fs) {
-			return refuse(in.Path, ln, 0, "%d values, the header has %d columns", len(words), len(fs))
+		if why, err := torn(in.Path, ln, i == last, text, len(words), len(fs)); err != nil {
+			return err
+		} else if why != "" {
+			c.drop(in.Path, ln, why)
+			continue
 		}
 		r := &reading{path: in.Path, line: ln, src: fmt.Sprintf("%s:%d", in.Path, ln)}
 		for k, f := range fs {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/sampler"
 )
 
 // The formats clockgate import reads.
@@ -150,6 +151,7 @@ type reading struct {
 	limit      *float64
 	module     *float64
 	memClock   *int
+	memUsed    *float64         // GPU memory used, MiB
 	counters   map[string]int64 // event_counters_us keys, µs
 	cum        map[string]float64
 	// amd marks an AMD GPU's reading: no persistence mode or pstate (null
@@ -239,6 +241,11 @@ type Result struct {
 	Record *clocks.Record
 	// Import is import.json.
 	Import *clocks.Import
+	// Memory is the leg's memory record (SPEC §2.2), folded from the GPU
+	// memory used the source logged as the sampler folds it; nil where the
+	// source cannot give one, and MemoryWhy then says why and what to log.
+	Memory    *sampler.MemoryRecord
+	MemoryWhy string
 }
 
 // Convert reads inputs in format and converts them to one leg.
@@ -452,7 +459,7 @@ func finish(format string, c *Collector, o *Options, sums map[string]string) (*R
 		s := clocks.Sample{T: r.t.UTC().Format("2006-01-02T15:04:05.000Z"), BootID: bootID, GPUIndex: g.index,
 			GPUUUID: orUnproven(r.uuid), GPUName: orUnproven(r.name), DriverVersion: orUnproven(r.driver),
 			SMClockMHz: r.sm, ClocksMaxSMMHz: r.maxSM, PersistenceMode: orUnproven(r.persist), PState: orUnproven(r.pstate),
-			TemperatureGPUC: r.temp, PowerDrawW: r.power, ClocksMemMHz: r.memClock, ImportedFrom: r.src}
+			TemperatureGPUC: r.temp, PowerDrawW: r.power, ClocksMemMHz: r.memClock, MemoryUsedMiB: r.memUsed, ImportedFrom: r.src}
 		if s.ClocksMaxSMMHz == 0 {
 			s.ClocksMaxSMMHz = g.maxSM
 		}
@@ -562,7 +569,51 @@ func finish(format string, c *Collector, o *Options, sums map[string]string) (*R
 	for _, k := range order {
 		im.BootCounters = append(im.BootCounters, *boot[k])
 	}
-	return &Result{Stream: out.Bytes(), Record: rec, Import: im}, nil
+	res := &Result{Stream: out.Bytes(), Record: rec, Import: im}
+	res.Memory, res.MemoryWhy = memoryOf(format, c.readings, order)
+	return res, nil
+}
+
+// memoryOf folds the GPU memory used of the readings into the leg's memory
+// record, as the sampler does (sampler.MemoryPeaks): one reading of the
+// leg is the k-th reading of each of its GPUs, and its value the sum over
+// them. No record (and why) where the source logged no memory used, where
+// a reading lacks it, or where the GPUs have unequal numbers of readings
+// (no per-reading sum can be formed).
+func memoryOf(format string, rs []*reading, order []string) (*sampler.MemoryRecord, string) {
+	per := map[string][]*reading{}
+	logged := false
+	for _, r := range rs {
+		per[r.gpuKey()] = append(per[r.gpuKey()], r)
+		logged = logged || r.memUsed != nil
+	}
+	if !logged {
+		return nil, "the log has no GPU memory used; " + clocks.ImportMemoryHint(format)
+	}
+	n := len(per[order[0]])
+	for _, k := range order[1:] {
+		if m := len(per[k]); m != n {
+			return nil, fmt.Sprintf("GPU %s has %d readings and GPU %s %d: the memory used cannot be summed over the GPUs reading by reading",
+				describeGPU(per[order[0]][0]), n, describeGPU(per[k][0]), m)
+		}
+	}
+	var peaks sampler.MemoryPeaks
+	reading := make([]*clocks.Sample, len(order))
+	for i := range n {
+		for j, k := range order {
+			r := per[k][i]
+			if r.memUsed == nil {
+				return nil, fmt.Sprintf("%s:%d: GPU %s gave no memory used; %s", r.path, r.line, describeGPU(r), clocks.ImportMemoryHint(format))
+			}
+			reading[j] = &clocks.Sample{GPUIndex: r.index, GPUUUID: r.uuid, MemoryUsedMiB: r.memUsed}
+		}
+		peaks.Add(reading, nil)
+	}
+	rec, err := peaks.Record()
+	if err != nil {
+		return nil, err.Error()
+	}
+	return rec, ""
 }
 
 func orUnproven(s string) string {

@@ -46,6 +46,8 @@ var dcgmMetrics = map[string]dcgmMetric{
 	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":     {role: roleMask, unit: "bitmask"},
 	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS":   {role: roleMask, unit: "bitmask"},
 	"DCGM_FI_DEV_ENFORCED_POWER_LIMIT":     {role: roleLimit, unit: "W"},
+	// The frame buffer used: the memory record's quantity.
+	"DCGM_FI_DEV_FB_USED": {role: roleMemUsed, unit: "MiB"},
 	// The violation times: default-counters.csv says µs, dcp-metrics-
 	// included.csv says ns. Read as ns (the smaller amount), so a boot is
 	// never proven by a unit read a thousand times too large.
@@ -58,7 +60,7 @@ var dcgmMetrics = map[string]dcgmMetric{
 	// Listed in the counters CSVs, not read.
 	"DCGM_FI_DEV_MEMORY_TEMP": {}, "DCGM_FI_DEV_PCIE_TX_THROUGHPUT": {}, "DCGM_FI_DEV_PCIE_RX_THROUGHPUT": {},
 	"DCGM_FI_DEV_PCIE_REPLAY_COUNTER": {}, "DCGM_FI_DEV_MEM_COPY_UTIL": {}, "DCGM_FI_DEV_ENC_UTIL": {},
-	"DCGM_FI_DEV_DEC_UTIL": {}, "DCGM_FI_DEV_XID_ERRORS": {}, "DCGM_FI_DEV_FB_FREE": {}, "DCGM_FI_DEV_FB_USED": {},
+	"DCGM_FI_DEV_DEC_UTIL": {}, "DCGM_FI_DEV_XID_ERRORS": {}, "DCGM_FI_DEV_FB_FREE": {},
 	"DCGM_FI_DEV_FB_RESERVED": {}, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": {}, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": {},
 	"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL": {}, "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL": {}, "DCGM_FI_DEV_RETIRED_SBE": {},
 	"DCGM_FI_DEV_RETIRED_DBE": {}, "DCGM_FI_DEV_RETIRED_PENDING": {},
@@ -276,7 +278,7 @@ func promValue(raw json.RawMessage) (float64, error) {
 var LiveMetrics = []string{"DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_MAX_SM_CLOCK", "DCGM_FI_DEV_APP_SM_CLOCK",
 	"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
 	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT",
-	"DCGM_FI_DEV_POWER_VIOLATION", "DCGM_FI_DEV_THERMAL_VIOLATION"}
+	"DCGM_FI_DEV_POWER_VIOLATION", "DCGM_FI_DEV_THERMAL_VIOLATION", "DCGM_FI_DEV_FB_USED"}
 
 // QueryLive asks a live Prometheus for the raw scrapes of --from..--to: an
 // instant query of a range selector evaluated at --to, never query_range.

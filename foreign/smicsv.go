@@ -69,6 +69,8 @@ func smiField(h string, col int, path string, line int) (*field, error) {
 		f.role = roleApps
 	case "clocks.current.memory":
 		f.role = roleMem
+	case "memory.used":
+		f.role = roleMemUsed
 	case "clocks_event_reasons.active":
 		f.role = roleMask
 	case "utilization.gpu":
@@ -183,7 +185,9 @@ func (smiCSV) Parse(in Input, o *Options, c *Collector) error {
 	}
 	rows := 0
 	ticks := map[string]int{}
-	for i, text := range lines(in.Data) {
+	ls := lines(in.Data)
+	last := lastLine(ls)
+	for i, text := range ls {
 		ln := i + 1
 		if strings.TrimSpace(text) == "" {
 			c.drop(in.Path, ln, "blank")
@@ -221,8 +225,11 @@ func (smiCSV) Parse(in Input, o *Options, c *Collector) error {
 		if fs == nil {
 			return refuse(in.Path, ln, 0, "a headerless CSV (--format=csv,noheader): pass --columns with the --query-gpu field list")
 		}
-		if len(cells) != len(fs) {
-			return refuse(in.Path, ln, 0, "%d values, the header has %d columns", len(cells), len(fs))
+		if why, err := torn(in.Path, ln, i == last, text, len(cells), len(fs)); err != nil {
+			return err
+		} else if why != "" {
+			c.drop(in.Path, ln, why)
+			continue
 		}
 		r := &reading{path: in.Path, line: ln, src: fmt.Sprintf("%s:%d", in.Path, ln)}
 		for k, f := range fs {

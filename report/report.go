@@ -466,7 +466,9 @@ func legPower(rec *clocks.Record) string {
 	var parts []string
 	for _, g := range rec.GPUs {
 		fs := g.FreeClockMHz
-		if fs == nil || g.EnforcedPowerLimitW == nil || g.PowerManagedSamples == nil {
+		// A GPU with no power-managed sample is not listed: at 0% the
+		// free clock is the busy clock above (SPEC §12.1).
+		if fs == nil || g.EnforcedPowerLimitW == nil || g.PowerManagedSamples == nil || *g.PowerManagedSamples == 0 {
 			continue
 		}
 		pre := ""

@@ -220,7 +220,7 @@ func TestMemoryPeaks(t *testing.T) {
 	}
 	var noRSS MemoryPeaks
 	noRSS.Add([]*clocks.Sample{gpu(0, 12)}, nil)
-	if rec, err := noRSS.Record(); err != nil || string(rec.JSON()) != `{"peak_gpu_memory_mib":12,"n":1}`+"\n" {
+	if rec, err := noRSS.Record(); err != nil || string(rec.JSON()) != `{"peak_gpu_memory_mib":12,"peak_host_rss_mib":null,"n":1}`+"\n" {
 		t.Errorf("no host RSS: %v, %v", rec, err)
 	}
 	var missing MemoryPeaks

@@ -19,11 +19,12 @@ import (
 // MemoryRecord is a leg's memory record (SPEC §2.2), as the sampler writes
 // it: the largest sum, over the leg's GPUs, of the GPU memory used at one
 // reading; the largest sum of the host RSS of the leg's own processes at
-// one reading (absent where the leg names no process of its own: no
-// --pid, no command, no engine); and the number of readings.
+// one reading (null, not recorded, where the leg names no process of its
+// own: no --pid, no command, no engine; or an imported leg, SPEC §12.1);
+// and the number of readings.
 type MemoryRecord struct {
 	PeakGPUMemoryMiB float64  `json:"peak_gpu_memory_mib"`
-	PeakHostRSSMiB   *float64 `json:"peak_host_rss_mib,omitempty"`
+	PeakHostRSSMiB   *float64 `json:"peak_host_rss_mib"`
 	N                int      `json:"n"`
 }
 
@@ -95,9 +96,11 @@ func (m *MemoryPeaks) Record() (*MemoryRecord, error) {
 func (r *MemoryRecord) JSON() []byte {
 	b := []byte(`{"peak_gpu_memory_mib":`)
 	b = strconv.AppendFloat(b, r.PeakGPUMemoryMiB, 'f', -1, 64)
+	b = append(b, `,"peak_host_rss_mib":`...)
 	if r.PeakHostRSSMiB != nil {
-		b = append(b, `,"peak_host_rss_mib":`...)
 		b = strconv.AppendFloat(b, *r.PeakHostRSSMiB, 'f', -1, 64)
+	} else {
+		b = append(b, "null"...)
 	}
 	b = append(b, `,"n":`...)
 	b = strconv.AppendInt(b, int64(r.N), 10)
@@ -133,6 +136,38 @@ func MemoryPath(prefix string) (path string, ok bool) {
 }
 
 func bad(elem string) bool { return elem == "." || elem == ".." || elem == "/" || elem == "" }
+
+// CheckTreePrefix refuses (ErrConfig) a prefix inside a directory named
+// clocks that is not laid out as clocks/<model>/<engine>/r<N> (SPEC §12.1):
+// summarize would find its stream one level off and the leg without its
+// memory record, an hour later. A model id holding a "/" is named as such,
+// with the one-segment name to use instead.
+func CheckTreePrefix(prefix string) error {
+	if _, ok := MemoryPath(prefix); ok {
+		return nil
+	}
+	clean := filepath.Clean(prefix)
+	var parts []string // the path from the clocks directory down
+	for p := clean; ; p = filepath.Dir(p) {
+		base := filepath.Base(p)
+		if p == filepath.Dir(p) || base == "." || base == ".." {
+			return nil
+		}
+		if base == "clocks" && len(parts) > 0 {
+			break
+		}
+		parts = append([]string{base}, parts...)
+	}
+	tree := strings.TrimSuffix(clean, string(filepath.Separator)+filepath.Join(parts...))
+	want := fmt.Sprintf("%s/<model>/<engine>/r<N> (one path segment each, N a whole number from 1)", tree)
+	if len(parts) == 4 && legRE.MatchString(parts[3]) {
+		model := parts[0] + "/" + parts[1]
+		return fmt.Errorf("%w: output prefix %s: the model id %q holds a \"/\", which makes a directory of each part, and summarize would not find this leg: want %s; give each model one path segment, e.g. %s (in bash: ${model//\\//--}), under bench/, memory/ and clocks/ alike",
+			ErrConfig, prefix, model, want, filepath.Join(tree, parts[0]+"--"+parts[1], parts[2], parts[3]))
+	}
+	return fmt.Errorf("%w: output prefix %s is inside %s but is not %s, so summarize would not find this leg; e.g. %s, or record it outside clocks/ and name its memory record with --memory-out FILE",
+		ErrConfig, prefix, tree, want, filepath.Join(tree, "llama", "vllm", "r1"))
+}
 
 // HostRSS reads the host RSS of the leg's own processes (SPEC §11.1): the
 // roots given and their descendants, and every process that was one of

@@ -240,7 +240,7 @@ func checkConfig(cfg Config) error {
 		return fmt.Errorf("%w: output prefix name %q is %d bytes: the record's temporary file (%s plus up to %d bytes) would be %d bytes, over the %d-byte file name limit; use a name of at most %d bytes",
 			ErrConfig, base, len(base), longest, atomicfile.TempOverhead, n, NameMax, NameMax-(n-len(base)))
 	}
-	return nil
+	return CheckTreePrefix(cfg.Prefix)
 }
 
 // New sets up a recording: it refuses a configuration that cannot give a
@@ -614,6 +614,13 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 				killed = r // the stop cut this reading short; it is not a sample
 				break
 			}
+			if errors.Is(err, errCallSignaled) && s.stopFollows(runCtx, lastT, bound) {
+				// A stop sent to the whole process group reached the
+				// call too (SPEC §12.3): the reading it cut short is
+				// dropped, and the window ends at the last whole one.
+				killed = r
+				break
+			}
 			return s.refuse(res, fold, err, true)
 		}
 		if err := s.checkTick(rows); err != nil {
@@ -698,6 +705,28 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	}
 	return res, nil
 }
+
+// stopFollows waits for the stop of a call that a stop signal ended: until
+// the coverage bound after the last sample (when the window's end is still
+// covered by it), at least signalledCallGrace. It says whether the stop
+// came (runCtx ended); a signal without a stop is a refusal.
+func (s *Sampler) stopFollows(runCtx context.Context, lastT time.Time, bound time.Duration) bool {
+	wait := signalledCallGrace
+	if !lastT.IsZero() {
+		wait = max(wait, time.Until(lastT.Add(bound)))
+	}
+	select {
+	case <-runCtx.Done():
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}
+
+// signalledCallGrace is the least time a call ended by a stop signal waits
+// for the sampler's own stop: one signal reaches both within milliseconds,
+// and record's stop comes when its command has exited.
+const signalledCallGrace = time.Second
 
 // addMemory folds one reading into the memory record, and asks the host
 // RSS reader for the leg's own processes' RSS now. That reader runs beside

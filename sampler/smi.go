@@ -432,6 +432,11 @@ func runCall(ctx context.Context, timeout time.Duration, what, path string, args
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM) {
+			// Not our kill (SIGKILL): a stop sent to the whole process
+			// group, or to every process of a Slurm step, reached the call.
+			return nil, fmt.Errorf("%s %w (%v)", what, errCallSignaled, ws.Signal())
+		}
 		text := strings.TrimSpace(strings.TrimSpace(stdout.String()) + "\n" + strings.TrimSpace(stderr.String()))
 		return nil, &queryError{what: what, status: ee.ExitCode(), output: text}
 	}
@@ -440,6 +445,10 @@ func runCall(ctx context.Context, timeout time.Duration, what, path string, args
 	}
 	return stdout.Bytes(), nil
 }
+
+// errCallSignaled says a call was ended by SIGINT or SIGTERM from outside
+// the sampler: the stop that ends the window, when one follows (Run).
+var errCallSignaled = errors.New("was ended by a stop signal")
 
 // killGroup kills process group pgid; a group already gone is no error.
 func killGroup(pgid int) error {

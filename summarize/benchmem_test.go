@@ -8,6 +8,15 @@ func TestParseMemory(t *testing.T) {
 	if msg != "" || m.PeakGPUMemoryMiB != 71234 || m.N != 312 {
 		t.Fatalf("%+v, %q", m, msg)
 	}
+	// A host RSS not recorded (null: an imported leg, SPEC §12.1) is read
+	// as such, the GPU peak kept; all-runs.json keeps the null.
+	m, msg = parseMemory(rel, []byte(`{"peak_gpu_memory_mib": 74940, "peak_host_rss_mib": null, "n": 5}`))
+	if msg != "" || m.PeakGPUMemoryMiB != 74940 || m.N != 5 || m.Raw["peak_host_rss_mib"] != nil {
+		t.Fatalf("null host RSS: %+v, %q", m, msg)
+	}
+	if _, kept := m.Raw["peak_host_rss_mib"]; !kept {
+		t.Errorf("null host RSS dropped from the raw record: %v", m.Raw)
+	}
 	cases := []struct{ data, want string }{
 		{`{"peak_gpu_memory_mib": 0, "n": 312}`, rel + ": peak_gpu_memory_mib: want a finite number > 0 MiB, found number 0"},
 		{`{"peak_gpu_memory_mib": -1.5, "n": 312}`, rel + ": peak_gpu_memory_mib: want a finite number > 0 MiB, found number -1.5"},
@@ -16,7 +25,7 @@ func TestParseMemory(t *testing.T) {
 		{`{"peak_gpu_memory_mib": 71234.0, "n": 0}`, rel + ": n: want an integer from 1 to 2^40 (1099511627776), found number 0"},
 		{`{"peak_gpu_memory_mib": 71234.0, "n": 312.5}`, rel + ": n: want an integer from 1 to 2^40 (1099511627776), found number 312.5"},
 		{`{"peak_gpu_memory_mib": 71234.0}`, rel + ": n: want an integer from 1 to 2^40 (1099511627776), found nothing (key missing)"},
-		{`{"peak_gpu_memory_mib": 71234.0, "n": 3, "peak_host_rss_mib": null}`, rel + ": peak_host_rss_mib: want a finite number ≥ 0 MiB, found null"},
+		{`{"peak_gpu_memory_mib": 71234.0, "n": 3, "peak_host_rss_mib": "5120"}`, rel + `: peak_host_rss_mib: want a finite number ≥ 0 MiB, or null where not recorded, found string "5120"`},
 	}
 	// Each message says what to do: a wrong key is the sampler's to fix.
 	for _, c := range cases {

@@ -69,8 +69,11 @@ func parseMemory(rel string, data []byte) (*Memory, string) {
 	} else {
 		m.N = int(n)
 	}
-	if f, ok := v.Fields["peak_host_rss_mib"]; ok && (f.Kind != strictjson.Number || f.Num < 0) {
-		bad = append(bad, fmt.Sprintf("peak_host_rss_mib: want a finite number ≥ 0 MiB, found %s", f.Describe()))
+	// peak_host_rss_mib is reported, never a ratio's quantity: null (or
+	// absent) is "not recorded" (an imported leg, a leg naming no process
+	// of its own), never a value.
+	if f, ok := v.Fields["peak_host_rss_mib"]; ok && f.Kind != strictjson.Null && (f.Kind != strictjson.Number || f.Num < 0) {
+		bad = append(bad, fmt.Sprintf("peak_host_rss_mib: want a finite number ≥ 0 MiB, or null where not recorded, found %s", f.Describe()))
 	}
 	if len(bad) > 0 {
 		return nil, fmt.Sprintf("%s: %s; %s", rel, strings.Join(bad, "; "), hintMemValue)

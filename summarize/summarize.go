@@ -493,7 +493,13 @@ func (w *walker) load(k legKey, lf *legFiles, trace bool) *Leg {
 	memRel := path.Join(subtreeMemory, base) + memorySuffix
 	switch {
 	case lf.memory == "":
-		add(CodeMemoryMissing, fmt.Sprintf("no memory record at %s; %s", memRel, hintMemMissing))
+		hint := hintMemMissing
+		if im := l.Clock.Import; im != nil {
+			// An imported leg: import writes the record where the log
+			// has the GPU memory used (SPEC §12.1).
+			hint = fmt.Sprintf("this leg's clocks were imported (--format %s), and clockgate import writes the memory record only from GPU memory used in the log: %s, and import the leg again", im.Format, clocks.ImportMemoryHint(im.Format))
+		}
+		add(CodeMemoryMissing, fmt.Sprintf("no memory record at %s; %s", memRel, hint))
 	case lf.memRefused != "":
 		add(CodeMemoryInvalid, lf.memRefused)
 	default:

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/clockgate/clockgate/atomicfile"
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/foreign"
+	"github.com/clockgate/clockgate/sampler"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -50,7 +53,16 @@ record it recomputes to (PREFIX.summary.json, stop_reason imported) and
 PREFIX.import.json: each file's SHA-256, the format, the column map, the
 time zone, the values flags gave, the lines dropped and the
 clock.unproven_* codes for what the source cannot prove. summarize then
-judges the leg like any other, those codes included.
+judges the leg like any other, those codes included. PREFIX's directories
+are created as record creates them.
+
+Where PREFIX is TREE/clocks/<model>/<engine>/r<N> and the log has the GPU
+memory used (nvidia-smi memory.used, dmon's fb, DCGM_FI_DEV_FB_USED,
+amd-smi used_vram or vram_used), import also writes the leg's memory record,
+TREE/memory/<model>/<engine>/r<N>.summary.json, as record does: the peak
+over the readings of the sum over the leg's GPUs, peak_host_rss_mib null
+(not recorded). A log without it leaves the leg memory.missing, and import
+says which column or metric to log.
 
 Formats: nvidia-smi-csv (nvidia-smi --query-gpu=… --format=csv -l/-lms,
 with or without header and units), nvidia-smi-dmon (nvidia-smi dmon, -o DT
@@ -162,6 +174,12 @@ func runImport(opts *importOptions) error {
 			return usageErr("import: %s%s already exists; import never replaces a file", opts.Out, s)
 		}
 	}
+	memPath, _ := sampler.MemoryPath(opts.Out)
+	if memPath != "" {
+		if _, err := os.Lstat(memPath); err == nil {
+			return usageErr("import: %s already exists; import never replaces a file", memPath)
+		}
+	}
 	var res *foreign.Result
 	var err error
 	if live {
@@ -193,7 +211,18 @@ func runImport(opts *importOptions) error {
 		}
 		res.Record.Window.StampZone(o.TZ, name)
 	}
-	return writeImport(opts.Out, res)
+	if err := writeImport(opts.Out, memPath, res); err != nil {
+		return err
+	}
+	switch {
+	case memPath == "":
+	case res.Memory == nil:
+		fmt.Fprintf(opts.IO.ErrOut, "clockgate import: no memory record written, so the leg will be %s: %s\n", clocks.CodeMemoryMissing, res.MemoryWhy)
+	default:
+		fmt.Fprintf(opts.IO.ErrOut, "clockgate import: memory record %s: peak GPU memory %s MiB over %d readings (host RSS not recorded)\n",
+			memPath, strconv.FormatFloat(res.Memory.PeakGPUMemoryMiB, 'f', -1, 64), res.Memory.N)
+	}
+	return nil
 }
 
 // readInput reads one source file, regular and at most 1 GiB.
@@ -224,9 +253,12 @@ func readInput(p string) ([]byte, error) {
 	}
 }
 
-// writeImport writes the three files, each atomically and new; if one
-// cannot be written, those already written are removed.
-func writeImport(prefix string, res *foreign.Result) error {
+// writeImport writes the three files, and the memory record at memPath
+// where the log gives one, each atomically and new, creating the
+// directories they go in, as record does; if one cannot be written, those
+// already written are removed. Its errors name the file, never the
+// temporary file it was written through.
+func writeImport(prefix, memPath string, res *foreign.Result) error {
 	rec, err := json.MarshalIndent(res.Record, "", "  ")
 	if err != nil {
 		return err
@@ -235,16 +267,37 @@ func writeImport(prefix string, res *foreign.Result) error {
 	if err != nil {
 		return err
 	}
+	paths := []string{prefix + importFiles[0], prefix + importFiles[1], prefix + importFiles[2]}
 	data := [][]byte{res.Stream, append(rec, '\n'), append(im, '\n')}
+	write := func(i int) error {
+		if err := os.MkdirAll(filepath.Dir(paths[i]), 0o755); err != nil {
+			return err
+		}
+		return atomicfile.WriteNew(paths[i], data[i], 0o644)
+	}
 	var written []string
-	for i, s := range importFiles {
-		if werr := atomicfile.WriteNew(prefix+s, data[i], 0o644); werr != nil {
+	for i, p := range append(paths, memPath) {
+		var werr error
+		switch {
+		case i < len(data):
+			werr = write(i)
+		case p == "" || res.Memory == nil:
+			continue
+		default:
+			// The memory record, written as the sampler writes it.
+			werr = sampler.WriteMemoryRecord(p, res.Memory)
+		}
+		if werr != nil {
 			for _, w := range written {
 				os.Remove(w)
 			}
-			return usageErr("import: %v", werr)
+			var pe *fs.PathError
+			if errors.As(werr, &pe) {
+				werr = pe.Err
+			}
+			return usageErr("import: cannot write %s: %v", p, werr)
 		}
-		written = append(written, prefix+s)
+		written = append(written, p)
 	}
 	return nil
 }

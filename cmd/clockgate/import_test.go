@@ -38,3 +38,71 @@ func TestImportRefusedExitsTwo(t *testing.T) {
 		t.Errorf("wrote %v, want the stream, the record and import.json", left)
 	}
 }
+
+// TestImportCreatesDirectoriesAndMemory: import creates --out's
+// directories as record does; into a tree it writes the memory record
+// from the log's memory.used, as the sampler writes it, and refuses to
+// replace one; a log without memory used says what to log; a write that
+// fails names the file, never the temporary file written through.
+func TestImportCreatesDirectoriesAndMemory(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "x.csv")
+	data := "timestamp, index, clocks.sm [MHz], utilization.gpu [%], memory.used [MiB]\n" +
+		"2026/07/18 17:00:00.000, 0, 1980, 50, 70000\n2026/07/18 17:00:00.000, 1, 1980, 50, 71000\n" +
+		"2026/07/18 17:00:01.000, 0, 1980, 50, 72000\n2026/07/18 17:00:01.000, 1, 1980, 50, 100\n"
+	if err := os.WriteFile(log, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree := filepath.Join(dir, "new", "tree")
+	out := filepath.Join(tree, "clocks", "m", "e", "r1")
+	code, _, stderr := importCSV(log, "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mem := filepath.Join(tree, "memory", "m", "e", "r1.summary.json")
+	if got, err := os.ReadFile(mem); err != nil || string(got) != `{"peak_gpu_memory_mib":141000,"peak_host_rss_mib":null,"n":2}`+"\n" {
+		t.Errorf("memory record %q, %v", got, err)
+	}
+	if want := "clockgate import: memory record " + mem + ": peak GPU memory 141000 MiB over 2 readings (host RSS not recorded)\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	// Never replaced: a second import into r2 whose memory record exists
+	// is refused before anything is written.
+	mem2 := filepath.Join(tree, "memory", "m", "e", "r2.summary.json")
+	os.WriteFile(mem2, []byte("{}"), 0o644)
+	code, _, stderr = importCSV(log, "--out", filepath.Join(tree, "clocks", "m", "e", "r2"))
+	if code != ExitUsage || !strings.Contains(stderr, mem2+" already exists; import never replaces a file") {
+		t.Errorf("existing memory record: exit %d, %s", code, stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tree, "clocks", "m", "e", "r2.*")); len(left) != 0 {
+		t.Errorf("wrote %v", left)
+	}
+
+	// Without memory.used: no memory record, and what to log.
+	noMem := filepath.Join(dir, "y.csv")
+	os.WriteFile(noMem, []byte("timestamp, index, clocks.sm [MHz], utilization.gpu [%]\n2026/07/18 17:00:00.000, 0, 1980, 50\n2026/07/18 17:00:01.000, 0, 1980, 50\n"), 0o644)
+	code, _, stderr = importCSV(noMem, "--out", filepath.Join(tree, "clocks", "m", "e", "r3"))
+	if want := "clockgate import: no memory record written, so the leg will be memory.missing: the log has no GPU memory used; log memory.used in the --query-gpu list"; code != ExitOK || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit %d, stderr %q\nwant %q", code, stderr, want)
+	}
+	if _, err := os.Lstat(filepath.Join(tree, "memory", "m", "e", "r3.summary.json")); err == nil {
+		t.Error("a memory record written from a log without memory used")
+	}
+
+	// A name the file system takes but its temporary file's would not
+	// (over 255 bytes): the error names the file only.
+	long := filepath.Join(dir, strings.Repeat("r", 235))
+	code, _, stderr = importCSV(log, "--out", long)
+	if code != ExitUsage || !strings.Contains(stderr, "import: cannot write "+long+".samples.jsonl: file name too long") || strings.Contains(stderr, ".tmp-") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if left, _ := filepath.Glob(long + ".*"); len(left) != 0 {
+		t.Errorf("a failed import left %v", left)
+	}
+}
+
+func importCSV(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := Main(append([]string{"import", "--format", "nvidia-smi-csv", "--tz", "UTC"}, args...), nil, &out, &errOut)
+	return code, out.String(), errOut.String()
+}

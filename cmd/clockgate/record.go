@@ -45,7 +45,8 @@ of them.
 
 Sampling is set up before COMMAND starts. If it cannot start — nvidia-smi or
 NVML refuses, the GPUs asked for are not on the box, PREFIX.samples.jsonl or PREFIX.summary.json already exists, the
-boot id cannot be read — COMMAND is not run, and record exits 1 (a refusal)
+boot id cannot be read, PREFIX is inside a clocks/ directory but is not
+clocks/<model>/<engine>/r<N> (a model id with a "/" in it) — COMMAND is not run, and record exits 1 (a refusal)
 or 2 (a usage error).
 
 If sampling is refused while COMMAND runs (the refusals of 'clockgate sample':

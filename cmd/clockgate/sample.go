@@ -205,7 +205,10 @@ It stops, and records why (window.stop_reason), when:
   pid-exit      the --pid process is gone: watched continuously (a pidfd, or
                 a poll every 20 ms), so it stops within 100 ms whatever the
                 interval; a zombie or a reused pid counts as gone
-  signal        it receives SIGTERM or SIGINT
+  signal        it receives SIGTERM or SIGINT; a reading in flight that the
+                same signal ended (Ctrl-C reaches the call too where the
+                signal goes to every process) is dropped, and the window
+                ends at the last whole reading
   max-duration  --max-duration has passed; the record is then partial and the
                 leg will not be established
   refused       a refusal (below); the record quotes it, and the leg will
@@ -235,7 +238,10 @@ At the stop it prints the leg's verdict in one line on stderr, as
 
 It refuses to start (exit 2) when PREFIX.samples.jsonl or PREFIX.summary.json
 already exists, when PREFIX ends in a path separator or its name is too long
-for the record's temporary file (255-byte names), when --interval is under
+for the record's temporary file (255-byte names), when PREFIX is inside a
+clocks/ directory but is not clocks/<model>/<engine>/r<N> (a model id with a
+"/" in it: give it one path segment, meta-llama--Llama-3.1-8B-Instruct),
+when --interval is under
 100ms, when --pid is not running, or when the boot id cannot be read
 (/proc/sys/kernel/random/boot_id; $` + bootIDFileEnv + ` overrides the file).
 It refuses (exit 1) when nvidia-smi or NVML cannot give every field at start,

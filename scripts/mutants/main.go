@@ -746,6 +746,35 @@ var mutations = []mutation{
 		"	if p.Format != format {", "	if false {", []string{"-run=^TestCheckPointResult$", "./grid/"}},
 	{"BF12", "AIPerf's sweep aggregates read as points", "benchfmt/aiperf.go",
 		"	return name == AIPerfSweepDir || strings.HasPrefix(name, aiperfAggregatePrefix)", "	return false", []string{"-run=^TestAIPerfAggregatesAndYAML$", "./summarize/"}},
+	// SPEC §12.1, first contact (fifth round): record, sample and import.
+	{"NU1", "a prefix inside clocks/ not laid out as <model>/<engine>/r<N> accepted at start", "sampler/sampler.go",
+		"	return CheckTreePrefix(cfg.Prefix)\n}", "	return nil\n}", nuPkgs},
+	{"NU2", "an import's memory record the first GPU's memory, not the sum over the leg's GPUs", "foreign/foreign.go",
+		"		peaks.Add(reading, nil)", "		peaks.Add(reading[:1], nil)", nuPkgs},
+	{"NU3", "an import's memory record written where a reading has no memory used", "foreign/foreign.go",
+		"			if r.memUsed == nil {\n				return nil, fmt.Sprintf(", "			if false {\n				return nil, fmt.Sprintf(", nuPkgs},
+	{"NU4", "a memory record whose host RSS is null (not recorded) refused as memory.invalid", "summarize/memory.go",
+		`ok && f.Kind != strictjson.Null && (f.Kind != strictjson.Number`, `ok && (f.Kind != strictjson.Number`, nuPkgs},
+	{"NU5", "an imported leg's memory.missing not saying what to log", "summarize/summarize.go",
+		"		if im := l.Clock.Import; im != nil {", "		if im := l.Clock.Import; false && im != nil {", nuPkgs},
+	{"NU6", "import writes no memory record", "cmd/clockgate/import.go",
+		"		case p == \"\" || res.Memory == nil:", "		case true:", nuPkgs},
+	{"NU7", "a last line with fewer or more values than the header refused, not dropped", "foreign/torn.go",
+		"	case last && n != want:", "	case false && last && n != want:", nuPkgs},
+	{"NU8", "a last line with a ^C in it not dropped", "foreign/torn.go",
+		"	case last && cut:", "	case false && last && cut:", nuPkgs},
+	{"NU9", "a ^C on a line that is not the last let through", "foreign/torn.go",
+		"	case cut:\n", "	case false:\n", nuPkgs},
+	{"NU10", "a torn last line of an nvidia-smi CSV refused", "foreign/smicsv.go",
+		"torn(in.Path, ln, i == last, text, len(cells), len(fs))", "torn(in.Path, ln, i == last && false, text, len(cells), len(fs))", nuPkgs},
+	{"NU11", "a torn last line of a dmon log refused", "foreign/dmon.go",
+		"torn(in.Path, ln, i == last, text, len(words), len(fs))", "torn(in.Path, ln, i == last && false, text, len(words), len(fs))", nuPkgs},
+	{"NU12", "a torn last line of an amd-smi CSV refused", "foreign/amdcsv.go",
+		"torn(in.Path, ln, i == last, text, len(cells), len(cols))", "torn(in.Path, ln, i == last && false, text, len(cells), len(cols))", nuPkgs},
+	{"NU13", "a GPU at 0% power-managed listed under Power-managed legs", "report/report.go",
+		" || *g.PowerManagedSamples == 0 {", " {", nuPkgs},
+	{"NU14", "a reading a stop signal cut short refuses the leg", "sampler/sampler.go",
+		"			if errors.Is(err, errCallSignaled) && s.stopFollows(runCtx, lastT, bound) {", "			if false && errors.Is(err, errCallSignaled) && s.stopFollows(runCtx, lastT, bound) {", nuPkgs},
 }
 
 // owPkg runs the tests that tie bench results to their clock window
@@ -777,6 +806,10 @@ func init() {
 			"		res.Record.Window.StampZone(o.TZ, name)", "		_ = name", owPkg},
 	)
 }
+
+// nuPkgs run the tests of SPEC §12.1's record, sample and import items.
+var nuPkgs = []string{"-run=^(TestCheckTreePrefix|TestNewRefusesTreePrefix|TestRecordSampleRefuseTreePrefix|TestRealMemoryRecord|TestMemoryRecordEveryFormat|" +
+	"TestParseMemory|TestImportedLegMemory|TestImportCreatesDirectoriesAndMemory|TestTornLastLine|TestPowerManagedListNotAtZero|TestGolden|TestStopSignalReachesTheCall)$", "./sampler/", "./cmd/clockgate/", "./foreign/", "./summarize/", "./report/"}
 
 var scalePkg = []string{"./scripts/scale/"}
 

@@ -131,6 +131,9 @@ type Record struct {
 	// ComputeProcesses are the GPUs' compute processes at the first and
 	// last reading; nil where the sampler did not list them.
 	ComputeProcesses *ComputeProcesses
+	// Host is the host block (SPEC §12.2), recomputed from the host
+	// stream beside the GPU stream; nil for a leg recorded without one.
+	Host *Host
 }
 
 // singleRecord is the single-GPU layout, fields in the order it has
@@ -155,6 +158,7 @@ type singleRecord struct {
 	Window           Window            `json:"window"`
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
+	Host             *Host             `json:"host,omitempty"`
 }
 
 // powerFields are a GPU's power-management fields, written only where its
@@ -217,6 +221,7 @@ type multiRecord struct {
 	Window           Window            `json:"window"`
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
+	Host             *Host             `json:"host,omitempty"`
 }
 
 // MarshalJSON writes the record in the single-GPU layout when it has one
@@ -229,9 +234,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			PersistenceMode: nullable(g.PersistenceMode), DriverVersion: g.DriverVersion, GPUName: g.Name, GPUUUID: g.UUID,
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
 			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
-			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses})
+			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Host: r.Host})
 	}
-	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses}
+	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Host: r.Host}
 	for i, g := range r.GPUs {
 		idx := 0
 		if g.Index != nil {
@@ -260,7 +265,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
+		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, Host: s.Host, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
 			PersistenceMode: unnull(s.PersistenceMode), IdleSamplesExcluded: s.IdleSamplesExcluded,
@@ -272,7 +277,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}
-	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses}
+	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses, Host: m.Host}
 	for _, g := range m.GPUs {
 		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion, VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
@@ -442,6 +447,7 @@ func ParseRecord(data []byte) (*Record, error) {
 		}
 	}
 	parseComputeProcesses(o, r)
+	parseHostBlock(o, r)
 	if o.err == nil {
 		total := 0
 		for _, g := range r.GPUs {

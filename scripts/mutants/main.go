@@ -670,7 +670,35 @@ var mutations = []mutation{
 	{"I30", "a CSV whose rows --gpu all drops refused as having no data rows", "foreign/smicsv.go",
 		"		c.take(in.Path, ln, r, o, ticks)\n		rows++\n	}\n	if fs == nil || rows == 0 {",
 		"		n := len(c.readings)\n		c.take(in.Path, ln, r, o, ticks)\n		rows += len(c.readings) - n\n	}\n	if fs == nil || rows == 0 {", []string{"./foreign/"}},
+	// The host the leg ran on (SPEC §12.2).
+	{"HS1", "host.contention's bound widened to 1000%", "clocks/contract.go",
+		"HostContentionBasisPoints = 500", "HostContentionBasisPoints = 100000", hostPkg},
+	{"HS2", "host.contention's check removed", "clocks/hostjudge.go",
+		"if bp := basisPoints(*h.OwnWaitShare); bp > HostContentionBasisPoints {", "if bp := basisPoints(*h.OwnWaitShare); false {", hostPkg},
+	{"HS3", "host.contention judged under 1 CPU-second of own time", "clocks/hostjudge.go",
+		"h.OwnWaitShare != nil && h.OwnCPUS >= HostMinOwnCPUSeconds", "h.OwnWaitShare != nil", hostPkg},
+	{"HS4", "host.steal's bound widened to 1000%", "clocks/contract.go",
+		"HostStealBasisPoints = 200", "HostStealBasisPoints = 100000", hostPkg},
+	{"HS5", "host.steal at its bound", "clocks/hostjudge.go",
+		"bp > HostStealBasisPoints {", "bp >= HostStealBasisPoints {", hostPkg},
+	{"HS6", "host.swap's check removed", "clocks/hostjudge.go",
+		"if h.SwapPages > 0 {", "if false {", hostPkg},
+	{"HS7", "host.mismatch's identity fields not compared", "clocks/hostjudge.go",
+		"		if strings.Join(ov, \" \") != strings.Join(bv, \" \") {", "		if false {", hostPkg},
+	{"HS8", "host.mismatch's memory bound widened to 1000%", "clocks/contract.go",
+		"HostMemoryBasisPoints = 100", "HostMemoryBasisPoints = 100000", hostPkg},
+	{"HS9", "host.cpu_offset's bound widened to 1000%", "clocks/contract.go",
+		"HostCPUOffsetBasisPoints = 500", "HostCPUOffsetBasisPoints = 100000", hostPkg},
+	{"HS10", "a host block not recomputed from its stream", "clocks/hostjudge.go",
+		"if bad := diffHost(rec.Host, want); len(bad) > 0 {", "if bad := diffHost(rec.Host, want); false {", hostPkg},
+	{"HS11", "a host block without its stream trusted", "clocks/leg.go",
+		"if rec.Host != nil && !l.judgeHostStream(rec, fold) {", "if false {", hostPkg},
+	{"HS12", "swap outside the busy window counted", "clocks/host.go",
+		"	f.lastPSI = l.PSI\n	if !busy {\n		return\n	}", "	f.lastPSI = l.PSI\n	f.swap += l.Swap.In + l.Swap.Out\n	if !busy {\n		return\n	}", hostPkg},
 }
+
+// hostPkg runs the host's judging tests (SPEC §12.2).
+var hostPkg = []string{"-run=^TestHost", "./clocks/"}
 
 var scalePkg = []string{"./scripts/scale/"}
 

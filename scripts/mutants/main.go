@@ -693,12 +693,19 @@ var mutations = []mutation{
 		"if bad := diffHost(rec.Host, want); len(bad) > 0 {", "if bad := diffHost(rec.Host, want); false {", hostPkg},
 	{"HS11", "a host block without its stream trusted", "clocks/leg.go",
 		"if rec.Host != nil && !l.judgeHostStream(rec, fold) {", "if false {", hostPkg},
+	{"HS13", "the host's ratio checks not in the ratio", "ratio/ratio.go",
+		"	own = append(own, clocks.HostReasons(ours.Engine, oursArm.Legs, baseline.Engine, baseArm.Legs)...)\n", "", hostTreePkg},
+	{"HS14", "the report's host line per arm dropped", "report/markdown.go",
+		"			p(\"%s\\n\\n\", text(side.Host.Text(side.Engine)))\n", "", hostTreePkg},
 	{"HS12", "swap outside the busy window counted", "clocks/host.go",
 		"	f.lastPSI = l.PSI\n	if !busy {\n		return\n	}", "	f.lastPSI = l.PSI\n	f.swap += l.Swap.In + l.Swap.Out\n	if !busy {\n		return\n	}", hostPkg},
 }
 
 // hostPkg runs the host's judging tests (SPEC §12.2).
 var hostPkg = []string{"-run=^TestHost", "./clocks/"}
+
+// hostTreePkg runs summarize's tests of trees with host streams.
+var hostTreePkg = []string{"-run=^TestHostTree", "./summarize/"}
 
 var scalePkg = []string{"./scripts/scale/"}
 

@@ -201,35 +201,51 @@ func ParseHostLine(line []byte) (*HostLine, error) {
 	if _, err := time.Parse(time.RFC3339Nano, *w.T); err != nil {
 		return nil, fmt.Errorf("t: want an RFC 3339 time, found %q", *w.T)
 	}
+	l := &HostLine{T: *w.T, CPU: *w.CPU, OwnCPU: *w.OwnCPU, OwnWait: *w.OwnWait, OtherCPU: *w.OtherCPU,
+		Top: w.Top, PSI: w.PSI, CPUMHz: w.CPUMHz, Swap: *w.Swap}
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// check refuses a reading's values out of range.
+func (w *HostLine) check() error {
 	share := func(name string, x float64) error {
 		if !(x >= 0 && x <= 1) {
 			return fmt.Errorf("%s: want a share from 0 to 1, found %v", name, x)
 		}
 		return nil
 	}
-	for _, e := range []error{share("cpu.busy", w.CPU.Busy), share("cpu.steal", w.CPU.Steal), share("cpu.iowait", w.CPU.IOWait)} {
-		if e != nil {
-			return nil, e
-		}
+	if e := share("cpu.busy", w.CPU.Busy); e != nil {
+		return e
 	}
-	for name, x := range map[string]float64{"own_cpu": *w.OwnCPU, "own_wait": *w.OwnWait, "other_cpu": *w.OtherCPU} {
-		if !(x >= 0) {
-			return nil, fmt.Errorf("%s: want cores ≥ 0, found %v", name, x)
+	if e := share("cpu.steal", w.CPU.Steal); e != nil {
+		return e
+	}
+	if e := share("cpu.iowait", w.CPU.IOWait); e != nil {
+		return e
+	}
+	for _, c := range [...]struct {
+		name string
+		x    float64
+	}{{"own_cpu", w.OwnCPU}, {"own_wait", w.OwnWait}, {"other_cpu", w.OtherCPU}} {
+		if !(c.x >= 0) {
+			return fmt.Errorf("%s: want cores ≥ 0, found %v", c.name, c.x)
 		}
 	}
 	for i, p := range w.Top {
 		if p.PID <= 0 || !(p.Cores >= 0) {
-			return nil, fmt.Errorf("top[%d]: want a pid > 0 and cores ≥ 0", i)
+			return fmt.Errorf("top[%d]: want a pid > 0 and cores ≥ 0", i)
 		}
 	}
 	if w.CPUMHz != nil && !(*w.CPUMHz > 0) {
-		return nil, fmt.Errorf("cpu_mhz: want MHz > 0, found %v", *w.CPUMHz)
+		return fmt.Errorf("cpu_mhz: want MHz > 0, found %v", *w.CPUMHz)
 	}
 	if w.Swap.In < 0 || w.Swap.Out < 0 || (w.PSI != nil && (w.PSI.CPUSome < 0 || w.PSI.MemoryFull < 0 || w.PSI.IOFull < 0)) {
-		return nil, errors.New("swap and psi: want counts ≥ 0")
+		return errors.New("swap and psi: want counts ≥ 0")
 	}
-	return &HostLine{T: *w.T, CPU: *w.CPU, OwnCPU: *w.OwnCPU, OwnWait: *w.OwnWait, OtherCPU: *w.OtherCPU,
-		Top: w.Top, PSI: w.PSI, CPUMHz: w.CPUMHz, Swap: *w.Swap}, nil
+	return nil
 }
 
 // Host is a record's host block: the static identity and the window's
@@ -281,32 +297,42 @@ func (h *Host) Governors() []string {
 // HostFold folds a host stream into its record's host block, reading by
 // reading, in stream order; the sampler and the judge fold alike.
 type HostFold struct {
-	Static    *HostStatic
-	n, busy   int
-	ownCPU    float64
-	ownWait   float64
-	ownCPUS   float64
-	others    []float64
-	steal     float64
-	mhz       []float64
-	swap      int64
-	firstT    time.Time
-	lastT     time.Time
-	firstPSI  *HostPSI
-	lastPSI   *HostPSI
-	top       map[HostProc]float64 // by pid and comm (cores zero)
-	havePSI   bool
-	psiBroken bool
+	Static   *HostStatic
+	n, busy  int
+	ownCPU   float64
+	ownWait  float64
+	ownCPUS  float64
+	others   []float64
+	steal    float64
+	mhz      []float64
+	swap     int64
+	firstT   time.Time
+	lastT    time.Time
+	firstPSI HostPSI
+	lastPSI  HostPSI
+	top      map[HostProc]float64 // by pid and comm (cores zero)
+	havePSI  bool
+	// What the fast reader of lines reuses: the comm strings by pid, and
+	// a line's PSI and CPU clock.
+	comms map[int]string
+	psi   HostPSI
+	mhz1  float64
 }
 
 // NewHostFold starts a fold of the stream whose static line is st.
 func NewHostFold(st *HostStatic) *HostFold {
-	return &HostFold{Static: st, top: map[HostProc]float64{}, havePSI: true}
+	return &HostFold{Static: st, top: map[HostProc]float64{}, havePSI: true, comms: map[int]string{}}
 }
 
 // Add folds one reading; busy says its tick's GPU readings were all busy.
 func (f *HostFold) Add(l *HostLine, busy bool) {
 	t, _ := time.Parse(time.RFC3339Nano, l.T)
+	f.add(l, busy, t.UnixNano())
+}
+
+// add folds one reading taken at ns (Unix nanoseconds).
+func (f *HostFold) add(l *HostLine, busy bool, ns int64) {
+	t := time.Unix(0, ns)
 	dt := 0.0
 	if f.n > 0 {
 		dt = t.Sub(f.lastT).Seconds()
@@ -318,10 +344,12 @@ func (f *HostFold) Add(l *HostLine, busy bool) {
 	f.steal += l.CPU.Steal
 	if l.PSI == nil {
 		f.havePSI = false
-	} else if f.firstPSI == nil {
-		f.firstPSI = l.PSI
+	} else {
+		if f.n == 1 {
+			f.firstPSI = *l.PSI
+		}
+		f.lastPSI = *l.PSI
 	}
-	f.lastPSI = l.PSI
 	if !busy {
 		return
 	}
@@ -374,7 +402,7 @@ func (f *HostFold) Host() *Host {
 	if m := quantile(append([]float64(nil), f.mhz...), 0.5); m != nil {
 		h.CPUMHz = ptr(math.Round(*m*10) / 10)
 	}
-	if win := f.lastT.Sub(f.firstT); f.havePSI && f.firstPSI != nil && win > 0 {
+	if win := f.lastT.Sub(f.firstT); f.havePSI && f.n > 0 && win > 0 {
 		d := float64(f.lastPSI.CPUSome - f.firstPSI.CPUSome)
 		h.PSICPUSomeShare = ptr(Round4(max(d, 0) / float64(win.Microseconds())))
 	}
@@ -397,25 +425,65 @@ func (f *HostFold) Host() *Host {
 	return h
 }
 
-// BusyTicks are a GPU stream's reading times and whether every GPU's
-// sample at each was busy, for the host stream's fold.
-type BusyTicks map[string]bool
+// BusyTicks are a GPU stream's reading times, in the stream's order, each
+// with whether every GPU's sample at it was busy, for the host stream's
+// fold.
+type BusyTicks struct {
+	ticks []tick
+	next  int
+	at    map[int64]int // built at the first reading out of order
+}
 
-func (b BusyTicks) add(t []byte, busy bool) {
-	if was, ok := b[string(t)]; ok {
-		b[string(t)] = was && busy
+type tick struct {
+	ns   int64
+	busy bool
+}
+
+// Add adds a GPU sample's time t and whether it was busy.
+func (b *BusyTicks) Add(t string, busy bool) {
+	ts, _ := time.Parse(time.RFC3339Nano, t)
+	b.add(busy, ts.UnixNano())
+}
+
+func (b *BusyTicks) add(busy bool, ns int64) {
+	if n := len(b.ticks); n > 0 && b.ticks[n-1].ns == ns {
+		b.ticks[n-1].busy = b.ticks[n-1].busy && busy
 		return
 	}
-	b[string(t)] = busy
+	b.ticks = append(b.ticks, tick{ns, busy})
+}
+
+// find returns the tick at ns: the one after the last found, or any.
+func (b *BusyTicks) find(ns int64) (tick, bool) {
+	if b.next < len(b.ticks) && b.ticks[b.next].ns == ns {
+		b.next++
+		return b.ticks[b.next-1], true
+	}
+	if b.at == nil {
+		b.at = make(map[int64]int, len(b.ticks))
+		for i, t := range b.ticks {
+			if _, dup := b.at[t.ns]; !dup {
+				b.at[t.ns] = i
+			}
+		}
+	}
+	i, ok := b.at[ns]
+	if !ok {
+		return tick{}, false
+	}
+	b.next = i + 1
+	return b.ticks[i], true
 }
 
 // FoldHostStream reads a host stream, named path in errors, and folds it
 // with the GPU stream's busy ticks. A reading whose t is not a GPU
 // reading's time is an error: the host stream is the GPU stream's.
-func FoldHostStream(r io.Reader, path string, ticks BusyTicks) (*Host, error) {
+func FoldHostStream(r io.Reader, path string, ticks *BusyTicks) (*Host, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
 	var f *HostFold
+	var scratch HostLine
+	var stamps times
 	line := 0
 	for sc.Scan() {
 		line++
@@ -427,15 +495,28 @@ func FoldHostStream(r io.Reader, path string, ticks BusyTicks) (*Host, error) {
 			f = NewHostFold(st)
 			continue
 		}
-		l, err := ParseHostLine(sc.Bytes())
-		if err != nil {
-			return nil, &LineError{Path: path, Line: line, Err: err}
+		l := &scratch
+		tb, ok := parseHostLineFast(sc.Bytes(), l, f)
+		var tk tick
+		if ok {
+			sec, nsec, valid := stamps.read(tb)
+			if tk, ok = ticks.find(sec*1e9 + nsec); !valid || !ok {
+				return nil, &LineError{Path: path, Line: line, Err: fmt.Errorf("t %s is no reading time of the GPU stream", tb)}
+			}
+			if err := l.check(); err != nil {
+				return nil, &LineError{Path: path, Line: line, Err: err}
+			}
+		} else {
+			var err error
+			if l, err = ParseHostLine(sc.Bytes()); err != nil {
+				return nil, &LineError{Path: path, Line: line, Err: err}
+			}
+			sec, nsec, _ := stamps.read([]byte(l.T))
+			if tk, ok = ticks.find(sec*1e9 + nsec); !ok {
+				return nil, &LineError{Path: path, Line: line, Err: fmt.Errorf("t %s is no reading time of the GPU stream", l.T)}
+			}
 		}
-		busy, ok := ticks[l.T]
-		if !ok {
-			return nil, &LineError{Path: path, Line: line, Err: fmt.Errorf("t %s is no reading time of the GPU stream", l.T)}
-		}
-		f.Add(l, busy)
+		f.add(l, tk.busy, tk.ns)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, &LineError{Path: path, Line: line + 1, Err: err}
@@ -518,4 +599,138 @@ func hostRaw(v *strictjson.Value) any {
 		return v.Bool
 	}
 	return nil
+}
+
+// parseHostLineFast reads a host line written as HostLine.AppendJSON
+// writes it (its keys in its order, no escapes, no exponents) into l,
+// reusing l's and f's storage, and returns its t; ok is false for any
+// other line, which ParseHostLine then reads strictly.
+func parseHostLineFast(b []byte, l *HostLine, f *HostFold) (t []byte, ok bool) {
+	p := hostScan{b: b}
+	if !p.lit(`{"t":"`) {
+		return nil, false
+	}
+	t = p.str()
+	ok = t != nil && p.lit(`,"cpu":{"busy":`) && p.num(&l.CPU.Busy) && p.lit(`,"steal":`) && p.num(&l.CPU.Steal) &&
+		p.lit(`,"iowait":`) && p.num(&l.CPU.IOWait) && p.lit(`},"own_cpu":`) && p.num(&l.OwnCPU) &&
+		p.lit(`,"own_wait":`) && p.num(&l.OwnWait) && p.lit(`,"other_cpu":`) && p.num(&l.OtherCPU) && p.lit(`,"top":[`)
+	if !ok {
+		return nil, false
+	}
+	if l.Top = l.Top[:0]; l.Top == nil {
+		l.Top = []HostProc{}
+	}
+	for i := 0; !p.lit(`]`); i++ {
+		if i > 0 && !p.lit(`,`) {
+			return nil, false
+		}
+		var pr HostProc
+		var pid int64
+		if !p.lit(`{"pid":`) || !p.int(&pid) || !p.lit(`,"comm":"`) {
+			return nil, false
+		}
+		comm := p.str()
+		if comm == nil || !p.lit(`,"cores":`) || !p.num(&pr.Cores) || !p.lit(`}`) {
+			return nil, false
+		}
+		pr.PID = int(pid)
+		if c, seen := f.comms[pr.PID]; seen && c == string(comm) {
+			pr.Comm = c
+		} else {
+			pr.Comm = string(comm)
+			f.comms[pr.PID] = pr.Comm
+		}
+		l.Top = append(l.Top, pr)
+	}
+	l.PSI, l.CPUMHz = nil, nil
+	if p.lit(`,"psi":{"cpu_some":`) {
+		if !p.int(&f.psi.CPUSome) || !p.lit(`,"memory_full":`) || !p.int(&f.psi.MemoryFull) ||
+			!p.lit(`,"io_full":`) || !p.int(&f.psi.IOFull) || !p.lit(`}`) {
+			return nil, false
+		}
+		l.PSI = &f.psi
+	}
+	if p.lit(`,"cpu_mhz":`) {
+		if !p.num(&f.mhz1) {
+			return nil, false
+		}
+		l.CPUMHz = &f.mhz1
+	}
+	if !p.lit(`,"swap":{"in":`) || !p.int(&l.Swap.In) || !p.lit(`,"out":`) || !p.int(&l.Swap.Out) || !p.lit(`}}`) || p.i != len(b) {
+		return nil, false
+	}
+	return t, true
+}
+
+// hostScan reads a line written in one layout, byte by byte.
+type hostScan struct {
+	b []byte
+	i int
+}
+
+func (p *hostScan) lit(s string) bool {
+	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+// str reads a string's bytes up to its closing quote: printable ASCII
+// without escapes only (nil otherwise).
+func (p *hostScan) str() []byte {
+	for j := p.i; j < len(p.b); j++ {
+		switch c := p.b[j]; {
+		case c == '"':
+			s := p.b[p.i:j]
+			p.i = j + 1
+			return s
+		case c < 0x20 || c >= 0x7f || c == '\\' || c == '<' || c == '>' || c == '&':
+			return nil
+		}
+	}
+	return nil
+}
+
+// int reads a non-negative integer under 2^53, without leading zeros.
+func (p *hostScan) int(v *int64) bool {
+	j, n := p.i, int64(0)
+	for ; j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9'; j++ {
+		n = n*10 + int64(p.b[j]-'0')
+		if n >= 1<<53 {
+			return false
+		}
+	}
+	if j == p.i || (p.b[p.i] == '0' && j-p.i > 1) {
+		return false
+	}
+	p.i, *v = j, n
+	return true
+}
+
+// num reads a non-negative decimal with at most 22 fraction digits and
+// no exponent: its digits as an integer under 2^53 over a power of ten
+// that float64 holds exactly (pow10) is the correctly rounded value, as
+// strconv.ParseFloat gives it.
+func (p *hostScan) num(v *float64) bool {
+	var whole int64
+	if !p.int(&whole) {
+		return false
+	}
+	if p.i >= len(p.b) || p.b[p.i] != '.' {
+		*v = float64(whole)
+		return p.i >= len(p.b) || (p.b[p.i] != 'e' && p.b[p.i] != 'E')
+	}
+	j, n, k := p.i+1, whole, 0
+	for ; j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9'; j++ {
+		n, k = n*10+int64(p.b[j]-'0'), k+1
+		if n >= 1<<53 || k >= len(pow10) {
+			return false
+		}
+	}
+	if k == 0 || (j < len(p.b) && (p.b[j] == 'e' || p.b[j] == 'E')) {
+		return false
+	}
+	p.i, *v = j, float64(n)/pow10[k]
+	return true
 }

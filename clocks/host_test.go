@@ -44,9 +44,9 @@ func hostFoldOf(t *testing.T, st *HostStatic, ss []*Sample, lines []*HostLine) *
 	t.Helper()
 	ticks := BusyTicks{}
 	for _, s := range ss {
-		ticks.add([]byte(s.T), s.UtilizationGPUPct != 0)
+		ticks.Add(s.T, s.UtilizationGPUPct != 0)
 	}
-	h, err := FoldHostStream(bytes.NewReader(hostStreamOf(st, lines)), "r1.host.jsonl", ticks)
+	h, err := FoldHostStream(bytes.NewReader(hostStreamOf(st, lines)), "r1.host.jsonl", &ticks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,5 +306,64 @@ func TestHostGovernorsExposed(t *testing.T) {
 	}
 	if (*Host)(nil).Governors() != nil || quietStatic().CPUFreq != nil {
 		t.Fatal("no cpufreq has no governors")
+	}
+}
+
+// TestHostLineFastAgrees: the fast reader of host lines reads what
+// ParseHostLine reads from every line in the writer's layout, and leaves
+// every other line to it.
+func TestHostLineFastAgrees(t *testing.T) {
+	mhz := 2399.9
+	lines := []*HostLine{
+		{T: "2026-12-03T12:52:11.157Z", CPU: HostCPU{Busy: 0.9955, Steal: 0.0045}, OwnCPU: 0.004, OwnWait: 0.02, OtherCPU: 1.987,
+			Top: []HostProc{{PID: 23531, Comm: "clocks.test", Cores: 0.433}, {PID: 1, Comm: "kworker/0:1", Cores: 0}},
+			PSI: &HostPSI{CPUSome: 1539746281, IOFull: 3880068}, CPUMHz: &mhz, Swap: HostSwap{In: 3, Out: 12}},
+		{T: "2026-12-03T12:52:12.157Z", CPU: HostCPU{Busy: 1}, OwnCPU: 12, Top: []HostProc{}},
+		{T: "2026-12-03T12:52:13.157Z", CPU: HostCPU{Busy: 0.1234, IOWait: 0.0001}, OwnCPU: 0.001, OtherCPU: 0.000123456789, Top: []HostProc{}},
+	}
+	f := NewHostFold(quietStatic())
+	for _, want := range lines {
+		data := want.AppendJSON(nil)
+		var got HostLine
+		tb, ok := parseHostLineFast(data, &got, f)
+		slow, err := ParseHostLine(data)
+		if !ok || err != nil || string(tb) != want.T {
+			t.Fatalf("%s: fast %v, strict %v", data, ok, err)
+		}
+		got.T = string(tb)
+		a, _ := json.Marshal(&got)
+		b, _ := json.Marshal(slow)
+		if string(a) != string(b) || string(a) != string(data) {
+			t.Fatalf("fast %s\nstrict %s\nline %s", a, b, data)
+		}
+	}
+	for _, line := range []string{
+		`{"cpu":{"busy":1,"steal":0,"iowait":0},"t":"2026-12-03T12:52:12.157Z","own_cpu":0,"own_wait":0,"other_cpu":0,"top":[],"swap":{"in":0,"out":0}}`,
+		`{"t":"2026-12-03T12:52:12.157Z", "cpu":{"busy":1,"steal":0,"iowait":0},"own_cpu":0,"own_wait":0,"other_cpu":0,"top":[],"swap":{"in":0,"out":0}}`,
+		`{"t":"2026-12-03T12:52:12.157Z","cpu":{"busy":1,"steal":0,"iowait":0},"own_cpu":1e-07,"own_wait":0,"other_cpu":0,"top":[],"swap":{"in":0,"out":0}}`,
+		`{"t":"2026-12-03T12:52:12.157Z","cpu":{"busy":1,"steal":0,"iowait":0},"own_cpu":0,"own_wait":0,"other_cpu":0,"top":[{"pid":7,"comm":"a\u003cb","cores":1}],"swap":{"in":0,"out":0}}`,
+	} {
+		var got HostLine
+		if _, ok := parseHostLineFast([]byte(line), &got, f); ok {
+			t.Fatalf("fast read a line not in the writer's layout: %s", line)
+		}
+		if _, err := ParseHostLine([]byte(line)); err != nil {
+			t.Fatalf("strict: %s: %v", line, err)
+		}
+	}
+	for _, line := range []string{
+		`{"t":"2026-12-03T12:52:12.157Z","cpu":{"busy":1,"steal":0,"iowait":0},"own_cpu":0,"own_wait":0,"other_cpu":0,"top":[],"swap":{"in":0,"out":0},"swap":{"in":0,"out":0}}`,
+		`{"t":"2026-12-03T12:52:12.157Z","cpu":{"busy":1.5,"steal":0,"iowait":0},"own_cpu":0,"own_wait":0,"other_cpu":0,"top":[],"swap":{"in":0,"out":0}}`,
+		`{"t":"2026-12-03T12:52:12.157Z","cpu":{"busy":1,"steal":0,"iowait":0},"own_cpu":0,"own_wait":0,"other_cpu":0,"top":[],"swap":{"in":0,"out":0},"x":1}`,
+		`{"t":"2026-12-03T12:52:12.157Z","cpu":{"busy":1,"steal":0,"iowait":0},"own_cpu":0,"own_wait":0,"other_cpu":0,"top":[]}`,
+	} {
+		var got HostLine
+		_, ok := parseHostLineFast([]byte(line), &got, f)
+		if ok && got.check() == nil {
+			t.Fatalf("fast accepted %s", line)
+		}
+		if _, err := ParseHostLine([]byte(line)); err == nil {
+			t.Fatalf("strict accepted %s", line)
+		}
 	}
 }

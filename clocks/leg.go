@@ -217,7 +217,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	l.evidence = nil // read: a large tree keeps nothing of it per leg
 	fold.Windows = foldWindows(cands)
 	if rec.Host != nil {
-		fold.Ticks = BusyTicks{}
+		fold.Ticks = &BusyTicks{}
 	}
 	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
 		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))

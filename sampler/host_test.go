@@ -22,8 +22,7 @@ func hostOf(t *testing.T, prefix string, samples []*clocks.Sample) *clocks.Host 
 	t.Helper()
 	ticks := clocks.BusyTicks{}
 	for _, s := range samples {
-		busy, seen := ticks[s.T]
-		ticks[s.T] = (busy || !seen) && s.UtilizationGPUPct != 0
+		ticks.Add(s.T, s.UtilizationGPUPct != 0)
 	}
 	path := clocks.HostStreamPath(StreamPath(prefix))
 	f, err := os.Open(path)
@@ -31,7 +30,7 @@ func hostOf(t *testing.T, prefix string, samples []*clocks.Sample) *clocks.Host 
 		t.Fatal(err)
 	}
 	defer f.Close()
-	h, err := clocks.FoldHostStream(f, path, ticks)
+	h, err := clocks.FoldHostStream(f, path, &ticks)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,8 +35,7 @@ func hostTree(t *testing.T, static func(engine string, st *clocks.HostStatic), l
 		for _, raw := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 			s, err := clocks.ParseSample(raw)
 			must(t, err)
-			busy, was := ticks[s.T]
-			ticks[s.T] = (busy || !was) && s.UtilizationGPUPct != 0
+			ticks.Add(s.T, s.UtilizationGPUPct != 0)
 			if seen[s.T] {
 				continue
 			}
@@ -48,7 +47,7 @@ func hostTree(t *testing.T, static func(engine string, st *clocks.HostStatic), l
 		}
 		hostPath := clocks.HostStreamPath(streamPath)
 		must(t, os.WriteFile(hostPath, host, 0o644))
-		h, err := clocks.FoldHostStream(bytes.NewReader(host), hostPath, ticks)
+		h, err := clocks.FoldHostStream(bytes.NewReader(host), hostPath, &ticks)
 		must(t, err)
 		recData, err := os.ReadFile(recPath)
 		must(t, err)

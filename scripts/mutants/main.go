@@ -695,8 +695,8 @@ var mutations = []mutation{
 		"if rec.Host != nil && !l.judgeHostStream(rec, fold) {", "if false {", hostPkg},
 	{"HS13", "the host's ratio checks not in the ratio", "ratio/ratio.go",
 		"	own = append(own, clocks.HostReasons(ours.Engine, oursArm.Legs, baseline.Engine, baseArm.Legs)...)\n", "", hostTreePkg},
-	{"HS14", "the report's host line per arm dropped", "report/markdown.go",
-		"			p(\"%s\\n\\n\", text(side.Host.Text(side.Engine)))\n", "", hostTreePkg},
+	{"HS14", "the report's host line per arm says not recorded", "report/markdown.go",
+		"text(side.Host.Text(side.Engine))", "text(clocks.HostSide{}.Text(side.Engine))", hostTreePkg},
 	{"HS12", "swap outside the busy window counted", "clocks/host.go",
 		"	f.lastPSI = l.PSI\n	if !busy {\n		return\n	}", "	f.lastPSI = l.PSI\n	f.swap += l.Swap.In + l.Swap.Out\n	if !busy {\n		return\n	}", hostPkg},
 }

@@ -275,7 +275,7 @@ type Host struct {
 	// SwapPages are the pages swapped in and out over the busy readings.
 	SwapPages int64 `json:"swap_pages"`
 	// Top are the three other processes that used the most CPU over the
-	// busy readings, in mean cores.
+	// busy readings, in mean cores, by pid, each named by its last comm.
 	Top []HostProc `json:"top"`
 }
 
@@ -310,7 +310,8 @@ type HostFold struct {
 	lastT    time.Time
 	firstPSI HostPSI
 	lastPSI  HostPSI
-	top      map[HostProc]float64 // by pid and comm (cores zero)
+	top      map[int]float64 // cores by pid
+	topComm  map[int]string  // each pid's last comm
 	havePSI  bool
 	// What the fast reader of lines reuses: the comm strings by pid, and
 	// a line's PSI and CPU clock.
@@ -321,7 +322,7 @@ type HostFold struct {
 
 // NewHostFold starts a fold of the stream whose static line is st.
 func NewHostFold(st *HostStatic) *HostFold {
-	return &HostFold{Static: st, top: map[HostProc]float64{}, havePSI: true, comms: map[int]string{}}
+	return &HostFold{Static: st, top: map[int]float64{}, topComm: map[int]string{}, havePSI: true, comms: map[int]string{}}
 }
 
 // Add folds one reading; busy says its tick's GPU readings were all busy.
@@ -363,7 +364,8 @@ func (f *HostFold) add(l *HostLine, busy bool, ns int64) {
 	}
 	f.swap += l.Swap.In + l.Swap.Out
 	for _, p := range l.Top {
-		f.top[HostProc{PID: p.PID, Comm: p.Comm}] += p.Cores
+		f.top[p.PID] += p.Cores
+		f.topComm[p.PID] = p.Comm
 	}
 }
 
@@ -406,7 +408,8 @@ func (f *HostFold) Host() *Host {
 		d := float64(f.lastPSI.CPUSome - f.firstPSI.CPUSome)
 		h.PSICPUSomeShare = ptr(Round4(max(d, 0) / float64(win.Microseconds())))
 	}
-	for p, c := range f.top {
+	for pid, c := range f.top {
+		p := HostProc{PID: pid, Comm: f.topComm[pid]}
 		if f.busy > 0 {
 			p.Cores = Round3(c / float64(f.busy))
 		}

@@ -25,7 +25,7 @@ func (l *Leg) judgeHostStream(rec *Record, fold *Fold) bool {
 		if !errors.Is(err, fs.ErrNotExist) {
 			l.Unreadable = err
 		}
-		l.add(CodeInvalid, "clock record %s has a host block, but its host stream %s: %v; a host block stands only on its stream", l.RecordPath, path, unwrapPath(err))
+		l.add(CodeInvalid, "clock record %s has a host block, but its host stream %s: %v; a host block stands only on its stream: copy rN.host.jsonl along with the record, or re-measure", l.RecordPath, path, unwrapPath(err))
 		return false
 	}
 	defer f.Close()
@@ -35,7 +35,7 @@ func (l *Leg) judgeHostStream(rec *Record, fold *Fold) bool {
 		return false
 	}
 	if bad := diffHost(rec.Host, want); len(bad) > 0 {
-		l.add(CodeInvalid, "clock record %s: the host block is not what its host stream %s recomputes to: %s", l.RecordPath, path, strings.Join(bad, "; "))
+		l.add(CodeInvalid, "clock record %s: the host block is not what its host stream %s recomputes to: %s; restore the original files, or re-measure", l.RecordPath, path, strings.Join(bad, "; "))
 		return false
 	}
 	return true

@@ -157,14 +157,13 @@ func TestHostContentionRealBurner(t *testing.T) {
 }
 
 // TestHostQuietFixtureEstablished: the same leg without the burner, its
-// host read from the quiet fixture root, carries no reason.
+// host read from the quiet fixture root, carries no host reason.
 func TestHostQuietFixtureEstablished(t *testing.T) {
 	engine := burner(t, "engine", 1)
 	l := recordBusyLeg(t, engine.Process.Pid, "../host/testdata/cpufreq", 32)
+	// A loaded test machine may stretch a gap (clock.coverage): the
+	// host's codes are what this test is about.
 	wantNoHostCode(t, l.Reasons)
-	if len(l.Reasons) != 0 {
-		t.Fatalf("reasons %+v", l.Reasons)
-	}
 	h := l.Record.Host
 	if h.Name != "vm" || h.LogicalCPUs != 2 || h.CPUFreq == nil || strings.Join(h.CPUFreq.Governors, ",") != "powersave" || *h.CPUMHz != 1219.9 {
 		t.Fatalf("host block %+v", h)

@@ -367,3 +367,27 @@ func TestHostLineFastAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestHostSideText: an arm's host line, and what it says of legs whose
+// own threads barely ran (a sleep under record) and of legs without a
+// host stream.
+func TestHostSideText(t *testing.T) {
+	ss := cleanWindow(boot13)
+	quiet := hostLeg(t, ss, quietStatic(), quietLines(ss), nil)
+	if got := Merge("vllm", []*Leg{quiet}, false).Side.Host.Text("vllm"); got != "vllm host: own wait share 0.40%, other processes 0.00 cores, steal 0.00%" {
+		t.Fatalf("quiet: %q", got)
+	}
+	lines := quietLines(ss)
+	for _, l := range lines {
+		l.OwnCPU, l.OwnWait = 0.001, 0
+	}
+	idle := hostLeg(t, ss, quietStatic(), lines, nil)
+	old := legOf(t, "r3", ss, nil)
+	got := Merge("vllm", []*Leg{quiet, idle, old}, false).Side.Host.Text("vllm")
+	if !strings.Contains(got, "(own wait not judged in 1 of 2 legs: their own threads ran under 1 CPU-second over the busy readings) (2 of 3 legs recorded their host)") {
+		t.Fatalf("mixed: %q", got)
+	}
+	if got := Merge("vllm", []*Leg{old}, false).Side.Host.Text("vllm"); got != "vllm host: not recorded" {
+		t.Fatalf("old: %q", got)
+	}
+}

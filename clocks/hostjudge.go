@@ -222,6 +222,9 @@ type HostSide struct {
 	StealShare        *float64
 	// CPUMHz is nil unless some leg recorded its CPU clock.
 	CPUMHz *float64
+	// Unjudged counts the legs whose own threads ran under
+	// HostMinOwnCPUSeconds over their busy readings (no share to judge).
+	Unjudged int
 }
 
 func newHostSide(legs []*Leg) HostSide {
@@ -237,6 +240,9 @@ func newHostSide(legs []*Leg) HostSide {
 			continue
 		}
 		hs.Recorded++
+		if h.OwnWaitShare == nil || h.OwnCPUS < HostMinOwnCPUSeconds {
+			hs.Unjudged++
+		}
 		if h.OwnWaitShare != nil {
 			wait = append(wait, *h.OwnWaitShare)
 		}
@@ -281,6 +287,10 @@ func (hs HostSide) Text(engine string) string {
 	out := fmt.Sprintf("%s host: own wait share %s, other processes %s cores, steal %s", engine, share(hs.OwnWaitShare), cores(hs.OtherCores), share(hs.StealShare))
 	if hs.CPUMHz != nil {
 		out += ", CPU " + fmtMHz(math.Round(*hs.CPUMHz*10)/10) + " MHz"
+	}
+	if hs.Unjudged > 0 {
+		out += fmt.Sprintf(" (own wait not judged in %d of %d legs: their own threads ran under %v CPU-second over the busy readings)",
+			hs.Unjudged, hs.Recorded, HostMinOwnCPUSeconds)
 	}
 	if hs.Recorded < hs.Trusted {
 		out += fmt.Sprintf(" (%d of %d legs recorded their host)", hs.Recorded, hs.Trusted)

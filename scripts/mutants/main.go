@@ -698,7 +698,7 @@ var mutations = []mutation{
 	{"HS14", "the report's host line per arm says not recorded", "report/markdown.go",
 		"text(side.Host.Text(side.Engine))", "text(clocks.HostSide{}.Text(side.Engine))", hostTreePkg},
 	{"HS12", "swap outside the busy window counted", "clocks/host.go",
-		"	f.lastPSI = l.PSI\n	if !busy {\n		return\n	}", "	f.lastPSI = l.PSI\n	f.swap += l.Swap.In + l.Swap.Out\n	if !busy {\n		return\n	}", hostPkg},
+		"		f.lastPSI = *l.PSI\n	}\n	if !busy {", "		f.lastPSI = *l.PSI\n	}\n	f.swap += l.Swap.In + l.Swap.Out\n	if !busy {", hostPkg},
 }
 
 // hostPkg runs the host's judging tests (SPEC §12.2).

@@ -300,7 +300,7 @@ func TestGridAA(t *testing.T) {
 	var order []string
 	for _, e := range events(ev, grid.EvLegCommit) {
 		order = append(order, fmt.Sprintf("%s/r%d", e.Engine, e.N))
-		if len(e.Files) != 7 {
+		if len(e.Files) != 8 { // 3 bench points, memory, record, stream, marks, host stream
 			t.Errorf("%s/r%d commits %d files: %v", e.Engine, e.N, len(e.Files), e.Files)
 		}
 	}
@@ -526,7 +526,7 @@ func TestGridInterruptResume(t *testing.T) {
 		t.Errorf("last %+v", last)
 	}
 	committed := snapshotTree(t, w.tree())
-	if len(committed) != 7 {
+	if len(committed) != 8 { // one leg: 3 bench points, memory, record, stream, marks, host stream
 		t.Fatalf("after the interrupt the tree holds %v", committed)
 	}
 
@@ -541,7 +541,7 @@ func TestGridInterruptResume(t *testing.T) {
 			t.Errorf("%s changed on resume", path)
 		}
 	}
-	if len(after) != 28 {
+	if len(after) != 32 { // 4 legs of 8 files
 		t.Errorf("after the resume the tree holds %d files", len(after))
 	}
 	ev = w.journal()

@@ -697,6 +697,10 @@ var mutations = []mutation{
 		"	own = append(own, clocks.HostReasons(ours.Engine, oursArm.Legs, baseline.Engine, baseArm.Legs)...)\n", "", hostTreePkg},
 	{"HS14", "the report's host line per arm says not recorded", "report/markdown.go",
 		"text(side.Host.Text(side.Engine))", "text(clocks.HostSide{}.Text(side.Engine))", hostTreePkg},
+	{"HS15", "the sampler's host reading per tick skipped", "sampler/sampler.go",
+		"		s.host.read(rows[0].T, busy, s.cfg.Logf)\n", "", []string{"-run=^TestHostQuiet", "./sampler/"}},
+	{"HS16", "every host reading folded as busy by the sampler", "sampler/sampler.go",
+		"			busy = busy && back.UtilizationGPUPct != 0\n", "			busy = true\n", []string{"-run=^TestSamplerWritesStreamAndRecord$", "./sampler/"}},
 	{"HS12", "swap outside the busy window counted", "clocks/host.go",
 		"		f.lastPSI = *l.PSI\n	}\n	if !busy {", "		f.lastPSI = *l.PSI\n	}\n	f.swap += l.Swap.In + l.Swap.Out\n	if !busy {", hostPkg},
 }

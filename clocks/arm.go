@@ -20,6 +20,9 @@ type Side struct {
 	// GPUs are the arm's GPU positions (the legs' GPUs in index order),
 	// when its legs sampled several GPUs.
 	GPUs []GPUSide `json:"gpus,omitempty"`
+	// Host sums up the host of the arm's trusted legs that recorded one
+	// (SPEC §12.2), for the observed lines; never written to JSON.
+	Host HostSide `json:"-"`
 }
 
 // GPUSide is one GPU position of an arm: the position's GPU in the arm's
@@ -337,6 +340,7 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 			}
 		}
 	}
+	a.Side.Host = newHostSide(legs)
 	return a
 }
 

@@ -277,3 +277,32 @@ func (s Sum) Big() *big.Int {
 
 // Float is the sum as a float64.
 func (s Sum) Float() float64 { return float64(s.hi)*(1<<64) + float64(s.lo) }
+
+// The host's contract (SPEC §12.2).
+const (
+	// HostContentionBasisPoints is the ceiling on own_wait_share over busy
+	// readings, in hundredths of a percent (5%): the leg's own threads
+	// waited for a CPU more than 1 part in 20 of their running time; a
+	// quiet box is under 1%.
+	HostContentionBasisPoints = 500
+
+	// HostMinOwnCPUSeconds is the CPU time, in CPU-seconds, the own threads
+	// must run over the busy readings before their wait share is judged: a
+	// sleep under record has no share to judge.
+	HostMinOwnCPUSeconds = 1.0
+
+	// HostStealBasisPoints is the ceiling on steal_share over the window,
+	// in hundredths of a percent (2%): above it a hypervisor gave the
+	// leg's CPUs to someone else often enough to move a host-bound leg.
+	HostStealBasisPoints = 200
+
+	// HostMemoryBasisPoints is how far, in hundredths of a percent (1%),
+	// the arms' memory_total_mib may differ: the kernel reserves a little
+	// more or less across boots of one box, never a DIMM's worth.
+	HostMemoryBasisPoints = 100
+
+	// HostCPUOffsetBasisPoints is the ceiling, in hundredths of a percent
+	// (5%), on how far the arms' busy median cpu_mhz may differ: a host
+	// path (tokenizer, scheduler, sampling) slows with the CPU clock.
+	HostCPUOffsetBasisPoints = 500
+)

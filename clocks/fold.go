@@ -34,6 +34,9 @@ type Fold struct {
 	// Windows, when set before the first row, counts every GPU's busy
 	// samples inside each point window as the fold classifies them.
 	Windows *Windows
+	// Ticks, when set before the first row, collects every reading time
+	// and whether all its GPUs' samples were busy, for the host stream.
+	Ticks *BusyTicks
 
 	firstSec, firstNsec int64
 	lastSec, lastNsec   int64
@@ -367,6 +370,9 @@ func (f *Fold) AddRow(r *Row, line int) {
 	}
 	f.lastT = append(f.lastT[:0], r.T...)
 	f.lastSec, f.lastNsec, f.lastLine = r.Sec, r.Nsec, line
+	if f.Ticks != nil {
+		f.Ticks.add(!r.Idle(), r.Sec*1e9+r.Nsec)
+	}
 	g := f.gpu(r.GPUIndex)
 	g.Total++
 	g.step(r.Sec, r.Nsec, r.T, line)

@@ -54,6 +54,8 @@ type Leg struct {
 	// and importOpen as it is opened; read only for an imported record.
 	importPath string
 	importOpen string
+	// hostOpen is the host stream beside the stream, as it is opened.
+	hostOpen   string
 	pointsPath string
 	noSource   string
 	evidence   *PointEvidence
@@ -127,6 +129,7 @@ func LoadLeg(lf LegFiles) *Leg {
 	}
 	l.importPath = ImportPath(lf.RecordPath)
 	l.importOpen = lf.open(l.importPath)
+	l.hostOpen = lf.open(HostStreamPath(lf.StreamPath))
 	f, err := OpenRegular(lf.open(lf.StreamPath))
 	if err != nil {
 		l.judge(data, nil, err, lf.Trace)
@@ -171,7 +174,7 @@ func (l *Leg) JudgeRecord(record []byte, streamWhy string) {
 func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool) {
 	// import.json's paths serve the judging alone: a leg kept for the
 	// outputs of a large tree does not hold them.
-	defer func() { l.importPath, l.importOpen = "", "" }()
+	defer func() { l.importPath, l.importOpen, l.hostOpen = "", "", "" }()
 	if streamErr != nil {
 		if !errors.Is(streamErr, fs.ErrNotExist) {
 			l.Unreadable = streamErr
@@ -214,6 +217,9 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	times, marks, marksPath := l.evidence.timed()
 	l.evidence = nil // read: a large tree keeps nothing of it per leg
 	fold.Windows = foldWindows(cands)
+	if rec.Host != nil {
+		fold.Ticks = &BusyTicks{}
+	}
 	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
 		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))
 		return
@@ -226,6 +232,10 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 		l.add(CodeStreamMismatch, "the record is not what its stream recomputes to: %s", strings.Join(bad, "; "))
 		return
 	}
+	if rec.Host != nil && !l.judgeHostStream(rec, fold) {
+		return
+	}
+	fold.Ticks = nil
 	l.Fold = fold
 	l.settlePoints(cands, fold)
 	l.check()
@@ -272,6 +282,7 @@ func (l *Leg) check() {
 	}
 	l.checkTenants()
 	l.checkExpect()
+	l.checkHost()
 }
 
 // checkGPU runs the leg assertions on one GPU's samples; pre names the GPU.

@@ -22,7 +22,6 @@ const (
 // §12.2).
 const (
 	CodeHostPCIeLink = "host.pcie_link"
-	CodeHostMismatch = "host.mismatch"
 	CodeExpectation  = "clock.expectation"
 )
 

@@ -55,6 +55,13 @@ const (
 	CodeWorkloadMismatch = "bench.workload_mismatch"
 	CodeOutputMismatch   = "bench.output_mismatch"
 	CodeUndefined        = "ratio.undefined"
+
+	// The host the leg ran on (SPEC §12.2).
+	CodeHostContention = "host.contention"
+	CodeHostSteal      = "host.steal"
+	CodeHostSwap       = "host.swap"
+	CodeHostMismatch   = "host.mismatch"
+	CodeHostCPUOffset  = "host.cpu_offset"
 )
 
 // Scope is what a reason is about: one leg, one arm, or a ratio (the two
@@ -159,6 +166,9 @@ var Registry = []CodeInfo{
 	{CodeUnprovenStatic, ScopeLeg, false, true, BothFamilies, "an imported stream lacks a STATIC_FIELDS value (named)"},
 	{CodeUnprovenBusy, ScopeLeg, false, true, BothFamilies, "an imported stream has no utilization; busy was read from the clock (--busy-above-mhz)"},
 	{CodeUnprovenWindow, ScopeLeg, false, true, BothFamilies, "an imported leg's bench results carry no time, so nothing ties them to the imported log"},
+	{CodeHostContention, ScopeLeg, false, false, BothFamilies, "the leg's own threads waited for a CPU more than the contention bound of their running time"},
+	{CodeHostSteal, ScopeLeg, false, false, BothFamilies, "the hypervisor stole more than the steal bound of the host's CPU time"},
+	{CodeHostSwap, ScopeLeg, false, false, BothFamilies, "pages were swapped in or out during the busy window"},
 	{CodeBenchMissing, ScopeLeg, false, false, BothFamilies, "the leg has other evidence but no bench points"},
 	{CodeBenchInvalid, ScopeLeg, false, false, BothFamilies, "a bench file or object is malformed or refused"},
 	{CodeFailedRequests, ScopeLeg, false, false, BothFamilies, "requests failed at a point"},
@@ -174,6 +184,8 @@ var Registry = []CodeInfo{
 	{CodeOffset, ScopeRatio, false, true, BothFamilies, "the arms' SM clocks differ by more than the offset bound"},
 	{CodeThermalStart, ScopeRatio, false, true, BothFamilies, "power-managed arms started their legs at temperatures further apart than the thermal bound"},
 	{CodePointOffset, ScopeRatio, false, true, Throughput, "at one point, the arms' free clocks inside the point's windows differ by more than the offset bound"},
+	{CodeHostMismatch, ScopeRatio, false, false, BothFamilies, "the arms' hosts differ in CPU, memory, kernel or frequency scaling, or their GPUs' maximum PCIe generation or width"},
+	{CodeHostCPUOffset, ScopeRatio, false, false, BothFamilies, "the arms' busy median CPU clocks differ by more than the CPU offset bound"},
 	{CodeLegIneligible, ScopeRatio, false, false, BothFamilies, "a leg of either arm carries a reason"},
 	{CodePointMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one set of points"},
 	{CodeWorkloadMismatch, ScopeRatio, false, false, BothFamilies, "the arms did not run one workload"},
@@ -188,7 +200,6 @@ var Registry = []CodeInfo{
 	// The box's PCIe link and declared state (SPEC §12.2).
 	{CodeHostPCIeLink, ScopeLeg, false, false, BothFamilies, "a GPU's PCIe link ran below its maximum generation or width in a busy reading"},
 	{CodeExpectation, ScopeLeg, false, true, BothFamilies, "a declared state (--expect) the leg's evidence does not bear out"},
-	{CodeHostMismatch, ScopeRatio, false, false, BothFamilies, "the arms' boxes differ (the GPUs' maximum PCIe generation or width)"},
 }
 
 // Info returns the registry's entry for code.

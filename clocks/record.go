@@ -139,6 +139,9 @@ type Record struct {
 	// Expect is the leg's declared state (--expect); nil where nothing
 	// was declared.
 	Expect *Expect
+	// Host is the host block (SPEC §12.2), recomputed from the host
+	// stream beside the GPU stream; nil for a leg recorded without one.
+	Host *Host
 }
 
 // singleRecord is the single-GPU layout, fields in the order it has
@@ -166,6 +169,7 @@ type singleRecord struct {
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
 	Expect           *Expect           `json:"expect,omitempty"`
+	Host             *Host             `json:"host,omitempty"`
 }
 
 // powerFields are a GPU's power-management fields, written only where its
@@ -231,6 +235,7 @@ type multiRecord struct {
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
 	Expect           *Expect           `json:"expect,omitempty"`
+	Host             *Host             `json:"host,omitempty"`
 }
 
 // MarshalJSON writes the record in the single-GPU layout when it has one
@@ -244,9 +249,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
 			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			PCIeGenMax: g.PCIeGenMax, PCIeWidthMax: g.PCIeWidthMax,
-			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect})
+			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect, Host: r.Host})
 	}
-	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect}
+	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect, Host: r.Host}
 	for i, g := range r.GPUs {
 		idx := 0
 		if g.Index != nil {
@@ -276,7 +281,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, Expect: s.Expect, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
+		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, Expect: s.Expect, Host: s.Host, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
 			PersistenceMode: unnull(s.PersistenceMode), IdleSamplesExcluded: s.IdleSamplesExcluded,
@@ -289,7 +294,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}
-	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses, Expect: m.Expect}
+	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses, Expect: m.Expect, Host: m.Host}
 	for _, g := range m.GPUs {
 		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion, VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,
@@ -460,6 +465,7 @@ func ParseRecord(data []byte) (*Record, error) {
 		}
 	}
 	parseComputeProcesses(o, r)
+	parseHostBlock(o, r)
 	if o.err == nil {
 		r.Expect, o.err = parseExpectBlock(v)
 	}

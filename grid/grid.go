@@ -541,6 +541,7 @@ func (g *grid) legTreePaths(l Leg) []string {
 		filepath.Join("clocks", base+".samples.jsonl"),
 		filepath.Join("clocks", base+".summary.json"),
 		filepath.Join("clocks", base+".points.jsonl"),
+		filepath.Join("clocks", base+".host.jsonl"),
 	}
 }
 

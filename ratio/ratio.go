@@ -247,6 +247,7 @@ func Compare(model string, ours, baseline Arm, allowCrossBoot bool) (*Comparison
 	bench := append(pointMismatch(ours, baseline), workloadMismatch(ours, baseline)...)
 	bench = append(bench, clocks.HostPCIeMismatch(oursArm, baseArm)...)
 	own := append(legReasons, bench...)
+	own = append(own, clocks.HostReasons(ours.Engine, oursArm.Legs, baseline.Engine, baseArm.Legs)...)
 
 	c := &Comparison{Model: model, Ours: ours.Engine, Baseline: baseline.Engine}
 

@@ -157,6 +157,9 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 			p("%s\n\n", text(MemorySignificance(cmp.Ours, cmp.Baseline, r.Test)))
 		}
 		p("%s\n\n", text(Observed(cmp.Clock)))
+		for _, side := range []clocks.Side{cmp.Clock.Ours, cmp.Clock.Baseline} {
+			p("%s\n\n", text(side.Host.Text(side.Engine)))
+		}
 		for _, cv := range r.Caveats {
 			p("%s\n\n", text(Caveat(cv)))
 		}

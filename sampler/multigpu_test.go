@@ -144,6 +144,7 @@ func TestSamplerSMIRunsEightGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	withHostZone(want)
+	want.Host = hostOf(t, cfg.Prefix, samples)
 	got, _ := json.Marshal(readRecordFile(t, cfg))
 	if exp, _ := json.Marshal(want); !bytes.Equal(got, exp) {
 		t.Errorf("record %s\nstream folds to %s", got, exp)
@@ -624,6 +625,7 @@ func TestSamplerRunsSeveralGPUs(t *testing.T) {
 	}
 	want, _ := fold.Record(0.1, clocks.StopSignal)
 	withHostZone(want)
+	want.Host = hostOf(t, cfg.Prefix, samples)
 	got, _ := json.Marshal(readRecordFile(t, cfg))
 	if exp, _ := json.Marshal(want); !bytes.Equal(got, exp) {
 		t.Errorf("record %s\nstream folds to %s", got, exp)

@@ -130,6 +130,11 @@ type Config struct {
 	// Expect is the leg's declared state (--expect), written into the
 	// record for the judge to prove against the stream; nil for none.
 	Expect *clocks.Expect
+	// HostRoot is the root under which the host stream reads /proc and
+	// /sys (SPEC §12.2); "" means $CLOCKGATE_HOST_ROOT (HostRootEnv), or
+	// "/", the running machine, where that is unset. Where the host cannot
+	// be read there (not Linux), the leg has no host stream.
+	HostRoot string
 	// Logf, when not nil, receives status lines (no trailing newline).
 	Logf func(format string, args ...any)
 }
@@ -205,6 +210,8 @@ type Sampler struct {
 	memPath string
 	mem     MemoryPeaks
 	rss     *rssReader
+	// host writes the host stream beside the GPU stream, nil for none.
+	host *hostStream
 }
 
 // checkConfig refuses what cannot give a valid leg, before anything starts.
@@ -272,6 +279,9 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (Backend, e
 			return nil, existsErr(p)
 		}
 	}
+	if p := clocks.HostStreamPath(s.paths[0]); exists(p) {
+		return nil, existsErr(p)
+	}
 	bootFile := cfg.BootIDFile
 	if bootFile == "" {
 		bootFile = BootIDPath
@@ -320,6 +330,12 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (Backend, e
 	}
 	s.stream, s.id, s.nlink, s.write = f, st, linkCount(st), f.Write
 	return s, nil
+}
+
+// exists says a file (or a link) is at p.
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // linkCount is a file's number of hard links, 1 where the system does not
@@ -573,6 +589,8 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	s.cfg.Logf("sampling %s every %v %s into %s", s.backend.Name(), s.cfg.Interval, until, s.paths[0])
 
 	res := &Result{StreamPath: s.paths[0]}
+	s.host = s.startHost()
+	defer s.host.stop()
 	fold := clocks.NewFold()
 	ticker := time.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
@@ -647,9 +665,12 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		if err := s.append(line, fold.Total, len(rows)); err != nil {
 			return s.refuse(res, fold, err, true)
 		}
+		busy := true
 		for _, back := range backs {
 			fold.Add(back, fold.Total+1)
+			busy = busy && back.UtilizationGPUPct != 0
 		}
+		s.host.read(rows[0].T, busy, s.cfg.Logf)
 		s.addMemory(rows)
 		res.Ticks++
 		if res.Ticks == 1 {
@@ -691,6 +712,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 	if err != nil {
 		return res, err
 	}
+	rec.Host = s.host.finish(s.cfg.Logf)
 	if firstProcs != nil {
 		rec.ComputeProcesses = s.tenants(readParent, <-firstProcs)
 	}
@@ -1012,6 +1034,7 @@ func (s *Sampler) refuse(res *Result, fold *clocks.Fold, why error, ours bool) (
 	}
 	rec, err := fold.Record(s.cfg.Interval.Seconds(), clocks.StopRefused)
 	if err == nil {
+		rec.Host = s.host.finish(s.cfg.Logf)
 		rec.Refusal = why.Error()
 		err = s.writeRecord(rec)
 	}

@@ -23,6 +23,7 @@ import (
 var testBin string
 
 func TestMain(m *testing.M) {
+	burnIfAsked()
 	dir, err := os.MkdirTemp("", "sampler-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -245,6 +246,7 @@ func TestSamplerWritesStreamAndRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	withHostZone(want)
+	want.Host = hostOf(t, cfg.Prefix, samples)
 	recData, err := os.ReadFile(RecordPath(cfg.Prefix))
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ const (
 	memorySuffix = ".summary.json"
 	recordSuffix = ".summary.json"
 	streamSuffix = ".samples.jsonl"
+	hostSuffix   = ".host.jsonl"
 	// importSuffix is what clockgate import writes beside an imported
 	// leg's record: clocks.LoadLeg reads it there.
 	importSuffix = ".import.json"
@@ -519,6 +520,11 @@ func (w *walker) walkFlat(subtree string) error {
 				suffix = memorySuffix
 			case subtree == subtreeClocks && strings.HasSuffix(f.name, recordSuffix):
 				suffix = recordSuffix
+			case subtree == subtreeClocks && strings.HasSuffix(f.name, hostSuffix):
+				// The host stream is read with its leg's record (SPEC §12.2).
+				if _, ok := runNumber(strings.TrimSuffix(f.name, hostSuffix)); ok {
+					continue
+				}
 			case subtree == subtreeClocks && strings.HasSuffix(f.name, streamSuffix):
 				suffix = streamSuffix
 			case subtree == subtreeClocks && strings.HasSuffix(f.name, PointsSuffix):

@@ -215,6 +215,27 @@ func (l *recLeg) readStream() (*clocks.Fold, []*clocks.Sample) {
 	return fold, all
 }
 
+// host folds the host stream beside the stream, where there is one, with
+// the busy ticks of samples: the record's host block must be it.
+func (l *recLeg) host(samples []*clocks.Sample) *clocks.Host {
+	l.t.Helper()
+	path := clocks.HostStreamPath(l.stream())
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ticks := clocks.BusyTicks{}
+	for _, s := range samples {
+		ticks.Add(s.T, s.UtilizationGPUPct != 0)
+	}
+	h, err := clocks.FoldHostStream(f, path, &ticks)
+	if err != nil {
+		l.t.Fatalf("%s: %v", path, err)
+	}
+	return h
+}
+
 // readRecord reads the record and checks it is exactly what its stream
 // folds to, with the given stop reason.
 func (l *recLeg) readRecord(stopReason string, interval float64) *clocks.Record {
@@ -227,10 +248,14 @@ func (l *recLeg) readRecord(stopReason string, interval float64) *clocks.Record 
 	if err := json.Unmarshal(data, &rec); err != nil {
 		l.t.Fatal(err)
 	}
-	fold, _ := l.readStream()
+	fold, samples := l.readStream()
 	want, err := fold.Record(interval, stopReason)
 	if err != nil {
 		l.t.Fatal(err)
+	}
+	if stopReason != clocks.StopRebuilt {
+		// clockgate build recomputes the GPU record alone.
+		want.Host = l.host(samples)
 	}
 	if stopReason == clocks.StopRefused {
 		if rec.Refusal == "" {

@@ -775,6 +775,39 @@ var mutations = []mutation{
 		" || *g.PowerManagedSamples == 0 {", " {", nuPkgs},
 	{"NU14", "a reading a stop signal cut short refuses the leg", "sampler/sampler.go",
 		"			if errors.Is(err, errCallSignaled) && s.stopFollows(runCtx, lastT, bound) {", "			if false && errors.Is(err, errCallSignaled) && s.stopFollows(runCtx, lastT, bound) {", nuPkgs},
+	// The host the leg ran on (SPEC §12.2).
+	{"HO1", "host.contention's bound widened to 1000%", "clocks/contract.go",
+		"HostContentionBasisPoints = 500", "HostContentionBasisPoints = 100000", hostPkg},
+	{"HO2", "host.contention's check removed", "clocks/hostjudge.go",
+		"if bp := basisPoints(*h.OwnWaitShare); bp > HostContentionBasisPoints {", "if bp := basisPoints(*h.OwnWaitShare); false {", hostPkg},
+	{"HO3", "host.contention judged under 1 CPU-second of own time", "clocks/hostjudge.go",
+		"h.OwnWaitShare != nil && h.OwnCPUS >= HostMinOwnCPUSeconds", "h.OwnWaitShare != nil", hostPkg},
+	{"HO4", "host.steal's bound widened to 1000%", "clocks/contract.go",
+		"HostStealBasisPoints = 200", "HostStealBasisPoints = 100000", hostPkg},
+	{"HO5", "host.steal at its bound", "clocks/hostjudge.go",
+		"bp > HostStealBasisPoints {", "bp >= HostStealBasisPoints {", hostPkg},
+	{"HO6", "host.swap's check removed", "clocks/hostjudge.go",
+		"if h.SwapPages > 0 {", "if false {", hostPkg},
+	{"HO7", "host.mismatch's identity fields not compared", "clocks/hostjudge.go",
+		"		if strings.Join(ov, \" \") != strings.Join(bv, \" \") {", "		if false {", hostPkg},
+	{"HO8", "host.mismatch's memory bound widened to 1000%", "clocks/contract.go",
+		"HostMemoryBasisPoints = 100", "HostMemoryBasisPoints = 100000", hostPkg},
+	{"HO9", "host.cpu_offset's bound widened to 1000%", "clocks/contract.go",
+		"HostCPUOffsetBasisPoints = 500", "HostCPUOffsetBasisPoints = 100000", hostPkg},
+	{"HO10", "a host block not recomputed from its stream", "clocks/hostjudge.go",
+		"if bad := diffHost(rec.Host, want); len(bad) > 0 {", "if bad := diffHost(rec.Host, want); false {", hostPkg},
+	{"HO11", "a host block without its stream trusted", "clocks/leg.go",
+		"if rec.Host != nil && !l.judgeHostStream(rec, fold) {", "if false {", hostPkg},
+	{"HO13", "the host's ratio checks not in the ratio", "ratio/ratio.go",
+		"	own = append(own, clocks.HostReasons(ours.Engine, oursArm.Legs, baseline.Engine, baseArm.Legs)...)\n", "", hostTreePkg},
+	{"HO14", "the report's host line per arm says not recorded", "report/markdown.go",
+		"text(side.Host.Text(side.Engine))", "text(clocks.HostSide{}.Text(side.Engine))", hostTreePkg},
+	{"HO15", "the sampler's host reading per tick skipped", "sampler/sampler.go",
+		"		s.host.read(rows[0].T, busy, s.cfg.Logf)\n", "", []string{"-run=^TestHostQuiet", "./sampler/"}},
+	{"HO16", "every host reading folded as busy by the sampler", "sampler/sampler.go",
+		"			busy = busy && back.UtilizationGPUPct != 0\n", "			busy = true\n", []string{"-run=^TestSamplerWritesStreamAndRecord$", "./sampler/"}},
+	{"HO12", "swap outside the busy window counted", "clocks/host.go",
+		"		f.lastPSI = *l.PSI\n	}\n	if !busy {", "		f.lastPSI = *l.PSI\n	}\n	f.swap += l.Swap.In + l.Swap.Out\n	if !busy {", hostPkg},
 }
 
 // owPkg runs the tests that tie bench results to their clock window
@@ -810,6 +843,12 @@ func init() {
 // nuPkgs run the tests of SPEC §12.1's record, sample and import items.
 var nuPkgs = []string{"-run=^(TestCheckTreePrefix|TestNewRefusesTreePrefix|TestRecordSampleRefuseTreePrefix|TestRealMemoryRecord|TestMemoryRecordEveryFormat|" +
 	"TestParseMemory|TestImportedLegMemory|TestImportCreatesDirectoriesAndMemory|TestTornLastLine|TestPowerManagedListNotAtZero|TestGolden|TestStopSignalReachesTheCall)$", "./sampler/", "./cmd/clockgate/", "./foreign/", "./summarize/", "./report/"}
+
+// hostPkg runs the host's judging tests (SPEC §12.2).
+var hostPkg = []string{"-run=^TestHost", "./clocks/"}
+
+// hostTreePkg runs summarize's tests of trees with host streams.
+var hostTreePkg = []string{"-run=^TestHostTree", "./summarize/"}
 
 var scalePkg = []string{"./scripts/scale/"}
 

@@ -715,6 +715,22 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// readmeMaxLines bounds README.md: it is a front door (what clockgate is,
+// install, a first grid end to end, the report, where to read on), and the
+// reference lives in docs/ (SPEC §11.1: under 400 lines).
+const readmeMaxLines = 400
+
+// TestReadmeIsAFrontDoor: README.md stays under readmeMaxLines lines.
+func TestReadmeIsAFrontDoor(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n >= readmeMaxLines {
+		t.Errorf("README.md has %d lines, not under %d: move reference text to docs/ and link it", n, readmeMaxLines)
+	}
+}
+
 // TestDocsLinksResolve: every relative link of README.md and docs/*.md
 // names a file that exists and, with #anchor, a heading of that page (as
 // GitHub makes its anchor); every docs page is linked from README.md.

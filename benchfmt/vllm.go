@@ -52,9 +52,6 @@ type Point struct {
 	// (aiperf_version, guidellm_version, vLLM's version), "" when the
 	// result names none.
 	ClientVersion string
-	// Strategy is GuideLLM's strategy for a rate point (constant or
-	// poisson), "" otherwise.
-	Strategy string
 }
 
 // HasWindow reports whether the point carries an exact epoch window.

@@ -952,3 +952,14 @@ func init() {
 			"	bench = append(bench, clocks.HostPCIeMismatch(oursArm, baseArm)...)\n", "", pciePkg},
 	)
 }
+
+// The bench clients' gaps (SPEC §12.5): GuideLLM's strategy in a point's
+// identity.
+func init() {
+	mutations = append(mutations,
+		mutation{"BF13", "GuideLLM's constant and Poisson points at one rate read as one point", "benchfmt/guidellm.go",
+			"			p.ID.RequestRate, p.ID.Strategy = r.Num, typ.Str", "			p.ID.RequestRate = r.Num", []string{"-run=^(TestGuideLLMLayouts|TestGuideLLMConstantAndPoisson)$", "./benchfmt/", "./summarize/"}},
+		mutation{"BF14", "a point's strategy left out of its label", "ratio/point.go",
+			"		return p.concurrency() + \"/\" + p.rate() + \" \" + p.Strategy", "		return p.concurrency() + \"/\" + p.rate()", []string{"-run=^TestPointStrategy$", "./ratio/"}},
+	)
+}

@@ -954,7 +954,7 @@ func init() {
 }
 
 // The bench clients' gaps (SPEC §12.5): GuideLLM's strategy in a point's
-// identity; a file no reader accepts refused.
+// identity; a file no reader accepts refused; grid --bench-tz.
 func init() {
 	mutations = append(mutations,
 		mutation{"BF13", "GuideLLM's constant and Poisson points at one rate read as one point", "benchfmt/guidellm.go",
@@ -965,5 +965,9 @@ func init() {
 			"			if line, keys := claimed(items); len(keys) > 0 {", "			if line, keys := claimed(items); false && len(keys) > 0 {", []string{"-run=^(TestNoReaderAccepts|TestNoReaderAcceptsVoidsTheLeg|TestScenarioVerdicts)$", "./benchfmt/", "./summarize/"}},
 		mutation{"BF16", "AIPerf's export out of its directory read as a vLLM result", "benchfmt/vllm.go",
 			"	if !broken && len(items) == 1 && isAIPerfExport(items[0].v) {", "	if false {", []string{"-run=^(TestNoReaderAccepts|TestNoReaderAcceptsVoidsTheLeg)$", "./benchfmt/", "./summarize/"}},
+		mutation{"BF17", "the grid's AIPerf point check reading no zone for start_time and end_time", "grid/benchformat.go",
+			"		f = benchfmt.ReadAIPerf(open, rel, opt)", "		f = benchfmt.ReadAIPerf(open, rel, benchfmt.Options{})", []string{"-run=^TestCheckPointResultBenchTZ$", "./grid/"}},
+		mutation{"BF18", "grid --bench-tz taken unchecked", "cmd/clockgate/grid.go",
+			"			if c.Flags().Changed(\"bench-tz\") {", "			if false {", []string{"-run=^TestGridBenchTZ$", "./cmd/clockgate/"}},
 	)
 }

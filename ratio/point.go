@@ -28,11 +28,12 @@ type PointID struct {
 }
 
 // Label is the point in short form, max_concurrency/request_rate: "8/inf",
-// "none/4", and a strategy after a space where the point has one:
-// "none/4 poisson".
+// "none/4", and a strategy after a colon where the point has one (no
+// space: report.md lists a leg's points separated by spaces):
+// "none/4:poisson".
 func (p PointID) Label() string {
 	if p.Strategy != "" {
-		return p.concurrency() + "/" + p.rate() + " " + p.Strategy
+		return p.concurrency() + "/" + p.rate() + ":" + p.Strategy
 	}
 	return p.concurrency() + "/" + p.rate()
 }

@@ -294,8 +294,8 @@ func TestPointStrategy(t *testing.T) {
 		t.Error("a strategy is not part of the point's identity")
 	}
 	for id, want := range map[PointID][2]string{
-		c:     {"none/2 constant", "max_concurrency none, request_rate 2, strategy constant"},
-		p:     {"none/2 poisson", "max_concurrency none, request_rate 2, strategy poisson"},
+		c:     {"none/2:constant", "max_concurrency none, request_rate 2, strategy constant"},
+		p:     {"none/2:poisson", "max_concurrency none, request_rate 2, strategy poisson"},
 		plain: {"none/2", "max_concurrency none, request_rate 2"},
 	} {
 		if id.Label() != want[0] || id.String() != want[1] {
@@ -313,10 +313,10 @@ func TestPointStrategy(t *testing.T) {
 	for _, id := range ids {
 		got = append(got, id.Label())
 	}
-	if want := []string{"none/1 poisson", "none/2", "none/2 constant", "none/2 poisson", "none/inf"}; !slices.Equal(got, want) {
+	if want := []string{"none/1:poisson", "none/2", "none/2:constant", "none/2:poisson", "none/inf"}; !slices.Equal(got, want) {
 		t.Errorf("order %v, want %v", got, want)
 	}
-	if _, err := ParsePointID("none/2 poisson"); err == nil {
+	if _, err := ParsePointID("none/2:poisson"); err == nil {
 		t.Error("a plan's point read with a strategy")
 	}
 }

@@ -960,7 +960,7 @@ func init() {
 		mutation{"BF13", "GuideLLM's constant and Poisson points at one rate read as one point", "benchfmt/guidellm.go",
 			"			p.ID.RequestRate, p.ID.Strategy = r.Num, typ.Str", "			p.ID.RequestRate = r.Num", []string{"-run=^(TestGuideLLMLayouts|TestGuideLLMConstantAndPoisson)$", "./benchfmt/", "./summarize/"}},
 		mutation{"BF14", "a point's strategy left out of its label", "ratio/point.go",
-			"		return p.concurrency() + \"/\" + p.rate() + \" \" + p.Strategy", "		return p.concurrency() + \"/\" + p.rate()", []string{"-run=^TestPointStrategy$", "./ratio/"}},
+			"		return p.concurrency() + \"/\" + p.rate() + \":\" + p.Strategy", "		return p.concurrency() + \"/\" + p.rate()", []string{"-run=^TestPointStrategy$", "./ratio/"}},
 		mutation{"BF15", "a file stating a result's keys that no reader accepts kept as a warning", "benchfmt/vllm.go",
 			"			if line, keys := claimed(items); len(keys) > 0 {", "			if line, keys := claimed(items); false && len(keys) > 0 {", []string{"-run=^(TestNoReaderAccepts|TestNoReaderAcceptsVoidsTheLeg|TestScenarioVerdicts)$", "./benchfmt/", "./summarize/"}},
 		mutation{"BF16", "AIPerf's export out of its directory read as a vLLM result", "benchfmt/vllm.go",

@@ -174,12 +174,11 @@ func TestGuideLLMLayouts(t *testing.T) {
 	if len(f.Invalid)+len(f.Failed) > 0 || len(f.Points) != 5 {
 		t.Fatalf("%+v", f)
 	}
-	wantIDs := []ratio.PointID{{MaxConcurrency: 1}, {MaxConcurrency: 4}, {}, {RequestRate: 2.5}, {RequestRate: 3}}
-	wantStrat := []string{"", "", "", "constant", "poisson"}
+	wantIDs := []ratio.PointID{{MaxConcurrency: 1}, {MaxConcurrency: 4}, {}, {RequestRate: 2.5, Strategy: "constant"}, {RequestRate: 3, Strategy: "poisson"}}
 	for i, p := range f.Points {
-		if p.ID != wantIDs[i] || p.Strategy != wantStrat[i] || p.OutputThroughput != 64 || p.TotalOutputTokens != 1024 || p.ModelID != "m/M" ||
+		if p.ID != wantIDs[i] || p.OutputThroughput != 64 || p.TotalOutputTokens != 1024 || p.ModelID != "m/M" ||
 			p.Start != time.Unix(1762551534, 5e8).UTC() || p.End != time.Unix(1762551550, 5e8).UTC() {
-			t.Errorf("benchmarks[%d]: %+v strategy %q window %s to %s", i, p.BenchPoint, p.Strategy, p.Start, p.End)
+			t.Errorf("benchmarks[%d]: %+v window %s to %s", i, p.BenchPoint, p.Start, p.End)
 		}
 	}
 	v2 := strings.Replace(guidellmReport(guidellmBench(`{"type_": "synchronous"}`)), `"args": {"model": "m/M"}`, `"config": {"model": "m/M"}`, 1)

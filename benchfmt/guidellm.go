@@ -96,7 +96,7 @@ func guidellmPoint(b *strictjson.Value) (Point, []string, string) {
 		if r == nil || r.Kind != strictjson.Number || !(r.Num > 0) {
 			c.addf("%s.rate: want a number > 0, found %s", from, describe(r))
 		} else {
-			p.ID.RequestRate, p.Strategy = r.Num, typ.Str
+			p.ID.RequestRate, p.ID.Strategy = r.Num, typ.Str
 		}
 	default:
 		c.addf("%s.type_: want one of synchronous, concurrent, throughput, constant, poisson, found %s", from, typ.Describe())

@@ -47,8 +47,8 @@ func TestRealFiles(t *testing.T) {
 			tput: 238.39258442037368, prompts: 10, outTokens: 2440, modelID: "mistralai/Mistral-7B-Instruct-v0.3"},
 		"vllm-0.5/2xA100-80GB-SXM/Mistral-7B-Instruct-v0.3_tp2_len2000.json": {format: FormatVLLMLegacy, points: []ratio.PointID{none},
 			tput: 370.289771818795, prompts: 10, outTokens: 2498, modelID: "mistralai/Mistral-7B-Instruct-v0.3"},
-		"vllm-nightly-trimmed/serving_llama8B_tp1_1.json": {notResult: "not a bench result (an object with none of output_throughput, completed, total_output_tokens"},
-		"vllm-nightly-trimmed/serving_llama8B_tp1_2.json": {notResult: "not a bench result (an object with none of output_throughput, completed, total_output_tokens"},
+		"vllm-nightly-trimmed/serving_llama8B_tp1_1.json": {invalid: []string{"x.json: no bench reader accepts it: an object with request_rate, max_concurrency, num_prompts, as a bench result has, but in no client's layout; " + formatsTried}},
+		"vllm-nightly-trimmed/serving_llama8B_tp1_2.json": {invalid: []string{"x.json: no bench reader accepts it: an object with request_rate, max_concurrency, num_prompts, as a bench result has, but in no client's layout; " + formatsTried}},
 		"sglang/llama_3_3_70b_output_online.jsonl": {format: FormatSGLang, points: []ratio.PointID{rate(1), rate(2), rate(4), rate(8), rate(16)},
 			tput: 537.4147638064377, prompts: 300, outTokens: 160347},
 		// The sharegpt runs appended at 4 and 8 req/s: both objects of
@@ -80,6 +80,13 @@ func TestRealFiles(t *testing.T) {
 			return err
 		}
 		f := Parse("bench/m/e/r1/x.json", data)
+		if w.format == "" && len(w.invalid) > 0 {
+			// A result trimmed of every key a reader reads: refused.
+			if len(f.Invalid) != len(w.invalid) || !strings.Contains(f.Invalid[0], w.invalid[0]) || len(f.Points) > 0 || f.NotResult != "" {
+				t.Errorf("%s: %+v, want bench.invalid %q", rel, f, w.invalid)
+			}
+			return nil
+		}
 		if w.notResult != "" {
 			if !strings.Contains(f.NotResult, w.notResult) || len(f.Points)+len(f.Invalid) > 0 {
 				t.Errorf("%s: %+v, want the warning %q", rel, f, w.notResult)

@@ -52,9 +52,6 @@ type Point struct {
 	// (aiperf_version, guidellm_version, vLLM's version), "" when the
 	// result names none.
 	ClientVersion string
-	// Strategy is GuideLLM's strategy for a rate point (constant or
-	// poisson), "" otherwise.
-	Strategy string
 }
 
 // HasWindow reports whether the point carries an exact epoch window.
@@ -126,6 +123,29 @@ const (
 // JSON value under bench/ with none of them is not a result.
 var resultMarkers = []string{"output_throughput", "completed", "total_output_tokens"}
 
+// resultClaims are keys only a bench result, of some client, states: a
+// point's identity and what its result says of it (vLLM's, SGLang's,
+// InferenceX's), AIPerf's export, GuideLLM's report. An object with one of
+// them that no reader accepts was meant as a result and is refused (SPEC
+// §12.5: a file whose shape no reader accepts is refused naming the file
+// and the formats tried); an object with none (a metadata sidecar) and a
+// top level that is not an object (vLLM's *.pytorch.json, a vllm bench
+// sweep summary) stay warnings.
+var resultClaims = []string{
+	"request_rate", "max_concurrency", "num_prompts", "failed", "total_input_tokens",
+	"request_throughput", "total_token_throughput", inferenceXStart, inferenceXEnd,
+	"aiperf_version", "input_config", "output_token_throughput", "request_count",
+	"benchmarks",
+}
+
+// formatsTried names, for a refusal, each reader a file was offered to and
+// what it looks for.
+const formatsTried = "tried vllm, vllm-legacy, sglang (an object with one of output_throughput, completed, total_output_tokens), " +
+	"guidellm (one object with a benchmarks array), aiperf (profile_export_aiperf.json in the point's own directory)"
+
+// hintNoReader ends the refusal of a file no reader accepts.
+const hintNoReader = "restore the result as its client wrote it (an AIPerf export in a directory of its own per point), or move the file out of bench/ if it is not a result"
+
 // Hints that end a message: what to do.
 const (
 	hintRestore = "restore the file from where the benchmark wrote it, or rerun the point"
@@ -166,8 +186,11 @@ func Parse(rel string, data []byte) File {
 // and so is each syntax error, which spoils only the object it is in; a
 // result that shows failed requests adds a bench.failed_requests message
 // and is still a point, whatever else is wrong with it or the file. A file
-// that holds no result at all (its top level not an object, or objects with
-// none of the result keys) and no syntax error is a warning.
+// that holds no result at all and no syntax error is bench.invalid naming
+// the formats tried when an object of it states a result's keys
+// (resultClaims), or is AIPerf's export out of its directory; otherwise
+// (its top level not an object, or objects with none of those keys: a
+// sidecar) it is a warning.
 func Read(rel string, r io.Reader) File {
 	var out File
 	br := newBenchReader(r)
@@ -183,6 +206,12 @@ func Read(rel string, r io.Reader) File {
 			results++
 		}
 	}
+	if !broken && len(items) == 1 && isAIPerfExport(items[0].v) {
+		// AIPerf's metric tags include total_output_tokens: not vLLM's.
+		out.Invalid = append(out.Invalid, fmt.Sprintf("%s: AIPerf's export (an object with input_config and its metric tags) outside an artifact directory: the aiperf reader reads %s only in the point's own directory, where %s beside it gives the window; tried aiperf; %s",
+			rel, AIPerfJSON, AIPerfJSONL, hintNoReader))
+		return out
+	}
 	if !broken && results == 0 {
 		first := items[0].v
 		what := "its top level is " + kindName(first.kind)
@@ -190,6 +219,17 @@ func Read(rel string, r io.Reader) File {
 			what = "an object with none of " + strings.Join(resultMarkers, ", ")
 			if f := first.fields["benchmarks"]; f != nil && f.kind == kArray && len(items) == 1 {
 				out.report = true
+			}
+		}
+		if !out.report {
+			if line, keys := claimed(items); len(keys) > 0 {
+				where := rel
+				if len(items) > 1 {
+					where = fmt.Sprintf("%s:%d", rel, line)
+				}
+				out.Invalid = append(out.Invalid, fmt.Sprintf("%s: no bench reader accepts it: an object with %s, as a bench result has, but in no client's layout; %s; %s",
+					where, strings.Join(keys, ", "), formatsTried, hintNoReader))
+				return out
 			}
 		}
 		out.NotResult = fmt.Sprintf("%s: not a bench result (%s: a sidecar or a summary, such as vLLM's *.pytorch.json or a vllm bench sweep summary.json); ignored",
@@ -235,6 +275,44 @@ func Read(rel string, r io.Reader) File {
 		out.Invalid = append(out.Invalid, fmt.Sprintf("%s: reading stopped: %v; %s", rel, rerr, hintRestore))
 	}
 	return out
+}
+
+// isAIPerfExport reports whether v is AIPerf's profile_export_aiperf.json:
+// an object with input_config (no vLLM or SGLang result has one) and one
+// of its metric tags, wherever its layout puts them.
+func isAIPerfExport(v *benchValue) bool {
+	if v == nil || v.kind != kObject {
+		return false
+	}
+	if f := v.fields["input_config"]; f == nil || f.kind != kObject {
+		return false
+	}
+	for _, k := range []string{"output_token_throughput", "request_count", "records", "metrics"} {
+		if f := v.fields[k]; f != nil && f.kind == kObject {
+			return true
+		}
+	}
+	return false
+}
+
+// claimed returns the first object of items that has keys of
+// resultClaims, its line and those keys, in resultClaims' order.
+func claimed(items []item) (int, []string) {
+	for _, it := range items {
+		if it.v == nil || it.v.kind != kObject {
+			continue
+		}
+		var keys []string
+		for _, k := range resultClaims {
+			if _, ok := it.v.fields[k]; ok {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) > 0 {
+			return it.v.line, keys
+		}
+	}
+	return 0, nil
 }
 
 // isResult reports whether v is a bench result: an object with one of

@@ -365,9 +365,10 @@ func TestFormats(t *testing.T) {
 	}
 }
 
-// TestNotAResult: JSON under bench/ that holds no result is a warning
-// naming the file, never a reason; JSON that is not valid stays
-// bench.invalid.
+// TestNotAResult: JSON under bench/ that holds no result and states none
+// of a result's keys (a sidecar, a summary: TestNoReaderAccepts has those
+// that do) is a warning naming the file, never a reason; JSON that is not
+// valid stays bench.invalid.
 func TestNotAResult(t *testing.T) {
 	for name, data := range map[string]string{
 		"pytorch sidecar": `[{"benchmark": {"name": "vLLM benchmark", "extra_info": {"args": {"request_rate": "inf"}}}, "model": {"name": "m"}, "metric": {"name": "median_ttft_ms", "benchmark_values": [41.2], "extra_info": {"completed": 6}}}]`,

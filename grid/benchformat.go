@@ -48,8 +48,10 @@ func pointResultDir(format, benchDir string, pt ratio.PointID) string {
 
 // checkPointResult refuses point pt's result unless the reader of the
 // plan's format reads it as one bench point of pt's concurrency, written
-// by that client: the same reader summarize uses.
-func checkPointResult(format, benchDir string, pt ratio.PointID) error {
+// by that client: the same reader summarize uses, with the same options
+// (grid --bench-tz: AIPerf's zoneless start_time and end_time read in that
+// zone, and refused when they do not read).
+func checkPointResult(format, benchDir string, pt ratio.PointID, opt benchfmt.Options) error {
 	if format == FormatVLLM || format == FormatSGLang {
 		return checkResult(filepath.Join(benchDir, ResultName(pt)), pt)
 	}
@@ -61,13 +63,13 @@ func checkPointResult(format, benchDir string, pt ratio.PointID) error {
 		if _, err := os.Stat(filepath.Join(benchDir, rel, benchfmt.AIPerfJSON)); err != nil {
 			return fmt.Errorf("the bench wrote no %s in %s: pass {result_dir} to aiperf profile as --artifact-dir", benchfmt.AIPerfJSON, filepath.Join(benchDir, rel))
 		}
-		f = benchfmt.ReadAIPerf(open, rel, benchfmt.Options{})
+		f = benchfmt.ReadAIPerf(open, rel, opt)
 	} else {
 		if _, err := os.Lstat(filepath.Join(benchDir, rel)); err != nil {
 			return fmt.Errorf("the bench wrote no result at %s: pass {result_dir}/{result_name} to guidellm benchmark as --output-path", filepath.Join(benchDir, rel))
 		}
 		var err error
-		if f, err = benchfmt.ReadFile(open, rel, benchfmt.Options{}); err != nil {
+		if f, err = benchfmt.ReadFile(open, rel, opt); err != nil {
 			return fmt.Errorf("the result is not readable: %v", err)
 		}
 	}

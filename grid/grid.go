@@ -153,6 +153,9 @@ type Options struct {
 	ProbeLatency time.Duration
 	// Summarize writes the summarize outputs of tree into out.
 	Summarize func(tree, out string) error
+	// BenchTZ is the zone AIPerf's start_time and end_time are written in
+	// (grid --bench-tz, as summarize's); nil reads no window from them.
+	BenchTZ *time.Location
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	// timing overrides the durations (tests); the zero value is the

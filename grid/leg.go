@@ -480,7 +480,7 @@ func (g *grid) runPoints(ctx context.Context, leg Leg, vars map[string]string, p
 		if code != 0 {
 			return legFail(PhaseBench, "point %s: %s exited %d (see %s)", pt.Label(), argv[0], code, logName(logf))
 		}
-		if err := checkPointResult(g.p.Bench.Format, benchDir, pt); err != nil {
+		if err := checkPointResult(g.p.Bench.Format, benchDir, pt, benchfmt.Options{BenchTZ: g.o.BenchTZ}); err != nil {
 			return legFail(PhaseBench, "point %s: %v", pt.Label(), err)
 		}
 	}

@@ -18,14 +18,32 @@ type PointID struct {
 	// RequestRate is the rate requests were sent at, in requests/s; 0
 	// means unbounded (vLLM writes "inf", SGLang Infinity).
 	RequestRate float64
+	// Strategy is how a rate point's requests were spaced, where the
+	// client sends them at one rate in more than one way: GuideLLM's
+	// "constant" and "poisson" (SPEC §12.5: a Poisson and a constant point
+	// at one rate are different points). "" for every other point (vLLM's
+	// and SGLang's, whose rate is Poisson unless --burstiness says
+	// otherwise, name none).
+	Strategy string
 }
 
 // Label is the point in short form, max_concurrency/request_rate: "8/inf",
-// "none/4".
-func (p PointID) Label() string { return p.concurrency() + "/" + p.rate() }
+// "none/4", and a strategy after a colon where the point has one (no
+// space: report.md lists a leg's points separated by spaces):
+// "none/4:poisson".
+func (p PointID) Label() string {
+	if p.Strategy != "" {
+		return p.concurrency() + "/" + p.rate() + ":" + p.Strategy
+	}
+	return p.concurrency() + "/" + p.rate()
+}
 
-// String names the point in a message: "max_concurrency 8, request_rate inf".
+// String names the point in a message: "max_concurrency 8, request_rate
+// inf", "max_concurrency none, request_rate 4, strategy poisson".
 func (p PointID) String() string {
+	if p.Strategy != "" {
+		return "max_concurrency " + p.concurrency() + ", request_rate " + p.rate() + ", strategy " + p.Strategy
+	}
 	return "max_concurrency " + p.concurrency() + ", request_rate " + p.rate()
 }
 
@@ -64,12 +82,16 @@ func (p PointID) rate() string {
 }
 
 // Less orders points by max_concurrency, then request_rate, each
-// increasing, an unbounded value after every bound.
+// increasing, an unbounded value after every bound; then by strategy, none
+// first.
 func (p PointID) Less(q PointID) bool {
 	if p.MaxConcurrency != q.MaxConcurrency {
 		return bound(float64(p.MaxConcurrency)) < bound(float64(q.MaxConcurrency))
 	}
-	return bound(p.RequestRate) < bound(q.RequestRate)
+	if p.RequestRate != q.RequestRate {
+		return bound(p.RequestRate) < bound(q.RequestRate)
+	}
+	return p.Strategy < q.Strategy
 }
 
 func bound(x float64) float64 {
@@ -100,7 +122,9 @@ func (p PointID) identityJSON() (mc, rr any) {
 // ParsePointID reads a point as Label prints it: max_concurrency a
 // positive integer or "none", request_rate "inf" or a positive number,
 // each exactly as Label writes it ("8/inf", "none/4", "16/2.5"), so that
-// one point has one spelling.
+// one point has one spelling. It reads the points a command is run for (a
+// plan's, clockgate mark's), which never carry a strategy: a client that
+// names one (GuideLLM) runs every point of a leg in one command.
 func ParsePointID(s string) (PointID, error) {
 	c, r, ok := strings.Cut(s, "/")
 	bad := func(why string) (PointID, error) {

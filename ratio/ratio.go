@@ -120,8 +120,8 @@ type Point struct {
 }
 
 // MarshalJSON writes the point's identity as vLLM writes it
-// (max_concurrency an integer or null, request_rate a number or "inf")
-// beside its values.
+// (max_concurrency an integer or null, request_rate a number or "inf"),
+// and its strategy where it has one, beside its values.
 func (p Point) MarshalJSON() ([]byte, error) {
 	mc, rr := p.ID.identityJSON()
 	m := map[string]any{
@@ -136,6 +136,9 @@ func (p Point) MarshalJSON() ([]byte, error) {
 		"ours_ci":                p.OursCI,
 		"baseline_ci":            p.BaselineCI,
 		"p":                      p.P,
+	}
+	if p.ID.Strategy != "" {
+		m["strategy"] = p.ID.Strategy
 	}
 	if p.Clock != nil {
 		m["clock"] = p.Clock

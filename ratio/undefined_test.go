@@ -282,3 +282,41 @@ func TestRateIsShortAtEveryMagnitude(t *testing.T) {
 		}
 	}
 }
+
+// TestPointStrategy: a rate point's strategy (GuideLLM's constant,
+// poisson) is part of its identity, its label, its message, its order and
+// summary.json's point; a point without one prints as it always has.
+func TestPointStrategy(t *testing.T) {
+	c := PointID{RequestRate: 2, Strategy: "constant"}
+	p := PointID{RequestRate: 2, Strategy: "poisson"}
+	plain := PointID{RequestRate: 2}
+	if c == p || c == plain {
+		t.Error("a strategy is not part of the point's identity")
+	}
+	for id, want := range map[PointID][2]string{
+		c:     {"none/2:constant", "max_concurrency none, request_rate 2, strategy constant"},
+		p:     {"none/2:poisson", "max_concurrency none, request_rate 2, strategy poisson"},
+		plain: {"none/2", "max_concurrency none, request_rate 2"},
+	} {
+		if id.Label() != want[0] || id.String() != want[1] {
+			t.Errorf("%+v: label %q, string %q; want %q", id, id.Label(), id.String(), want)
+		}
+		b, err := json.Marshal(Point{ID: id})
+		if has := strings.Contains(string(b), `"strategy":`); err != nil || has != (id.Strategy != "") ||
+			id.Strategy != "" && !strings.Contains(string(b), `"strategy":"`+id.Strategy+`"`) {
+			t.Errorf("%+v: %s %v", id, b, err)
+		}
+	}
+	ids := []PointID{p, {}, c, plain, {RequestRate: 1, Strategy: "poisson"}}
+	SortPoints(ids)
+	var got []string
+	for _, id := range ids {
+		got = append(got, id.Label())
+	}
+	if want := []string{"none/1:poisson", "none/2", "none/2:constant", "none/2:poisson", "none/inf"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	if _, err := ParsePointID("none/2:poisson"); err == nil {
+		t.Error("a plan's point read with a strategy")
+	}
+}

@@ -466,7 +466,7 @@ func HasPointWindows(points []ratio.Point) bool {
 
 // PointClockLead explains the per-point table's clock columns.
 func PointClockLead(ours, baseline string) string {
-	return fmt.Sprintf("Point clock: each arm's free busy samples inside the point's windows (clockgate mark, or vLLM's date and duration), pooled over its trusted legs; "+
+	return fmt.Sprintf("Point clock: each arm's free busy samples inside the point's windows (clockgate mark, the result's exact window as AIPerf, GuideLLM and InferenceX state it, or vLLM's date and duration), pooled over its trusted legs; "+
 		"the offset of the free medians %s against %s, and in brackets of the free means, held to %.1f%% (clock.point_offset); "+
 		"too thin: under %d free busy samples in an arm, not judged; no window: some leg has none. "+
 		"Power-managed: each arm's power-managed share of its busy samples there, reported, never gated.",

@@ -82,7 +82,7 @@ func (c Comparison) ShowsEnergy() bool {
 }
 
 // EnergyLead says what the ENERGY family's figures are.
-const EnergyLead = "ENERGY: per point, J per output token over the point's window (its marks or vLLM date), " +
+const EnergyLead = "ENERGY: per point, J per output token over the point's window (its marks, its result's exact window, or vLLM date), " +
 	"the arm's median over its legs, and ours / baseline (lower is better); p: two-sided Mann–Whitney U of the legs' J per output token. " +
 	"Reported, never a gate term (only --strict-energy gates on it). " + ratio.EnergyCaveat + "."
 

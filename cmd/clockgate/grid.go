@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,8 @@ type gridOptions struct {
 	plan    string
 	dryRun  bool
 	backend string
+	// benchTZ is --bench-tz, as summarize's.
+	benchTZ string
 }
 
 func init() { register(NewCmdGrid) }
@@ -30,7 +33,7 @@ func init() { register(NewCmdGrid) }
 func NewCmdGrid(s *IO) *cobra.Command {
 	opts := &gridOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "grid [--dry-run] [--backend auto|nvml|nvidia-smi|amd-smi] PLAN.toml",
+		Use:   "grid [--dry-run] [--backend auto|nvml|nvidia-smi|amd-smi] [--bench-tz ZONE] PLAN.toml",
 		Short: "Run a whole comparison from a plan, in an order that cancels drift, and summarize it",
 		Long: `grid runs every leg of the plan's engines, in an order that cancels linear
 drift (abba, williams or random), and writes the evidence tree (bench,
@@ -67,7 +70,11 @@ TREE/grid/failed/). docs/grid.md is the reference.`,
   clockgate grid --dry-run plan.toml
 
   # Run it (again, to resume).
-  clockgate grid plan.toml`,
+  clockgate grid plan.toml
+
+  # An AIPerf plan whose results may carry only start_time/end_time
+  # (local time, no zone): read them in the bench machine's zone.
+  clockgate grid --bench-tz Europe/Berlin plan.toml`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr("grid takes one PLAN.toml, found %d arguments", len(args))
@@ -83,11 +90,17 @@ TREE/grid/failed/). docs/grid.md is the reference.`,
 			if !known {
 				return usageErr("--backend %q: want one of %s", opts.backend, strings.Join(sampler.Kinds, ", "))
 			}
+			if c.Flags().Changed("bench-tz") {
+				if _, err := benchTZ(opts.benchTZ); err != nil {
+					return err
+				}
+			}
 			return runGrid(opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.dryRun, "dry-run", false, "print the order and every expanded command; run nothing")
 	cmd.Flags().StringVar(&opts.backend, "backend", sampler.KindAuto, "how to read the GPUs: "+strings.Join(sampler.Kinds, ", "))
+	cmd.Flags().StringVar(&opts.benchTZ, "bench-tz", "", "the `ZONE` AIPerf's start_time/end_time are written in (they name none), for each point's check and the summary: UTC, Europe/Berlin")
 	return cmd
 }
 
@@ -122,11 +135,17 @@ func runGrid(opts *gridOptions) error {
 		}
 	}()
 	baseline := p.Engines[0].Name
+	var tz *time.Location
+	if opts.benchTZ != "" {
+		if tz, err = benchTZ(opts.benchTZ); err != nil {
+			return err
+		}
+	}
 	err = grid.Run(ctx, grid.Options{
 		Plan: p, Backend: opts.backend, Out: opts.IO.Out, ErrOut: opts.IO.ErrOut, Terminal: isTerminal(opts.IO.ErrOut),
-		BootIDFile: os.Getenv(bootIDFileEnv), ProbeLatency: testProbeLatency(),
+		BootIDFile: os.Getenv(bootIDFileEnv), ProbeLatency: testProbeLatency(), BenchTZ: tz,
 		Summarize: func(tree, out string) error {
-			return runSummarize(&summarizeOptions{IO: &IO{In: opts.IO.In, Out: io.Discard, ErrOut: opts.IO.ErrOut}, Tree: tree, Out: out, Baseline: baseline})
+			return runSummarize(&summarizeOptions{IO: &IO{In: opts.IO.In, Out: io.Discard, ErrOut: opts.IO.ErrOut}, Tree: tree, Out: out, Baseline: baseline, BenchTZ: opts.benchTZ})
 		},
 	})
 	var ee *grid.ExitError

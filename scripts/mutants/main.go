@@ -1073,3 +1073,22 @@ func init() {
 			`strings.TrimSpace(opts.TZ) == "" || strings.EqualFold(opts.TZ, "Local")`, `strings.TrimSpace(opts.TZ) == ""`, []string{"-run=^TestImportZone", "./cmd/clockgate/"}},
 	)
 }
+
+// The bench clients' gaps (SPEC §12.5): GuideLLM's strategy in a point's
+// identity; a file no reader accepts refused; grid --bench-tz.
+func init() {
+	mutations = append(mutations,
+		mutation{"BF13", "GuideLLM's constant and Poisson points at one rate read as one point", "benchfmt/guidellm.go",
+			"			p.ID.RequestRate, p.ID.Strategy = r.Num, typ.Str", "			p.ID.RequestRate = r.Num", []string{"-run=^(TestGuideLLMLayouts|TestGuideLLMConstantAndPoisson)$", "./benchfmt/", "./summarize/"}},
+		mutation{"BF14", "a point's strategy left out of its label", "ratio/point.go",
+			"		return p.concurrency() + \"/\" + p.rate() + \":\" + p.Strategy", "		return p.concurrency() + \"/\" + p.rate()", []string{"-run=^TestPointStrategy$", "./ratio/"}},
+		mutation{"BF15", "a file stating a result's keys that no reader accepts kept as a warning", "benchfmt/vllm.go",
+			"			if line, keys := claimed(items); len(keys) > 0 {", "			if line, keys := claimed(items); false && len(keys) > 0 {", []string{"-run=^(TestNoReaderAccepts|TestNoReaderAcceptsVoidsTheLeg|TestScenarioVerdicts)$", "./benchfmt/", "./summarize/"}},
+		mutation{"BF16", "AIPerf's export out of its directory read as a vLLM result", "benchfmt/vllm.go",
+			"	if !broken && len(items) == 1 && isAIPerfExport(items[0].v) {", "	if false {", []string{"-run=^(TestNoReaderAccepts|TestNoReaderAcceptsVoidsTheLeg)$", "./benchfmt/", "./summarize/"}},
+		mutation{"BF17", "the grid's AIPerf point check reading no zone for start_time and end_time", "grid/benchformat.go",
+			"		f = benchfmt.ReadAIPerf(open, rel, opt)", "		f = benchfmt.ReadAIPerf(open, rel, benchfmt.Options{})", []string{"-run=^TestCheckPointResultBenchTZ$", "./grid/"}},
+		mutation{"BF18", "grid --bench-tz taken unchecked", "cmd/clockgate/grid.go",
+			"			if c.Flags().Changed(\"bench-tz\") {", "			if false {", []string{"-run=^TestGridBenchTZ$", "./cmd/clockgate/"}},
+	)
+}

@@ -567,7 +567,7 @@ var scenarios = append([]Scenario{
 	{Name: "real-vllm-0.5",
 		About: "real files of vLLM 0.5.4's benchmark_serving.py (testdata/bench-real/vllm-0.5): Mistral-7B on one A100 (vllm) and two (vllm-tp2), " +
 			"10 ShareGPT prompts, no --ignore-eos: 2440 against 2498 output tokens (2.32%, reported); each file holds the per-request arrays; and two " +
-			"trimmed vLLM nightly files with no result key (warnings): no memory, no clocks",
+			"trimmed vLLM nightly files with no result key (bench.invalid: a point's keys, but no reader accepts them): no memory, no clocks",
 		build: func(t *tree) {
 			t.real("bench/mistral-7b-instruct-v0.3/vllm/r1/Mistral-7B-Instruct-v0.3_tp1_len2000.json", "vllm-0.5/1xA100-80GB-SXM/Mistral-7B-Instruct-v0.3_tp1_len2000.json")
 			t.real("bench/mistral-7b-instruct-v0.3/vllm-tp2/r1/Mistral-7B-Instruct-v0.3_tp2_len2000.json", "vllm-0.5/2xA100-80GB-SXM/Mistral-7B-Instruct-v0.3_tp2_len2000.json")

@@ -146,11 +146,17 @@ func parseExpectBlock(v *strictjson.Value) (*Expect, error) {
 
 // checkExpect is clock.expectation: each declaration of the record that
 // its stream does not bear out, per GPU, naming declared and measured.
-// cpu_governor is recorded only: the record carries no governors yet.
+// cpu_governor is judged against the host block's cpufreq governors (SPEC
+// §12.2: every CPU's governor).
 func (l *Leg) checkExpect() {
 	e := l.Record.Expect
 	if e == nil {
 		return
+	}
+	if e.CPUGovernor != nil {
+		if msg := expectGovernor(l.Record.Host, *e.CPUGovernor); msg != "" {
+			l.add(CodeExpectation, "%s", msg)
+		}
 	}
 	for _, g := range l.Fold.GPUs {
 		if e.SMClockMHz != nil {
@@ -170,6 +176,23 @@ func (l *Leg) checkExpect() {
 			}
 		}
 	}
+}
+
+// expectGovernor says how a leg's host fails a declared cpu_governor, or
+// "" when every online CPU ran it (the host block's governor set is
+// exactly that one). A leg without a host stream, or a host that exposes
+// no cpufreq, bears nothing out: never a pass by absence.
+func expectGovernor(h *Host, want string) string {
+	switch g := h.Governors(); {
+	case h == nil:
+		return fmt.Sprintf("declared cpu_governor=%s, but the leg has no host stream, so nothing bears it out: record the leg with a clockgate that writes PREFIX.host.jsonl, or drop the declaration", want)
+	case g == nil:
+		return fmt.Sprintf("declared cpu_governor=%s, but the host exposes no cpufreq (no scaling_governor under /sys/devices/system/cpu, as in most VMs), so nothing bears it out: drop the declaration, or record on a box that exposes cpufreq", want)
+	case len(g) != 1 || g[0] != want:
+		return fmt.Sprintf("declared cpu_governor=%s, measured governors %s: not every CPU ran the declared governor; set it on every CPU (cpupower frequency-set -g %s, as the box's owner) or declare what the box runs, and re-measure",
+			want, strings.Join(g, ", "), want)
+	}
+	return ""
 }
 
 // expectClock says how a GPU's window fails a declared locked clock of

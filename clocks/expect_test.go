@@ -64,8 +64,10 @@ func TestExpectPowerLimit(t *testing.T) {
 	wantReason(t, l.Reasons, CodeExpectation, "GPU 0: declared power_limit_w=650 W, measured enforced limit 700 W")
 	l = expectLeg(t, cleanWindow(boot13), "power_limit_w=700")
 	wantReason(t, l.Reasons, CodeExpectation, "declared power_limit_w=700 W, but the stream records no enforced_power_limit_w")
-	// cpu_governor is recorded, not judged.
-	wantCodes(t, expectLeg(t, cleanWindow(boot13), "cpu_governor=performance").Reasons)
+	// cpu_governor is judged against the host block (TestExpectCPUGovernor):
+	// a leg without a host stream bears it out as little as a stream
+	// without a limit bears out power_limit_w.
+	wantCodes(t, expectLeg(t, cleanWindow(boot13), "cpu_governor=performance").Reasons, CodeExpectation)
 }
 
 // The declaration is recorded in the record's expect block and read back;
@@ -119,4 +121,33 @@ func TestExpectRecorded(t *testing.T) {
 			t.Errorf("%s: %v, want %s", c.block, err, c.want)
 		}
 	}
+}
+
+// TestExpectCPUGovernor: a declared cpu_governor is judged against the host
+// block's governors (SPEC §12.2: every CPU's governor); a leg without a
+// host stream, or a host without cpufreq, bears nothing out.
+func TestExpectCPUGovernor(t *testing.T) {
+	e, err := ParseExpect([]string{"cpu_governor=performance"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := func(r *Record) { r.Expect = e }
+	leg := func(gov ...string) *Leg {
+		st := quietStatic()
+		if gov != nil {
+			st.CPUFreq = &CPUFreq{Driver: "intel_pstate", Governors: gov}
+		}
+		ss := cleanWindow(boot13)
+		return hostLeg(t, ss, st, quietLines(ss), declared)
+	}
+	wantNoCode(t, leg("performance").Reasons, CodeExpectation)
+	l := leg("performance", "powersave")
+	wantCodes(t, l.Reasons, CodeExpectation)
+	wantReason(t, l.Reasons, CodeExpectation, "declared cpu_governor=performance, measured governors performance, powersave", "cpupower frequency-set -g performance")
+	l = leg("powersave")
+	wantReason(t, l.Reasons, CodeExpectation, "declared cpu_governor=performance, measured governors powersave")
+	l = leg()
+	wantReason(t, l.Reasons, CodeExpectation, "declared cpu_governor=performance, but the host exposes no cpufreq")
+	l = legOf(t, "r1", cleanWindow(boot13), declared)
+	wantReason(t, l.Reasons, CodeExpectation, "declared cpu_governor=performance, but the leg has no host stream")
 }

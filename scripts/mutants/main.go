@@ -1022,6 +1022,10 @@ func init() {
 			"			case m == nil:\n", "			case m == nil && false:\n", pciePkg},
 		mutation{"PL11", "host.mismatch's PCIe part left out of the ratio", "ratio/ratio.go",
 			"	bench = append(bench, clocks.HostPCIeMismatch(oursArm, baseArm)...)\n", "", pciePkg},
+		mutation{"PL12", "a declared cpu_governor other CPUs did not run let pass", "clocks/expect.go",
+			"	case len(g) != 1 || g[0] != want:", "	case false:", []string{"-run=^TestExpect", "./clocks/"}},
+		mutation{"PL13", "a declared cpu_governor with no host stream let pass", "clocks/expect.go",
+			"	case h == nil:\n", "	case h == nil && false:\n", []string{"-run=^TestExpect", "./clocks/"}},
 	)
 }
 

@@ -139,6 +139,10 @@ type Record struct {
 	// Expect is the leg's declared state (--expect); nil where nothing
 	// was declared.
 	Expect *Expect
+	// TimeSync is the host's time synchronisation at the window's start
+	// and end, recorded by the sampler of a multi-host leg (SPEC §12.3);
+	// nil elsewhere.
+	TimeSync *TimeSyncWindow
 }
 
 // singleRecord is the single-GPU layout, fields in the order it has
@@ -166,6 +170,7 @@ type singleRecord struct {
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
 	Expect           *Expect           `json:"expect,omitempty"`
+	TimeSync         *TimeSyncWindow   `json:"time_sync,omitempty"`
 }
 
 // powerFields are a GPU's power-management fields, written only where its
@@ -231,6 +236,7 @@ type multiRecord struct {
 	Refusal          string            `json:"refusal,omitempty"`
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
 	Expect           *Expect           `json:"expect,omitempty"`
+	TimeSync         *TimeSyncWindow   `json:"time_sync,omitempty"`
 }
 
 // MarshalJSON writes the record in the single-GPU layout when it has one
@@ -244,9 +250,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
 			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			PCIeGenMax: g.PCIeGenMax, PCIeWidthMax: g.PCIeWidthMax,
-			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect})
+			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect, TimeSync: r.TimeSync})
 	}
-	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect}
+	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect, TimeSync: r.TimeSync}
 	for i, g := range r.GPUs {
 		idx := 0
 		if g.Index != nil {
@@ -276,7 +282,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, Expect: s.Expect, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
+		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, Expect: s.Expect, TimeSync: s.TimeSync, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
 			PersistenceMode: unnull(s.PersistenceMode), IdleSamplesExcluded: s.IdleSamplesExcluded,
@@ -289,7 +295,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}
-	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses, Expect: m.Expect}
+	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses, Expect: m.Expect, TimeSync: m.TimeSync}
 	for _, g := range m.GPUs {
 		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion, VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/leg"
 	"github.com/clockgate/clockgate/sampler"
 )
 
@@ -169,6 +170,8 @@ type sampleOptions struct {
 	flags      recordingFlags
 	pid        int
 	bootIDFile string
+	// leg is the --leg DIR of a multi-host leg, host --host (SPEC §12.3).
+	leg, host string
 }
 
 func init() { register(NewCmdSample) }
@@ -264,6 +267,9 @@ after at most one 5 s probe. Status lines go to stderr; stdout is not used.`,
 			if len(args) > 0 {
 				return usageErr("sample takes no arguments, found %q (did you mean 'clockgate record'?)", args)
 			}
+			if err := sampleLeg(opts, c.Flags().Changed("out"), c.Flags().Changed("interval"), c.Flags().Changed("memory-out")); err != nil {
+				return err
+			}
 			if err := opts.flags.validate(c.Flags().Changed("gpu"), os.LookupEnv); err != nil {
 				return err
 			}
@@ -276,7 +282,62 @@ after at most one 5 s probe. Status lines go to stderr; stdout is not used.`,
 	}
 	opts.flags.add(cmd.Flags())
 	cmd.Flags().IntVar(&opts.pid, "pid", 0, "stop when this process exits (0: no process bound)")
+	cmd.Flags().StringVar(&opts.leg, "leg", "", "a multi-host leg's `DIR` (clockgate leg init): sample this host into DIR/hosts/<host>.*, at leg.json's interval, in place of --out")
+	cmd.Flags().StringVar(&opts.host, "host", "", "with --leg, this host's name where $"+slurmNodeEnv+" is unset and the host name is not the one leg.json lists")
 	return cmd
+}
+
+// sampleLeg sets up sample --leg DIR: the host's prefix, its memory
+// record and leg.json's interval. It refuses (exit 2, nothing written) a
+// host leg.json does not list, or one whose files exist.
+func sampleLeg(opts *sampleOptions, outSet, intervalSet, memorySet bool) error {
+	if opts.leg == "" {
+		if opts.host != "" {
+			return usageErr("--host names a host of a multi-host leg: give --leg DIR with it")
+		}
+		return nil
+	}
+	switch {
+	case outSet:
+		return usageErr("--leg DIR and --out PREFIX: give one (a host of a multi-host leg writes DIR/hosts/<host>.*)")
+	case intervalSet:
+		return usageErr("--leg DIR: the interval is leg.json's; drop --interval (set it with clockgate leg init --interval)")
+	case memorySet:
+		return usageErr("--leg DIR: the host's memory record is DIR/hosts/<host>.memory.json; drop --memory-out")
+	}
+	m, err := leg.Load(opts.leg)
+	if err != nil {
+		return usageErr("--leg: %v (run clockgate leg init --out %s first)", err, opts.leg)
+	}
+	host, err := legHostName(opts.host)
+	if err != nil {
+		return usageErr("--leg: %v", err)
+	}
+	if _, ok := m.Host(host); !ok {
+		names := make([]string, len(m.Hosts))
+		for i, h := range m.Hosts {
+			names[i] = h.Host
+		}
+		return usageErr("--leg %s: this host, %s, is not among leg.json's hosts (%s): sample on the leg's hosts only, or pass --host NAME where this host is known by another name", opts.leg, host, strings.Join(names, ", "))
+	}
+	prefix := leg.Prefix(opts.leg, host)
+	if found, _ := filepath.Glob(globEscape(prefix) + ".*"); len(found) > 0 {
+		return usageErr("--leg %s: %s already has files (%s): a host samples a leg once; start a new leg (r<N+1>)", opts.leg, host, strings.Join(found, ", "))
+	}
+	opts.flags.out, opts.flags.memoryOut, opts.flags.interval = prefix, leg.MemoryPath(opts.leg, host), m.Interval()
+	return nil
+}
+
+// globEscape escapes the pattern characters of a path for filepath.Glob.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func runSample(opts *sampleOptions) error {
@@ -286,6 +347,7 @@ func runSample(opts *sampleOptions) error {
 
 	ctx := context.Background()
 	cfg, open := opts.flags.config(opts.IO, "sample", opts.pid, opts.bootIDFile)
+	cfg.Leg = opts.leg != ""
 	smp, err := sampler.New(ctx, cfg, open)
 	if err != nil {
 		return samplerExit(err)

@@ -951,5 +951,7 @@ func init() {
 			"	if host != m.Client {", "	if false && host != m.Client {", legPkg},
 		mutation{"MH9", "a leg's samples without mono_s", "sampler/sampler.go",
 			"				smp.MonoS = &mono\n", "				smp.MonoS, _ = nil, mono\n", legPkg},
+		mutation{"MH10", "a leg's record without time_sync", "sampler/sampler.go",
+			"		rec.TimeSync = &clocks.TimeSyncWindow{", "		_ = &clocks.TimeSyncWindow{", legPkg},
 	)
 }

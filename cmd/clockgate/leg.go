@@ -13,7 +13,7 @@ import (
 
 	"github.com/clockgate/clockgate/atomicfile"
 	"github.com/clockgate/clockgate/clocks"
-	"github.com/clockgate/clockgate/leg"
+	"github.com/clockgate/clockgate/multileg"
 	"github.com/clockgate/clockgate/sampler"
 )
 
@@ -127,7 +127,7 @@ CAVEAT.`,
 	f.StringVar(&o.hosts, "hosts", "", "the leg's hosts: names or a Slurm node list (node[1-3,5]); default $"+slurmNodeListEnv)
 	f.StringArrayVar(&o.roles, "role", nil, "`NAME=HOSTS`: the hosts of a role (repeatable): prefill=node1, decode=node[2-3]")
 	f.DurationVar(&o.interval, "interval", time.Second, fmt.Sprintf("time between samples on every host, at least %v", sampler.MinInterval))
-	f.DurationVar(&o.skewBound, "skew-bound", leg.DefaultSkewBound, "the most two hosts' clocks may disagree")
+	f.DurationVar(&o.skewBound, "skew-bound", multileg.DefaultSkewBound, "the most two hosts' clocks may disagree")
 	f.DurationVar(&o.skewDeclared, "skew-bound-declared", 0, "a bound on the hosts' clocks measured otherwise (PTP monitoring), for hosts without chronyc")
 	f.StringVar(&o.client, "host", "", "this host's name where neither $"+slurmNodeEnv+" nor the host name is the one the leg knows it by")
 	return cmd
@@ -140,7 +140,7 @@ func runLegInit(s *IO, o *legInitOptions, declared bool) error {
 	case o.interval < sampler.MinInterval:
 		return usageErr("leg init: --interval %v: want at least %v", o.interval, sampler.MinInterval)
 	case o.skewBound <= 0:
-		return usageErr("leg init: --skew-bound %v: want a positive duration (default %v)", o.skewBound, leg.DefaultSkewBound)
+		return usageErr("leg init: --skew-bound %v: want a positive duration (default %v)", o.skewBound, multileg.DefaultSkewBound)
 	case declared && o.skewDeclared <= 0:
 		return usageErr("leg init: --skew-bound-declared %v: want a positive duration", o.skewDeclared)
 	}
@@ -151,11 +151,11 @@ func runLegInit(s *IO, o *legInitOptions, declared bool) error {
 	if list == "" {
 		return usageErr("leg init: no hosts: pass --hosts LIST (node[1-3]), or run it inside a Slurm allocation ($%s)", slurmNodeListEnv)
 	}
-	names, err := leg.ExpandHosts(list)
+	names, err := multileg.ExpandHosts(list)
 	if err != nil {
 		return usageErr("leg init: --hosts: %v", err)
 	}
-	hosts, err := leg.Roles(names, o.roles)
+	hosts, err := multileg.Roles(names, o.roles)
 	if err != nil {
 		return usageErr("leg init: %v", err)
 	}
@@ -163,20 +163,20 @@ func runLegInit(s *IO, o *legInitOptions, declared bool) error {
 	if err != nil {
 		return usageErr("leg init: %v", err)
 	}
-	m := &leg.Manifest{Schema: leg.Schema, IntervalS: o.interval.Seconds(), SkewBoundMS: float64(o.skewBound) / float64(time.Millisecond),
+	m := &multileg.Manifest{Schema: multileg.Schema, IntervalS: o.interval.Seconds(), SkewBoundMS: float64(o.skewBound) / float64(time.Millisecond),
 		Client: client, Hosts: hosts}
 	if declared {
 		d := float64(o.skewDeclared) / float64(time.Millisecond)
 		m.SkewBoundDeclaredMS = &d
 	}
-	if err := leg.Write(o.out, m); err != nil {
+	if err := multileg.Write(o.out, m); err != nil {
 		if errors.Is(err, atomicfile.ErrExists) {
-			return usageErr("leg init: %s already exists: a leg is set up once; start a new leg (r<N+1>) or move the old one", leg.ManifestPath(o.out))
+			return usageErr("leg init: %s already exists: a leg is set up once; start a new leg (r<N+1>) or move the old one", multileg.ManifestPath(o.out))
 		}
 		return usageErr("leg init: %v", err)
 	}
 	fmt.Fprintf(s.ErrOut, "clockgate leg init: wrote %s: %d hosts (%s), interval %v, skew bound %v, client %s\n",
-		leg.ManifestPath(o.out), len(hosts), strings.Join(names, ","), o.interval, o.skewBound, client)
+		multileg.ManifestPath(o.out), len(hosts), strings.Join(names, ","), o.interval, o.skewBound, client)
 	return nil
 }
 
@@ -234,7 +234,7 @@ func hasReading(path string) bool {
 }
 
 func runLegWait(s *IO, o *legWaitOptions) error {
-	m, err := leg.Load(o.dir)
+	m, err := multileg.Load(o.dir)
 	if err != nil {
 		return usageErr("leg wait: %v (run clockgate leg init --out %s first)", err, o.dir)
 	}
@@ -242,7 +242,7 @@ func runLegWait(s *IO, o *legWaitOptions) error {
 	for {
 		var without []string
 		for _, h := range m.Hosts {
-			if !hasReading(sampler.StreamPath(leg.Prefix(o.dir, h.Host))) {
+			if !hasReading(sampler.StreamPath(multileg.Prefix(o.dir, h.Host))) {
 				without = append(without, h.Host)
 			}
 		}
@@ -252,7 +252,7 @@ func runLegWait(s *IO, o *legWaitOptions) error {
 		}
 		if !time.Now().Before(deadline) {
 			return &exitError{code: ExitFailed, err: fmt.Errorf("leg wait: after %v, %d of %d hosts have no reading in %s: %s; start their samplers (srun --overlap --nodes=%d --ntasks-per-node=1 --disable-status clockgate sample --leg %s) or read their errors",
-				o.timeout, len(without), len(m.Hosts), filepath.Join(o.dir, leg.HostsDir), strings.Join(without, ", "), len(m.Hosts), o.dir)}
+				o.timeout, len(without), len(m.Hosts), filepath.Join(o.dir, multileg.HostsDir), strings.Join(without, ", "), len(m.Hosts), o.dir)}
 		}
 		time.Sleep(min(legWaitPoll, time.Until(deadline)))
 	}
@@ -295,10 +295,10 @@ host's part. It writes it once; an existing one is refused.`,
 }
 
 func runLegClose(s *IO, dir string, o *legCloseOptions) error {
-	if _, err := leg.Load(dir); err != nil {
+	if _, err := multileg.Load(dir); err != nil {
 		return usageErr("leg close: %v (is %s a leg set up by clockgate leg init?)", err, dir)
 	}
-	mem, path, err := leg.Close(dir, o.memoryOut)
+	mem, path, err := multileg.Close(dir, o.memoryOut)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("leg close: %v", err)}
 	}

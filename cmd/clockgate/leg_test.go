@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/clockgate/clockgate/clocks"
-	"github.com/clockgate/clockgate/leg"
+	"github.com/clockgate/clockgate/multileg"
 )
 
 // multiLeg is a recLeg whose clockgate sees no Slurm node name (the
@@ -56,12 +56,12 @@ func TestLegRecordedOnTwoHosts(t *testing.T) {
 	if code, _, stderr := l.run("", "leg", "init", "--out", dir, "--hosts", "h[1-2]", "--role", "prefill=h1", "--role", "decode=h2", "--interval", "200ms"); code != 0 {
 		t.Fatalf("leg init: exit %d\n%s", code, stderr)
 	}
-	m, err := leg.Load(dir)
+	m, err := multileg.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
-	if m.Client != host || m.IntervalS != 0.2 || m.SkewBoundMS != 100 || len(m.Hosts) != 2 || m.Hosts[1] != (leg.Host{Host: "h2", Role: "decode", Group: "decode"}) {
+	if m.Client != host || m.IntervalS != 0.2 || m.SkewBoundMS != 100 || len(m.Hosts) != 2 || m.Hosts[1] != (multileg.Host{Host: "h2", Role: "decode", Group: "decode"}) {
 		t.Fatalf("leg.json: %+v", m)
 	}
 	s1 := l.start("", "sample", "--leg", dir, "--host", "h1")
@@ -84,7 +84,7 @@ func TestLegRecordedOnTwoHosts(t *testing.T) {
 		}
 	}
 	for _, h := range []string{"h1", "h2"} {
-		prefix := leg.Prefix(dir, h)
+		prefix := multileg.Prefix(dir, h)
 		lines := streamLines(t, prefix+".samples.jsonl")
 		last := -1.0
 		for i, s := range lines {
@@ -113,11 +113,11 @@ func TestLegRecordedOnTwoHosts(t *testing.T) {
 		if ts == nil || ts.Start == nil || ts.End == nil || ts.Start.Kernel == nil || ts.End.Kernel == nil || ts.Start.T >= ts.End.T {
 			t.Fatalf("%s: time_sync %s", h, data)
 		}
-		if _, err := os.Stat(leg.MemoryPath(dir, h)); err != nil {
+		if _, err := os.Stat(multileg.MemoryPath(dir, h)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	points, _ := os.ReadFile(filepath.Join(dir, leg.PointsName))
+	points, _ := os.ReadFile(filepath.Join(dir, multileg.PointsName))
 	if n := strings.Count(string(points), `"host":"`+host+`"`); n != 4 {
 		t.Fatalf("points.jsonl: %d lines name %s, want 4:\n%s", n, host, points)
 	}
@@ -144,7 +144,7 @@ func TestLegSampleRefusals(t *testing.T) {
 	if code, _, stderr := l.run("", "leg", "init", "--out", dir, "--hosts", "h1,h2"); code != 0 {
 		t.Fatalf("leg init: exit %d\n%s", code, stderr)
 	}
-	hosts := filepath.Join(dir, leg.HostsDir)
+	hosts := filepath.Join(dir, multileg.HostsDir)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -163,12 +163,12 @@ func TestLegSampleRefusals(t *testing.T) {
 		}
 	}
 	os.MkdirAll(hosts, 0o755)
-	os.WriteFile(leg.MemoryPath(dir, "h2"), []byte("{}"), 0o644)
+	os.WriteFile(multileg.MemoryPath(dir, "h2"), []byte("{}"), 0o644)
 	code, _, stderr := l.run("", "sample", "--leg", dir, "--host", "h2")
-	if code != ExitUsage || !strings.Contains(stderr, "h2 already has files ("+leg.MemoryPath(dir, "h2")+")") {
+	if code != ExitUsage || !strings.Contains(stderr, "h2 already has files ("+multileg.MemoryPath(dir, "h2")+")") {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	if _, err := os.Stat(leg.Prefix(dir, "h2") + ".samples.jsonl"); err == nil {
+	if _, err := os.Stat(multileg.Prefix(dir, "h2") + ".samples.jsonl"); err == nil {
 		t.Fatal("a stream was written")
 	}
 	// $SLURMD_NODENAME names the host before --host.
@@ -185,15 +185,15 @@ func TestLegWaitNamesHosts(t *testing.T) {
 	tools := newRecTools(t)
 	l, dir := multiLeg(t, tools)
 	l.run("", "leg", "init", "--out", dir, "--hosts", "node[1-3]")
-	os.MkdirAll(filepath.Join(dir, leg.HostsDir), 0o755)
-	os.WriteFile(leg.Prefix(dir, "node2")+".samples.jsonl", []byte("{}\n"), 0o644)
-	os.WriteFile(leg.Prefix(dir, "node3")+".samples.jsonl", []byte("{\"t\":"), 0o644) // no whole reading yet
+	os.MkdirAll(filepath.Join(dir, multileg.HostsDir), 0o755)
+	os.WriteFile(multileg.Prefix(dir, "node2")+".samples.jsonl", []byte("{}\n"), 0o644)
+	os.WriteFile(multileg.Prefix(dir, "node3")+".samples.jsonl", []byte("{\"t\":"), 0o644) // no whole reading yet
 	code, _, stderr := l.run("", "leg", "wait", "--started", dir, "--timeout", "300ms")
 	if code != ExitFailed || !strings.Contains(stderr, "2 of 3 hosts have no reading in "+filepath.Join(dir, "hosts")+": node1, node3;") {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	os.WriteFile(leg.Prefix(dir, "node1")+".samples.jsonl", []byte("{}\n"), 0o644)
-	os.WriteFile(leg.Prefix(dir, "node3")+".samples.jsonl", []byte("{}\n"), 0o644)
+	os.WriteFile(multileg.Prefix(dir, "node1")+".samples.jsonl", []byte("{}\n"), 0o644)
+	os.WriteFile(multileg.Prefix(dir, "node3")+".samples.jsonl", []byte("{}\n"), 0o644)
 	if code, _, stderr := l.run("", "leg", "wait", "--started", dir, "--timeout", "5s"); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -213,7 +213,7 @@ func TestLegInitAndMarkRefusals(t *testing.T) {
 	if code, _, stderr := l.run("", "leg", "init", "--out", dir, "--role", "prefill=node1", "--role", "decode=node[2-3]", "--skew-bound-declared", "2ms"); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	m, _ := leg.Load(dir)
+	m, _ := multileg.Load(dir)
 	if m.Client != "node1" || len(m.Hosts) != 3 || m.SkewBoundDeclaredMS == nil || *m.SkewBoundDeclaredMS != 2 {
 		t.Fatalf("%+v", m)
 	}
@@ -226,7 +226,7 @@ func TestLegInitAndMarkRefusals(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(stderr, "this host, node2, is not the leg's client (node1") {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(dir, leg.PointsName)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, multileg.PointsName)); err == nil {
 		t.Fatal("points.jsonl written")
 	}
 	for _, c := range []struct {

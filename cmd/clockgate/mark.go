@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clockgate/clockgate/leg"
+	"github.com/clockgate/clockgate/multileg"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/sampler"
 	"github.com/clockgate/clockgate/summarize"
@@ -145,7 +145,7 @@ func checkMarkLeg(opts *markOptions) error {
 	if _, err := ratio.ParsePointID(opts.point); err != nil {
 		return usageErr("--point: %v", err)
 	}
-	m, err := leg.Load(opts.leg)
+	m, err := multileg.Load(opts.leg)
 	if err != nil {
 		return usageErr("--leg: %v (run clockgate leg init --out %s first)", err, opts.leg)
 	}
@@ -156,7 +156,7 @@ func checkMarkLeg(opts *markOptions) error {
 	if host != m.Client {
 		return usageErr("--leg %s: this host, %s, is not the leg's client (%s, which ran clockgate leg init): mark points where the leg was set up, so one clock stamps them all", opts.leg, host, m.Client)
 	}
-	opts.host, opts.points = host, filepath.Join(opts.leg, leg.PointsName)
+	opts.host, opts.points = host, filepath.Join(opts.leg, multileg.PointsName)
 	return checkPoints(opts)
 }
 

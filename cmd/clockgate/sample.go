@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/clockgate/clockgate/clocks"
-	"github.com/clockgate/clockgate/leg"
+	"github.com/clockgate/clockgate/multileg"
 	"github.com/clockgate/clockgate/sampler"
 )
 
@@ -232,6 +232,14 @@ a reading that started within 3 intervals of the stop run until 3
 intervals after its own start, and takes its sample as the window's last.
 A stop or refusal before the first sample writes no record and exits 1.
 
+One host of a leg across several hosts (clockgate leg init; docs/multi-host.md):
+--leg DIR in place of --out writes DIR/hosts/<host>.samples.jsonl, .summary.json
+and .memory.json at leg.json's interval, the host being $` + slurmNodeEnv + `, else
+--host, else the host name; a host leg.json does not list, or one whose files
+exist, is refused (exit 2, nothing written). Each sample then carries mono_s
+(CLOCK_BOOTTIME at the reading) and the record time_sync at the window's start
+and end (adjtimex, and chronyc -c tracking where chronyc exists).
+
 At the stop it prints the leg's verdict in one line on stderr, as
 'clockgate check' would judge it: "verdict: ok", or the reason codes
 ("clock.missing" and no record to check when none was written).
@@ -258,6 +266,9 @@ after at most one 5 s probe. Status lines go to stderr; stdout is not used.`,
 
   # Every GPU on the box.
   clockgate sample --out clocks/llama/vllm/r1 --pid "$server_pid" --gpu all &
+
+  # One host of a multi-host leg, on every node under Slurm (stop it with SIGINT to srun).
+  srun --overlap --nodes=3 --ntasks-per-node=1 --disable-status clockgate sample --leg clocks/llama/dynamo/r1 &
 
   # The GPUs the server was given: without --gpu, CUDA_VISIBLE_DEVICES decides.
   export CUDA_VISIBLE_DEVICES=4,5,6,7
@@ -305,7 +316,7 @@ func sampleLeg(opts *sampleOptions, outSet, intervalSet, memorySet bool) error {
 	case memorySet:
 		return usageErr("--leg DIR: the host's memory record is DIR/hosts/<host>.memory.json; drop --memory-out")
 	}
-	m, err := leg.Load(opts.leg)
+	m, err := multileg.Load(opts.leg)
 	if err != nil {
 		return usageErr("--leg: %v (run clockgate leg init --out %s first)", err, opts.leg)
 	}
@@ -320,11 +331,11 @@ func sampleLeg(opts *sampleOptions, outSet, intervalSet, memorySet bool) error {
 		}
 		return usageErr("--leg %s: this host, %s, is not among leg.json's hosts (%s): sample on the leg's hosts only, or pass --host NAME where this host is known by another name", opts.leg, host, strings.Join(names, ", "))
 	}
-	prefix := leg.Prefix(opts.leg, host)
+	prefix := multileg.Prefix(opts.leg, host)
 	if found, _ := filepath.Glob(globEscape(prefix) + ".*"); len(found) > 0 {
 		return usageErr("--leg %s: %s already has files (%s): a host samples a leg once; start a new leg (r<N+1>)", opts.leg, host, strings.Join(found, ", "))
 	}
-	opts.flags.out, opts.flags.memoryOut, opts.flags.interval = prefix, leg.MemoryPath(opts.leg, host), m.Interval()
+	opts.flags.out, opts.flags.memoryOut, opts.flags.interval = prefix, multileg.MemoryPath(opts.leg, host), m.Interval()
 	return nil
 }
 

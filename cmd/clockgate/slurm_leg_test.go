@@ -16,7 +16,7 @@ import (
 
 	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/internal/slurmtest"
-	"github.com/clockgate/clockgate/leg"
+	"github.com/clockgate/clockgate/multileg"
 )
 
 // slurmLeg is a multi-host leg on scripts/slurm.sh's cluster: leg.json
@@ -114,7 +114,7 @@ func TestLegOnSlurm(t *testing.T) {
 	}
 	uuids := map[string]string{}
 	for _, node := range slurmtest.Nodes {
-		prefix := leg.Prefix(s.dir, node)
+		prefix := multileg.Prefix(s.dir, node)
 		lines := streamLines(t, prefix+".samples.jsonl")
 		for i, line := range lines {
 			if line["boot_id"] != c.BootID(t, node) {
@@ -146,14 +146,14 @@ func TestLegOnSlurm(t *testing.T) {
 				t.Fatalf("%s: time_sync.%s %+v, want the kernel synchronised and chronyc's tracking (leap Normal); record:\n%s", node, what, r, data)
 			}
 		}
-		if _, err := os.Stat(leg.MemoryPath(s.dir, node)); err != nil {
+		if _, err := os.Stat(multileg.MemoryPath(s.dir, node)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if len(uuids) != 3 {
 		t.Fatalf("GPU uuids %v: want one GPU of each node's own", uuids)
 	}
-	points, _ := os.ReadFile(filepath.Join(s.dir, leg.PointsName))
+	points, _ := os.ReadFile(filepath.Join(s.dir, multileg.PointsName))
 	host, _ := os.Hostname()
 	if strings.Count(string(points), `"host":"`+host+`"`) != 4 {
 		t.Fatalf("points.jsonl:\n%s", points)

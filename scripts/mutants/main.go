@@ -928,7 +928,7 @@ func init() {
 }
 
 // legPkg runs the tests of the multi-host leg's recording half.
-var legPkg = []string{"-run=TestLeg|MultiHost|ExpandHosts|TestRoles|Manifest|TestClose", "./leg/", "./summarize/", "./cmd/clockgate/"}
+var legPkg = []string{"-run=TestLeg|MultiHost|ExpandHosts|TestRoles|Manifest|TestClose", "./multileg/", "./summarize/", "./cmd/clockgate/"}
 
 // A leg across several hosts, recorded (SPEC §12.3).
 func init() {
@@ -937,7 +937,7 @@ func init() {
 			"ok && subtree == subtreeClocks && f.dir && clocks.IsMultiHostLeg(", "ok && false && subtree == subtreeClocks && f.dir && clocks.IsMultiHostLeg(", legPkg},
 		mutation{"MH2", "a multi-host leg's directory not refused by check", "cmd/clockgate/legs.go",
 			"		if clocks.IsMultiHostLeg(r) {", "		if false && clocks.IsMultiHostLeg(r) {", legPkg},
-		mutation{"MH3", "leg close passes a host without its record", "leg/close.go",
+		mutation{"MH3", "leg close passes a host without its record", "multileg/close.go",
 			"	if len(missing) > 0 {\n		return nil, \"\", fmt.Errorf(\"%w", "	if false {\n		return nil, \"\", fmt.Errorf(\"%w", legPkg},
 		mutation{"MH4", "sample --leg samples a host leg.json does not list", "cmd/clockgate/sample.go",
 			"	if _, ok := m.Host(host); !ok {", "	if _, ok := m.Host(host); false && !ok {", legPkg},
@@ -945,7 +945,7 @@ func init() {
 			"; len(found) > 0 {", "; false && len(found) > 0 {", legPkg},
 		mutation{"MH6", "leg wait counts a stream without a whole reading", "cmd/clockgate/leg.go",
 			"		if n > 0 && strings.IndexByte(string(buf[:n]), '\\n') >= 0 {", "		if n > 0 {", legPkg},
-		mutation{"MH7", "the leg's peak RSS summed over the hosts that have one", "leg/close.go",
+		mutation{"MH7", "the leg's peak RSS summed over the hosts that have one", "multileg/close.go",
 			"			allRSS = false\n", "", legPkg},
 		mutation{"MH8", "mark --leg runs off the client", "cmd/clockgate/mark.go",
 			"	if host != m.Client {", "	if false && host != m.Client {", legPkg},

@@ -1,4 +1,4 @@
-package leg
+package multileg
 
 import (
 	"fmt"

@@ -1,10 +1,10 @@
-// Package leg is the directory form of a benchmark leg that spans several
+// Package multileg is the directory form of a benchmark leg that spans several
 // hosts (SPEC §12.3): DIR/leg.json, written once before sampling, names
 // the hosts, their roles and groups, the interval and the skew bound;
 // each host's sampler writes DIR/hosts/<host>.*; the client's marks go to
 // DIR/points.jsonl; and Close writes the leg's memory record from the
 // hosts' own once their samplers have stopped.
-package leg
+package multileg
 
 import (
 	"errors"

@@ -953,5 +953,7 @@ func init() {
 			"				smp.MonoS = &mono\n", "				smp.MonoS, _ = nil, mono\n", legPkg},
 		mutation{"MH10", "a leg's record without time_sync", "sampler/sampler.go",
 			"		rec.TimeSync = &clocks.TimeSyncWindow{", "		_ = &clocks.TimeSyncWindow{", legPkg},
+		mutation{"MH11", "sample not stopped by SIGINT as by SIGTERM", "cmd/clockgate/sample.go",
+			"	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)", "	signal.Notify(sigc, syscall.SIGTERM)", legPkg},
 	)
 }

@@ -142,6 +142,10 @@ type Record struct {
 	// Host is the host block (SPEC §12.2), recomputed from the host
 	// stream beside the GPU stream; nil for a leg recorded without one.
 	Host *Host
+	// TimeSync is the host's time synchronisation at the window's start
+	// and end, recorded by the sampler of a multi-host leg (SPEC §12.3);
+	// nil elsewhere.
+	TimeSync *TimeSyncWindow
 }
 
 // singleRecord is the single-GPU layout, fields in the order it has
@@ -170,6 +174,7 @@ type singleRecord struct {
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
 	Expect           *Expect           `json:"expect,omitempty"`
 	Host             *Host             `json:"host,omitempty"`
+	TimeSync         *TimeSyncWindow   `json:"time_sync,omitempty"`
 }
 
 // powerFields are a GPU's power-management fields, written only where its
@@ -236,6 +241,7 @@ type multiRecord struct {
 	ComputeProcesses *ComputeProcesses `json:"compute_processes,omitempty"`
 	Expect           *Expect           `json:"expect,omitempty"`
 	Host             *Host             `json:"host,omitempty"`
+	TimeSync         *TimeSyncWindow   `json:"time_sync,omitempty"`
 }
 
 // MarshalJSON writes the record in the single-GPU layout when it has one
@@ -249,9 +255,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			IdleSamplesExcluded: g.IdleSamplesExcluded, Vendor: g.Vendor, PerfLevel: g.PerfLevel, MemoryPartition: g.MemoryPartition,
 			powerFields: g.powerFields(), VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			PCIeGenMax: g.PCIeGenMax, PCIeWidthMax: g.PCIeWidthMax,
-			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect, Host: r.Host})
+			Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect, Host: r.Host, TimeSync: r.TimeSync})
 	}
-	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect, Host: r.Host}
+	m := multiRecord{BootID: r.BootID, GPUs: make([]gpuBlock, len(r.GPUs)), Window: r.Window, Refusal: r.Refusal, ComputeProcesses: r.ComputeProcesses, Expect: r.Expect, Host: r.Host, TimeSync: r.TimeSync}
 	for i, g := range r.GPUs {
 		idx := 0
 		if g.Index != nil {
@@ -281,7 +287,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, Expect: s.Expect, Host: s.Host, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
+		*r = Record{BootID: s.BootID, Window: s.Window, Refusal: s.Refusal, ComputeProcesses: s.ComputeProcesses, Expect: s.Expect, Host: s.Host, TimeSync: s.TimeSync, GPUs: []GPU{{UUID: s.GPUUUID, Name: s.GPUName, VbiosVersion: s.VbiosVersion, EnergyScope: s.EnergyScope,
 			DriverVersion: s.DriverVersion, SMClockMHz: s.SMClockMHz, ClocksMaxSMMHz: s.ClocksMaxSMMHz,
 			ClocksApplicationsGraphicsMHz: s.ClocksApplicationsGraphicsMHz, ThrottleReasonsActive: s.ThrottleReasonsActive,
 			PersistenceMode: unnull(s.PersistenceMode), IdleSamplesExcluded: s.IdleSamplesExcluded,
@@ -294,7 +300,7 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}
-	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses, Expect: m.Expect, Host: m.Host}
+	*r = Record{BootID: m.BootID, Window: m.Window, Refusal: m.Refusal, ComputeProcesses: m.ComputeProcesses, Expect: m.Expect, Host: m.Host, TimeSync: m.TimeSync}
 	for _, g := range m.GPUs {
 		r.GPUs = append(r.GPUs, GPU{Index: ptr(g.GPUIndex), UUID: g.GPUUUID, Name: g.GPUName, DriverVersion: g.DriverVersion, VbiosVersion: g.VbiosVersion, EnergyScope: g.EnergyScope,
 			SMClockMHz: g.SMClockMHz, ClocksMaxSMMHz: g.ClocksMaxSMMHz, ClocksApplicationsGraphicsMHz: g.ClocksApplicationsGraphicsMHz,

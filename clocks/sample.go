@@ -91,6 +91,13 @@ type Sample struct {
 	// static within a window); nil where the backend reads none (SPEC
 	// §12.2).
 	PCIeGen, PCIeWidth, PCIeGenMax, PCIeWidthMax *int
+
+	// MonoS is CLOCK_BOOTTIME at the reading, in seconds (mono_s), which
+	// a sampler of a multi-host leg writes (SPEC §12.3) so that a step of
+	// the wall clock within the window shows; nil elsewhere. Like
+	// memory_used_mib, the stream's reader leaves it to the general
+	// reading.
+	MonoS *float64
 }
 
 // The values of energy_scope.
@@ -281,6 +288,10 @@ func (s *Sample) AppendJSON(b []byte) []byte {
 		b = appendString(b, *s.EnergyScope)
 	}
 	b = s.appendPCIe(b)
+	if s.MonoS != nil {
+		b = append(b, `,"mono_s":`...)
+		b = strconv.AppendFloat(b, *s.MonoS, 'f', 9, 64)
+	}
 	if s.ImportedFrom != "" {
 		b = append(b, `,"imported_from":`...)
 		b = appendString(b, s.ImportedFrom)

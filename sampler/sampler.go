@@ -137,6 +137,11 @@ type Config struct {
 	HostRoot string
 	// Logf, when not nil, receives status lines (no trailing newline).
 	Logf func(format string, args ...any)
+	// Leg says the stream is one host's of a multi-host leg (SPEC §12.3):
+	// each sample carries mono_s, and the record time_sync, read by
+	// TimeSync at the window's start and end (nil is ReadTimeSync).
+	Leg      bool
+	TimeSync func(context.Context) *clocks.TimeSync
 }
 
 // StreamPath returns the path of the sample stream for prefix.
@@ -202,6 +207,9 @@ type Sampler struct {
 	procRoot string
 	// engines are the engine's processes, as named (SPEC §11.1).
 	engines []clocks.Engine
+	// syncStart is the time synchronisation read at the window's start
+	// (a multi-host leg's).
+	syncStart *clocks.TimeSync
 	// commandPID is the recorded command's pid (SetCommand), 0 for none.
 	commandPID int
 	// memPath is where the memory record goes, "" for nowhere; mem
@@ -587,6 +595,9 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		until = fmt.Sprintf("until pid %d exits, a signal, or %v", s.cfg.PID, s.cfg.MaxDuration)
 	}
 	s.cfg.Logf("sampling %s every %v %s into %s", s.backend.Name(), s.cfg.Interval, until, s.paths[0])
+	if s.cfg.Leg {
+		s.syncStart = s.readTimeSync(readParent)
+	}
 
 	res := &Result{StreamPath: s.paths[0]}
 	s.host = s.startHost()
@@ -618,6 +629,7 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 			break
 		}
 		t := time.Now()
+		mono, monoOK := s.mono()
 		r := &reading{mu: &mu, start: t, cancel: rcancel}
 		cur = r
 		mu.Unlock()
@@ -643,6 +655,14 @@ func (s *Sampler) Run(ctx context.Context, stop <-chan string) (*Result, error) 
 		}
 		if err := s.checkTick(rows); err != nil {
 			return s.refuse(res, fold, err, true)
+		}
+		if s.cfg.Leg {
+			if !monoOK {
+				return s.refuse(res, fold, errors.New("CLOCK_BOOTTIME cannot be read: a multi-host leg's samples carry mono_s"), true)
+			}
+			for _, smp := range rows {
+				smp.MonoS = &mono
+			}
 		}
 		line, backs = line[:0], backs[:0]
 		for _, smp := range rows {
@@ -989,6 +1009,23 @@ func (s *Sampler) checkTick(rows []*clocks.Sample) error {
 	return nil
 }
 
+// mono is CLOCK_BOOTTIME now, for a multi-host leg's samples.
+func (s *Sampler) mono() (float64, bool) {
+	if !s.cfg.Leg {
+		return 0, false
+	}
+	return bootTime()
+}
+
+// readTimeSync reads the host's time synchronisation, for a multi-host
+// leg's record.
+func (s *Sampler) readTimeSync(ctx context.Context) *clocks.TimeSync {
+	if s.cfg.TimeSync != nil {
+		return s.cfg.TimeSync(ctx)
+	}
+	return ReadTimeSync(ctx)
+}
+
 // count says how much was sampled, for status lines: "12 samples " for
 // one GPU, "12 ticks × 4 GPUs = 48 samples " for several.
 func (s *Sampler) count(res *Result) string {
@@ -1001,6 +1038,9 @@ func (s *Sampler) count(res *Result) string {
 // writeRecord writes the record atomically, never replacing a file.
 func (s *Sampler) writeRecord(rec *clocks.Record) error {
 	rec.Expect = s.cfg.Expect
+	if s.cfg.Leg {
+		rec.TimeSync = &clocks.TimeSyncWindow{Start: s.syncStart, End: s.readTimeSync(context.Background())}
+	}
 	loc, zone := hostZone()
 	stampZone(&rec.Window, loc, zone)
 	data, err := json.MarshalIndent(rec, "", "  ")

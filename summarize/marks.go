@@ -87,6 +87,13 @@ func ParseMarks(path string, r io.Reader) ([]Marked, error) {
 		if ev == MarkEnd {
 			want = append(want, "exit")
 		}
+		if f, ok := v.Fields["host"]; ok {
+			// A multi-host leg's points name the client (SPEC §12.3).
+			if f.Kind != strictjson.String || f.Str == "" {
+				return fail("host: want the client's host name, found %s", describe(v, "host"))
+			}
+			want = append(want, "host")
+		}
 		for k := range v.Fields {
 			if !slices.Contains(want, k) {
 				return fail("%s: not a key of a %s line (want %v)", k, ev, want)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/clockgate/clockgate/benchfmt"
+	"github.com/clockgate/clockgate/clocks"
 )
 
 // runRE is a leg's run label: r<N>, N a positive decimal integer without
@@ -60,6 +61,9 @@ type legFiles struct {
 	// why it was refused unread.
 	points        string
 	pointsRefused string
+	// multiHost is the leg's directory where it is in the directory form
+	// of a multi-host leg (SPEC §12.3): recorded, not judged yet.
+	multiHost string
 }
 
 // walker walks an evidence tree.
@@ -514,6 +518,13 @@ func (w *walker) walkFlat(subtree string) error {
 			return err
 		}
 		for _, f := range files {
+			if n, ok := runNumber(f.name); ok && subtree == subtreeClocks && f.dir && clocks.IsMultiHostLeg(w.abs(f.rel)) {
+				// A multi-host leg: judged fail-closed until the judge
+				// reads the directory form.
+				w.hasClock = true
+				w.leg(model, engine, n).multiHost = f.rel
+				continue
+			}
 			var suffix string
 			switch {
 			case subtree == subtreeMemory && strings.HasSuffix(f.name, memorySuffix):

@@ -7,12 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clockgate/clockgate/benchfmt"
+	"github.com/clockgate/clockgate/multileg"
 	"github.com/clockgate/clockgate/ratio"
 	"github.com/clockgate/clockgate/sampler"
 	"github.com/clockgate/clockgate/summarize"
@@ -23,6 +26,9 @@ type markOptions struct {
 	out   string
 	point string
 	argv  []string
+	// leg is the --leg DIR of a multi-host leg (SPEC §12.3); host is the
+	// client's name, written on each line, and points the points file.
+	leg, host, points string
 	// now is the clock the lines are stamped with.
 	now func() time.Time
 	// streamWait bounds the wait for a starting sampler's stream.
@@ -46,7 +52,7 @@ func init() { register(NewCmdMark) }
 func NewCmdMark(s *IO) *cobra.Command {
 	opts := &markOptions{IO: s, now: time.Now, streamWait: MarkStreamWait}
 	cmd := &cobra.Command{
-		Use:   "mark --out PREFIX --point ID -- COMMAND [ARG...]",
+		Use:   "mark (--out PREFIX | --leg DIR) --point ID -- COMMAND [ARG...]",
 		Short: "Run one bench point's COMMAND and mark when it began and ended beside the leg's stream",
 		Long: `mark runs COMMAND, one point of a leg's bench loop, as 'clockgate record'
 runs its command (stdin, stdout and stderr passed through, SIGINT and SIGTERM
@@ -97,6 +103,7 @@ no PREFIX.samples.jsonl beside it after that wait: start the sampler first
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&opts.out, "out", "", "the leg's PREFIX, as given to clockgate sample or record (required)")
 	cmd.Flags().StringVar(&opts.point, "point", "", "the point, as the report prints it: 8/inf, none/4, 16/2.5 (required)")
+	cmd.Flags().StringVar(&opts.leg, "leg", "", "a multi-host leg's `DIR`, in place of --out: on the leg's client, append to DIR/points.jsonl, each line naming this host")
 	return cmd
 }
 
@@ -107,6 +114,10 @@ func pointsPath(prefix string) string { return prefix + summarize.PointsSuffix }
 // with no stream, a points file that cannot be read or already ends the
 // point.
 func checkMark(opts *markOptions) error {
+	if opts.leg != "" {
+		return checkMarkLeg(opts)
+	}
+	opts.points = pointsPath(opts.out)
 	switch {
 	case opts.out == "":
 		return usageErr("--out PREFIX is required: the leg's prefix, as given to clockgate sample")
@@ -120,7 +131,39 @@ func checkMark(opts *markOptions) error {
 	if !waitStream(opts, stream) {
 		return usageErr("no clock stream at %s after waiting %v: start the sampler first (clockgate sample --out %s --pid ... &), then mark each point", stream, opts.streamWait, opts.out)
 	}
-	path := pointsPath(opts.out)
+	return checkPoints(opts)
+}
+
+// checkMarkLeg checks mark --leg DIR: run on the leg's client, whose
+// clock stamps the points.
+func checkMarkLeg(opts *markOptions) error {
+	switch {
+	case opts.out != "":
+		return usageErr("--leg DIR and --out PREFIX: give one (a multi-host leg's points are DIR/points.jsonl)")
+	case opts.point == "":
+		return usageErr("--point ID is required: the point as the report prints it (8/inf, none/4, 16/2.5)")
+	}
+	if _, err := ratio.ParsePointID(opts.point); err != nil {
+		return usageErr("--point: %v", err)
+	}
+	m, err := multileg.Load(opts.leg)
+	if err != nil {
+		return usageErr("--leg: %v (run clockgate leg init --out %s first)", err, opts.leg)
+	}
+	host, err := legHostName("")
+	if err != nil {
+		return usageErr("--leg: %v", err)
+	}
+	if host != m.Client {
+		return usageErr("--leg %s: this host, %s, is not the leg's client (%s, which ran clockgate leg init): mark points where the leg was set up, so one clock stamps them all", opts.leg, host, m.Client)
+	}
+	opts.host, opts.points = host, filepath.Join(opts.leg, multileg.PointsName)
+	return checkPoints(opts)
+}
+
+// checkPoints refuses a point already ended in the points file.
+func checkPoints(opts *markOptions) error {
+	path := opts.points
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -176,6 +219,15 @@ func markLine(point, event string, t time.Time, exit *int) string {
 	return benchfmt.MarkLine(point, event, t, exit)
 }
 
+// line is one line of the points file; a multi-host leg's names its host.
+func (opts *markOptions) line(event string, t time.Time, exit *int) string {
+	l := markLine(opts.point, event, t, exit)
+	if opts.leg == "" {
+		return l
+	}
+	return l[:len(l)-1] + `,"host":` + strconv.Quote(opts.host) + "}"
+}
+
 func runMark(opts *markOptions) error {
 	if err := checkMark(opts); err != nil {
 		return err
@@ -189,8 +241,8 @@ func runMark(opts *markOptions) error {
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigc)
 
-	path := pointsPath(opts.out)
-	if err := appendLine(path, markLine(opts.point, benchfmt.MarkBegin, opts.now(), nil)); err != nil {
+	path := opts.points
+	if err := appendLine(path, opts.line(benchfmt.MarkBegin, opts.now(), nil)); err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("%s: %v (%s not started)", path, err, name)}
 	}
 	child := exec.Command(bin, opts.argv[1:]...)
@@ -223,7 +275,7 @@ func runMark(opts *markOptions) error {
 			code = exitStatus(child.ProcessState)
 		}
 	}
-	if err := appendLine(path, markLine(opts.point, benchfmt.MarkEnd, opts.now(), &code)); err != nil {
+	if err := appendLine(path, opts.line(benchfmt.MarkEnd, opts.now(), &code)); err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("%s: %v (%s exited %d; the point has no end line, so no window)", path, err, name, code)}
 	}
 	if runErr != nil || code != 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/multileg"
 	"github.com/clockgate/clockgate/sampler"
 )
 
@@ -169,6 +170,8 @@ type sampleOptions struct {
 	flags      recordingFlags
 	pid        int
 	bootIDFile string
+	// leg is the --leg DIR of a multi-host leg, host --host (SPEC §12.3).
+	leg, host string
 }
 
 func init() { register(NewCmdSample) }
@@ -232,6 +235,14 @@ a reading that started within 3 intervals of the stop run until 3
 intervals after its own start, and takes its sample as the window's last.
 A stop or refusal before the first sample writes no record and exits 1.
 
+One host of a leg across several hosts (clockgate leg init; docs/multi-host.md):
+--leg DIR in place of --out writes DIR/hosts/<host>.samples.jsonl, .summary.json
+and .memory.json at leg.json's interval, the host being $` + slurmNodeEnv + `, else
+--host, else the host name; a host leg.json does not list, or one whose files
+exist, is refused (exit 2, nothing written). Each sample then carries mono_s
+(CLOCK_BOOTTIME at the reading) and the record time_sync at the window's start
+and end (adjtimex, and chronyc -c tracking where chronyc exists).
+
 At the stop it prints the leg's verdict in one line on stderr, as
 'clockgate check' would judge it: "verdict: ok", or the reason codes
 ("clock.missing" and no record to check when none was written).
@@ -262,6 +273,9 @@ after at most one 5 s probe. Status lines go to stderr; stdout is not used.`,
   # Every GPU on the box.
   clockgate sample --out clocks/llama/vllm/r1 --pid "$server_pid" --gpu all &
 
+  # One host of a multi-host leg, on every node under Slurm (stop it with SIGINT to srun).
+  srun --overlap --nodes=3 --ntasks-per-node=1 --disable-status clockgate sample --leg clocks/llama/dynamo/r1 &
+
   # The GPUs the server was given: without --gpu, CUDA_VISIBLE_DEVICES decides.
   export CUDA_VISIBLE_DEVICES=4,5,6,7
   vllm serve llama --tensor-parallel-size 4 & server_pid=$!
@@ -269,6 +283,9 @@ after at most one 5 s probe. Status lines go to stderr; stdout is not used.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageErr("sample takes no arguments, found %q (did you mean 'clockgate record'?)", args)
+			}
+			if err := sampleLeg(opts, c.Flags().Changed("out"), c.Flags().Changed("interval"), c.Flags().Changed("memory-out")); err != nil {
+				return err
 			}
 			if err := opts.flags.validate(c.Flags().Changed("gpu"), os.LookupEnv); err != nil {
 				return err
@@ -282,7 +299,62 @@ after at most one 5 s probe. Status lines go to stderr; stdout is not used.`,
 	}
 	opts.flags.add(cmd.Flags())
 	cmd.Flags().IntVar(&opts.pid, "pid", 0, "stop when this process exits (0: no process bound)")
+	cmd.Flags().StringVar(&opts.leg, "leg", "", "a multi-host leg's `DIR` (clockgate leg init): sample this host into DIR/hosts/<host>.*, at leg.json's interval, in place of --out")
+	cmd.Flags().StringVar(&opts.host, "host", "", "with --leg, this host's name where $"+slurmNodeEnv+" is unset and the host name is not the one leg.json lists")
 	return cmd
+}
+
+// sampleLeg sets up sample --leg DIR: the host's prefix, its memory
+// record and leg.json's interval. It refuses (exit 2, nothing written) a
+// host leg.json does not list, or one whose files exist.
+func sampleLeg(opts *sampleOptions, outSet, intervalSet, memorySet bool) error {
+	if opts.leg == "" {
+		if opts.host != "" {
+			return usageErr("--host names a host of a multi-host leg: give --leg DIR with it")
+		}
+		return nil
+	}
+	switch {
+	case outSet:
+		return usageErr("--leg DIR and --out PREFIX: give one (a host of a multi-host leg writes DIR/hosts/<host>.*)")
+	case intervalSet:
+		return usageErr("--leg DIR: the interval is leg.json's; drop --interval (set it with clockgate leg init --interval)")
+	case memorySet:
+		return usageErr("--leg DIR: the host's memory record is DIR/hosts/<host>.memory.json; drop --memory-out")
+	}
+	m, err := multileg.Load(opts.leg)
+	if err != nil {
+		return usageErr("--leg: %v (run clockgate leg init --out %s first)", err, opts.leg)
+	}
+	host, err := legHostName(opts.host)
+	if err != nil {
+		return usageErr("--leg: %v", err)
+	}
+	if _, ok := m.Host(host); !ok {
+		names := make([]string, len(m.Hosts))
+		for i, h := range m.Hosts {
+			names[i] = h.Host
+		}
+		return usageErr("--leg %s: this host, %s, is not among leg.json's hosts (%s): sample on the leg's hosts only, or pass --host NAME where this host is known by another name", opts.leg, host, strings.Join(names, ", "))
+	}
+	prefix := multileg.Prefix(opts.leg, host)
+	if found, _ := filepath.Glob(globEscape(prefix) + ".*"); len(found) > 0 {
+		return usageErr("--leg %s: %s already has files (%s): a host samples a leg once; start a new leg (r<N+1>)", opts.leg, host, strings.Join(found, ", "))
+	}
+	opts.flags.out, opts.flags.memoryOut, opts.flags.interval = prefix, multileg.MemoryPath(opts.leg, host), m.Interval()
+	return nil
+}
+
+// globEscape escapes the pattern characters of a path for filepath.Glob.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func runSample(opts *sampleOptions) error {
@@ -292,6 +364,7 @@ func runSample(opts *sampleOptions) error {
 
 	ctx := context.Background()
 	cfg, open := opts.flags.config(opts.IO, "sample", opts.pid, opts.bootIDFile)
+	cfg.Leg = opts.leg != ""
 	smp, err := sampler.New(ctx, cfg, open)
 	if err != nil {
 		return samplerExit(err)

@@ -1096,3 +1096,34 @@ func init() {
 			"			if c.Flags().Changed(\"bench-tz\") {", "			if false {", []string{"-run=^TestGridBenchTZ$", "./cmd/clockgate/"}},
 	)
 }
+
+// legPkg runs the tests of the multi-host leg's recording half.
+var legPkg = []string{"-run=TestLeg|MultiHost|ExpandHosts|TestRoles|Manifest|TestClose", "./multileg/", "./summarize/", "./cmd/clockgate/"}
+
+// A leg across several hosts, recorded (SPEC §12.3).
+func init() {
+	mutations = append(mutations,
+		mutation{"MH1", "a multi-host leg's directory skipped by summarize", "summarize/walk.go",
+			"ok && subtree == subtreeClocks && f.dir && clocks.IsMultiHostLeg(", "ok && false && subtree == subtreeClocks && f.dir && clocks.IsMultiHostLeg(", legPkg},
+		mutation{"MH2", "a multi-host leg's directory not refused by check", "cmd/clockgate/legs.go",
+			"		if clocks.IsMultiHostLeg(r) {", "		if false && clocks.IsMultiHostLeg(r) {", legPkg},
+		mutation{"MH3", "leg close passes a host without its record", "multileg/close.go",
+			"	if len(missing) > 0 {\n		return nil, \"\", fmt.Errorf(\"%w", "	if false {\n		return nil, \"\", fmt.Errorf(\"%w", legPkg},
+		mutation{"MH4", "sample --leg samples a host leg.json does not list", "cmd/clockgate/sample.go",
+			"	if _, ok := m.Host(host); !ok {", "	if _, ok := m.Host(host); false && !ok {", legPkg},
+		mutation{"MH5", "sample --leg samples over a host's existing files", "cmd/clockgate/sample.go",
+			"; len(found) > 0 {", "; false && len(found) > 0 {", legPkg},
+		mutation{"MH6", "leg wait counts a stream without a whole reading", "cmd/clockgate/leg.go",
+			"		if n > 0 && strings.IndexByte(string(buf[:n]), '\\n') >= 0 {", "		if n > 0 {", legPkg},
+		mutation{"MH7", "the leg's peak RSS summed over the hosts that have one", "multileg/close.go",
+			"			allRSS = false\n", "", legPkg},
+		mutation{"MH8", "mark --leg runs off the client", "cmd/clockgate/mark.go",
+			"	if host != m.Client {", "	if false && host != m.Client {", legPkg},
+		mutation{"MH9", "a leg's samples without mono_s", "sampler/sampler.go",
+			"				smp.MonoS = &mono\n", "				smp.MonoS, _ = nil, mono\n", legPkg},
+		mutation{"MH10", "a leg's record without time_sync", "sampler/sampler.go",
+			"		rec.TimeSync = &clocks.TimeSyncWindow{", "		_ = &clocks.TimeSyncWindow{", legPkg},
+		mutation{"MH11", "sample not stopped by SIGINT as by SIGTERM", "cmd/clockgate/sample.go",
+			"	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)", "	signal.Notify(sigc, syscall.SIGTERM)", legPkg},
+	)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHostTemplateAgrees: a stream's lines read through the learned
@@ -95,5 +96,52 @@ func TestHostTemplateAgrees(t *testing.T) {
 	}
 	if byTemplate < 23 {
 		t.Fatalf("%d lines read through the template, want 23 or more", byTemplate)
+	}
+}
+
+// TestHostTopSumsByPID: the fold sums each process's cores by its pid
+// whichever place it has in top, line by line, and names it by its last
+// comm.
+func TestHostTopSumsByPID(t *testing.T) {
+	ss := cleanWindow(boot13)
+	lines := quietLines(ss)
+	orders := [][]HostProc{
+		{{PID: 7, Comm: "a", Cores: 0.5}, {PID: 8, Comm: "b", Cores: 0.25}, {PID: 9, Comm: "c", Cores: 0.75}},
+		{{PID: 8, Comm: "b", Cores: 0.5}, {PID: 7, Comm: "a", Cores: 0.25}, {PID: 9, Comm: "c2", Cores: 0.75}},
+		{{PID: 10, Comm: "d", Cores: 0.5}, {PID: 8, Comm: "b", Cores: 0.25}},
+	}
+	for i, l := range lines {
+		l.Top = append([]HostProc(nil), orders[i%3]...)
+		for j := range l.Top {
+			if l.Top[j].PID == 9 {
+				l.Top[j].Comm = fmt.Sprintf("c%d", i)
+			}
+		}
+	}
+	h := hostFoldOf(t, quietStatic(), ss, lines)
+	// What the busy readings sum to, by pid, and each pid's last comm.
+	sum, comm := map[int]float64{}, map[int]string{}
+	ticks := BusyTicks{}
+	for _, s := range ss {
+		ticks.Add(s.T, s.UtilizationGPUPct != 0)
+	}
+	busy := 0
+	for _, l := range lines {
+		ts, _ := time.Parse(time.RFC3339Nano, l.T)
+		if tk, _ := ticks.find(ts.UnixNano()); tk.busy {
+			busy++
+			for _, p := range l.Top {
+				sum[p.PID] += p.Cores
+				comm[p.PID] = p.Comm
+			}
+		}
+	}
+	if len(h.Top) != 3 {
+		t.Fatalf("top %+v", h.Top)
+	}
+	for _, p := range h.Top {
+		if p.Cores != Round3(sum[p.PID]/float64(busy)) || p.Comm != comm[p.PID] {
+			t.Fatalf("top %+v, want %v cores by pid over %d busy readings, comms %v", h.Top, sum, busy, comm)
+		}
 	}
 }

@@ -310,19 +310,23 @@ type HostFold struct {
 	lastT    time.Time
 	firstPSI HostPSI
 	lastPSI  HostPSI
-	top      map[int]float64 // cores by pid
-	topComm  map[int]string  // each pid's last comm
+	top      map[int]*hostTop // cores and last comm by pid
+	lastTop  []*hostTop       // the last busy reading's, in its order
 	havePSI  bool
 	// What the fast reader of lines reuses: the comm strings by pid, and
 	// a line's PSI and CPU clock.
 	comms map[int]string
 	psi   HostPSI
 	mhz1  float64
+	// slots are the values parseHostLineFast read last; tmpl the layout
+	// learned from its lines (hosttemplate.go).
+	slots []hostSlot
+	tmpl  hostTemplate
 }
 
 // NewHostFold starts a fold of the stream whose static line is st.
 func NewHostFold(st *HostStatic) *HostFold {
-	return &HostFold{Static: st, top: map[int]float64{}, topComm: map[int]string{}, havePSI: true, comms: map[int]string{}}
+	return &HostFold{Static: st, top: map[int]*hostTop{}, havePSI: true, comms: map[int]string{}}
 }
 
 // Add folds one reading; busy says its tick's GPU readings were all busy.
@@ -363,10 +367,34 @@ func (f *HostFold) add(l *HostLine, busy bool, ns int64) {
 		f.mhz = append(f.mhz, *l.CPUMHz)
 	}
 	f.swap += l.Swap.In + l.Swap.Out
-	for _, p := range l.Top {
-		f.top[p.PID] += p.Cores
-		f.topComm[p.PID] = p.Comm
+	for i, p := range l.Top {
+		var e *hostTop
+		if i < len(f.lastTop) && f.lastTop[i].pid == p.PID {
+			e = f.lastTop[i]
+		} else {
+			if e = f.top[p.PID]; e == nil {
+				e = &hostTop{pid: p.PID}
+				f.top[p.PID] = e
+			}
+			if i < len(f.lastTop) {
+				f.lastTop[i] = e
+			} else {
+				f.lastTop = append(f.lastTop, e)
+			}
+		}
+		e.cores += p.Cores
+		if e.comm != p.Comm {
+			e.comm = p.Comm
+		}
 	}
+}
+
+// hostTop is one other process's cores summed over the busy readings and
+// its last comm.
+type hostTop struct {
+	pid   int
+	cores float64
+	comm  string
 }
 
 // quantile is the q-quantile of xs (nearest rank), nil for none; xs is
@@ -408,10 +436,10 @@ func (f *HostFold) Host() *Host {
 		d := float64(f.lastPSI.CPUSome - f.firstPSI.CPUSome)
 		h.PSICPUSomeShare = ptr(Round4(max(d, 0) / float64(win.Microseconds())))
 	}
-	for pid, c := range f.top {
-		p := HostProc{PID: pid, Comm: f.topComm[pid]}
+	for pid, e := range f.top {
+		p := HostProc{PID: pid, Comm: e.comm}
 		if f.busy > 0 {
-			p.Cores = Round3(c / float64(f.busy))
+			p.Cores = Round3(e.cores / float64(f.busy))
 		}
 		h.Top = append(h.Top, p)
 	}
@@ -496,10 +524,11 @@ func FoldHostStream(r io.Reader, path string, ticks *BusyTicks) (*Host, error) {
 				return nil, &LineError{Path: path, Line: line, Err: err}
 			}
 			f = NewHostFold(st)
+			f.others = make([]float64, 0, len(ticks.ticks))
 			continue
 		}
 		l := &scratch
-		tb, ok := parseHostLineFast(sc.Bytes(), l, f)
+		tb, ok := f.readFast(sc.Bytes(), l)
 		var tk tick
 		if ok {
 			sec, nsec, valid := stamps.read(tb)
@@ -609,14 +638,15 @@ func hostRaw(v *strictjson.Value) any {
 // reusing l's and f's storage, and returns its t; ok is false for any
 // other line, which ParseHostLine then reads strictly.
 func parseHostLineFast(b []byte, l *HostLine, f *HostFold) (t []byte, ok bool) {
-	p := hostScan{b: b}
+	p := hostScan{b: b, slots: f.slots[:0]}
+	defer func() { f.slots = p.slots }()
 	if !p.lit(`{"t":"`) {
 		return nil, false
 	}
-	t = p.str()
-	ok = t != nil && p.lit(`,"cpu":{"busy":`) && p.num(&l.CPU.Busy) && p.lit(`,"steal":`) && p.num(&l.CPU.Steal) &&
-		p.lit(`,"iowait":`) && p.num(&l.CPU.IOWait) && p.lit(`},"own_cpu":`) && p.num(&l.OwnCPU) &&
-		p.lit(`,"own_wait":`) && p.num(&l.OwnWait) && p.lit(`,"other_cpu":`) && p.num(&l.OtherCPU) && p.lit(`,"top":[`)
+	t = p.strAt(slotT, 0)
+	ok = t != nil && p.lit(`,"cpu":{"busy":`) && p.numAt(slotBusy, 0, &l.CPU.Busy) && p.lit(`,"steal":`) && p.numAt(slotSteal, 0, &l.CPU.Steal) &&
+		p.lit(`,"iowait":`) && p.numAt(slotIOWait, 0, &l.CPU.IOWait) && p.lit(`},"own_cpu":`) && p.numAt(slotOwnCPU, 0, &l.OwnCPU) &&
+		p.lit(`,"own_wait":`) && p.numAt(slotOwnWait, 0, &l.OwnWait) && p.lit(`,"other_cpu":`) && p.numAt(slotOtherCPU, 0, &l.OtherCPU) && p.lit(`,"top":[`)
 	if !ok {
 		return nil, false
 	}
@@ -629,11 +659,11 @@ func parseHostLineFast(b []byte, l *HostLine, f *HostFold) (t []byte, ok bool) {
 		}
 		var pr HostProc
 		var pid int64
-		if !p.lit(`{"pid":`) || !p.int(&pid) || !p.lit(`,"comm":"`) {
+		if !p.lit(`{"pid":`) || !p.intAt(slotPID, i, &pid) || !p.lit(`,"comm":"`) {
 			return nil, false
 		}
-		comm := p.str()
-		if comm == nil || !p.lit(`,"cores":`) || !p.num(&pr.Cores) || !p.lit(`}`) {
+		comm := p.strAt(slotComm, i)
+		if comm == nil || !p.lit(`,"cores":`) || !p.numAt(slotCores, i, &pr.Cores) || !p.lit(`}`) {
 			return nil, false
 		}
 		pr.PID = int(pid)
@@ -647,19 +677,19 @@ func parseHostLineFast(b []byte, l *HostLine, f *HostFold) (t []byte, ok bool) {
 	}
 	l.PSI, l.CPUMHz = nil, nil
 	if p.lit(`,"psi":{"cpu_some":`) {
-		if !p.int(&f.psi.CPUSome) || !p.lit(`,"memory_full":`) || !p.int(&f.psi.MemoryFull) ||
-			!p.lit(`,"io_full":`) || !p.int(&f.psi.IOFull) || !p.lit(`}`) {
+		if !p.intAt(slotPSICPU, 0, &f.psi.CPUSome) || !p.lit(`,"memory_full":`) || !p.intAt(slotPSIMem, 0, &f.psi.MemoryFull) ||
+			!p.lit(`,"io_full":`) || !p.intAt(slotPSIIO, 0, &f.psi.IOFull) || !p.lit(`}`) {
 			return nil, false
 		}
 		l.PSI = &f.psi
 	}
 	if p.lit(`,"cpu_mhz":`) {
-		if !p.num(&f.mhz1) {
+		if !p.numAt(slotMHz, 0, &f.mhz1) {
 			return nil, false
 		}
 		l.CPUMHz = &f.mhz1
 	}
-	if !p.lit(`,"swap":{"in":`) || !p.int(&l.Swap.In) || !p.lit(`,"out":`) || !p.int(&l.Swap.Out) || !p.lit(`}}`) || p.i != len(b) {
+	if !p.lit(`,"swap":{"in":`) || !p.intAt(slotSwapIn, 0, &l.Swap.In) || !p.lit(`,"out":`) || !p.intAt(slotSwapOut, 0, &l.Swap.Out) || !p.lit(`}}`) || p.i != len(b) {
 		return nil, false
 	}
 	return t, true
@@ -669,6 +699,8 @@ func parseHostLineFast(b []byte, l *HostLine, f *HostFold) (t []byte, ok bool) {
 type hostScan struct {
 	b []byte
 	i int
+	// slots are the values read, in the line's order (hosttemplate.go).
+	slots []hostSlot
 }
 
 func (p *hostScan) lit(s string) bool {

@@ -1127,3 +1127,20 @@ func init() {
 			"	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)", "	signal.Notify(sigc, syscall.SIGTERM)", legPkg},
 	)
 }
+
+// The host line's template and the fold's top processes (SPEC §12.2's
+// speed): each must read what the strict reader reads.
+func init() {
+	mutations = append(mutations,
+		mutation{"HP1", "a host template's swap.in hole read into swap.out", "clocks/hosttemplate.go",
+			"			ok = p.int(&l.Swap.In)", "			ok = p.int(&l.Swap.Out)", []string{"-run=^TestHostTemplateAgrees$", "./clocks/"}},
+		mutation{"HP2", "a host line longer than its template read by it", "clocks/hosttemplate.go",
+			"	if t == nil || p.i != len(b) {", "	if t == nil {", []string{"-run=^TestHostTemplateAgrees$", "./clocks/"}},
+		mutation{"HP3", "a host template's holes not kept while the layout stays", "clocks/hosttemplate.go",
+			"		if same && !tm.holes[i] {", "		if same {", []string{"-run=^TestHostTemplateAgrees$", "./clocks/"}},
+		mutation{"HP4", "a process summed into the one at its place in the line before", "clocks/host.go",
+			"		if i < len(f.lastTop) && f.lastTop[i].pid == p.PID {", "		if i < len(f.lastTop) {", []string{"-run=^TestHostTopSumsByPID$", "./clocks/"}},
+		mutation{"HP5", "a process named by its first comm", "clocks/host.go",
+			"		if e.comm != p.Comm {", "		if e.comm == \"\" {", []string{"-run=^TestHostTopSumsByPID$", "./clocks/"}},
+	)
+}

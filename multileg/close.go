@@ -94,9 +94,11 @@ func readHostMemory(path, host string) (HostMemory, error) {
 		return HostMemory{}, fmt.Errorf("%s: n: want an integer > 0", path)
 	}
 	h.N = int(n)
-	if f, ok := v.Fields["peak_host_rss_mib"]; ok {
+	// null (or absent) is "not recorded": the sampler writes it so where
+	// the leg named no process of its own (SPEC §12.1).
+	if f, ok := v.Fields["peak_host_rss_mib"]; ok && f.Kind != strictjson.Null {
 		if f.Kind != strictjson.Number || f.Num < 0 {
-			return HostMemory{}, fmt.Errorf("%s: peak_host_rss_mib: want a number ≥ 0 MiB", path)
+			return HostMemory{}, fmt.Errorf("%s: peak_host_rss_mib: want a number ≥ 0 MiB, or null where not recorded", path)
 		}
 		rss := f.Num
 		h.PeakHostRSSMiB = &rss

@@ -218,6 +218,14 @@ func TestCloseSums(t *testing.T) {
 	if err != nil || mem.PeakHostRSSMiB != nil {
 		t.Fatalf("got %+v, %v; want no peak_host_rss_mib", mem, err)
 	}
+	// The sampler writes a host RSS it did not record as null (SPEC
+	// §12.1): read as not recorded, as the key's absence is.
+	os.Remove(path)
+	os.WriteFile(MemoryPath(dir, "b"), []byte(`{"peak_gpu_memory_mib":200,"peak_host_rss_mib":null,"n":5}`), 0o644)
+	mem, _, err = Close(dir, "")
+	if err != nil || mem.PeakHostRSSMiB != nil || mem.PeakGPUMemoryMiB != 300.5 {
+		t.Fatalf("null host RSS: got %+v, %v; want GPU 300.5 and no peak_host_rss_mib", mem, err)
+	}
 }
 
 // TestCloseNamesMissing: a host without its record is named, with how to

@@ -160,6 +160,11 @@ func CheckTreePrefix(prefix string) error {
 	}
 	tree := strings.TrimSuffix(clean, string(filepath.Separator)+filepath.Join(parts...))
 	want := fmt.Sprintf("%s/<model>/<engine>/r<N> (one path segment each, N a whole number from 1)", tree)
+	if len(parts) == 5 && legRE.MatchString(parts[2]) && parts[3] == "hosts" && parts[4] != "" {
+		// One host's streams of a multi-host leg (SPEC §12.3):
+		// clocks/<model>/<engine>/r<N>/hosts/<host>.
+		return nil
+	}
 	if len(parts) == 4 && legRE.MatchString(parts[3]) {
 		model := parts[0] + "/" + parts[1]
 		return fmt.Errorf("%w: output prefix %s: the model id %q holds a \"/\", which makes a directory of each part, and summarize would not find this leg: want %s; give each model one path segment, e.g. %s (in bash: ${model//\\//--}), under bench/, memory/ and clocks/ alike",

@@ -20,6 +20,10 @@ func TestCheckTreePrefix(t *testing.T) {
 		{"/tmp/leg", ""},
 		{"leg", ""},
 		{"/data/clockstore/leg1", ""},
+		// One host's streams of a multi-host leg (SPEC §12.3).
+		{"tree/clocks/llama/dynamo/r1/hosts/node1", ""},
+		{"tree/clocks/llama/dynamo/r1/nodes/node1", "output prefix tree/clocks/llama/dynamo/r1/nodes/node1 is inside tree/clocks"},
+		{"tree/clocks/llama/dynamo/leg/hosts/node1", "output prefix tree/clocks/llama/dynamo/leg/hosts/node1 is inside tree/clocks"},
 		{"tree/clocks/meta-llama/Llama-3.1-8B-Instruct/vllm/r1",
 			`invalid sampler configuration: output prefix tree/clocks/meta-llama/Llama-3.1-8B-Instruct/vllm/r1: the model id "meta-llama/Llama-3.1-8B-Instruct" holds a "/", which makes a directory of each part, and summarize would not find this leg: want tree/clocks/<model>/<engine>/r<N> (one path segment each, N a whole number from 1); give each model one path segment, e.g. tree/clocks/meta-llama--Llama-3.1-8B-Instruct/vllm/r1 (in bash: ${model//\//--}), under bench/, memory/ and clocks/ alike`},
 		{"tree/clocks/llama/vllm/leg1",

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,8 +40,16 @@ func TestBigDetailedBenchFile(t *testing.T) {
 	clean := corpusTree(t)
 	big := linkTree(t, clean)
 	target := filepath.Join(big, filepath.FromSlash(corpusTargets["bench"]))
+	// The detailed file keeps the replaced point's date, so the result
+	// still lies in its leg's clock window (SPEC §12.1.1).
+	orig, err := os.ReadFile(target)
+	must(t, err)
+	date := regexp.MustCompile(`"date": "([0-9-]+)"`).FindSubmatch(orig)
+	if date == nil {
+		t.Fatalf("%s has no date", target)
+	}
 	must(t, os.Remove(target))
-	requests, size := writeDetailed(t, target)
+	requests, size := writeDetailed(t, target, string(date[1]))
 	t.Logf("wrote %s: %d bytes, %d requests", target, size, requests)
 
 	cleanRSS, _, cleanOut := summarizeChild(t, clean)
@@ -54,7 +63,8 @@ func TestBigDetailedBenchFile(t *testing.T) {
 	for _, want := range []string{fmt.Sprintf("\"itls\": {\n            \"array_len\": %d\n          }", requests),
 		`"vllm-legacy"`, "CODES []"} {
 		if !strings.Contains(bigOut, want) {
-			t.Errorf("the big tree's output lacks %s", want)
+			codes, _, _ := strings.Cut(bigOut[strings.Index(bigOut, "CODES")+1:], "\n")
+			t.Errorf("the big tree's output lacks %s (its leg: C%s)", want, codes)
 		}
 	}
 	if strings.Contains(cleanOut, "array_len") {
@@ -64,7 +74,7 @@ func TestBigDetailedBenchFile(t *testing.T) {
 
 // writeDetailed writes, at path, the clean c8 point as vLLM 0.6 wrote it
 // with its per-request arrays grown to bigBenchBytes.
-func writeDetailed(t *testing.T, path string) (requests int, size int64) {
+func writeDetailed(t *testing.T, path, date string) (requests int, size int64) {
 	t.Helper()
 	f, err := os.Create(path)
 	must(t, err)
@@ -80,10 +90,10 @@ func writeDetailed(t *testing.T, path string) (requests int, size int64) {
 	}
 	per := gaps.Len() + 4
 	requests = bigBenchBytes / per
-	fmt.Fprintf(w, `{"date": "20240907-083528", "backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "tokenizer_id": "meta-llama/Llama-3.1-8B-Instruct", `+
+	fmt.Fprintf(w, `{"date": %q, "backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "tokenizer_id": "meta-llama/Llama-3.1-8B-Instruct", `+
 		`"best_of": 1, "use_beam_search": false, "num_prompts": 24, "request_rate": "inf", "max_concurrency": 8, "duration": 43.9, "completed": 24, `+
 		`"total_input_tokens": 24576, "total_output_tokens": 3072, "request_throughput": 0.5466, "output_throughput": 69.95875980428646, `+
-		`"total_token_throughput": 629.6, "input_lens": [`)
+		`"total_token_throughput": 629.6, "input_lens": [`, date)
 	list := func(n int, item string) {
 		for i := 0; i < n; i++ {
 			if i > 0 {

@@ -75,11 +75,13 @@ func shortRates(t *testing.T, seed uint64, count int, gen func(r *rand.Rand) [][
 // newest grid; and on two-night series with a 20% drop on the second, 1%
 // noise, the share it finds, held to at least 99%.
 //
-// The noise rates are held to the rule's level, LegAlpha (with three
-// standard errors of the measured share): a one-sided test at 0.02 says
-// "regression" on up to 2% of noise series whenever the noise moves
-// medians beyond --min-change, so SPEC §12.1.1's 1% is printed, met or
-// not, row by row, and not asserted. A plain go test measures
+// Where the legs' noise is at most --min-change (0.5% and §11.5's 1%),
+// the share of series reporting any change (a regression or an
+// improvement) is held to SPEC §12.1.1's 1% (maxFalseAlarm). Noise five
+// times --min-change is beyond the SPEC's cases: there the rule's test
+// of a move beyond --min-change is nearly the plain test, and its rate
+// is held to the rule's level, LegAlpha (with three standard errors of
+// the measured share), and printed, met or not. A plain go test measures
 // shortSeriesQuick series per case; CLOCKGATE_RATES_TABLE=1 measures
 // ratesSeries and prints the table docs/history-check.md has.
 func TestCalibrationShortHistory(t *testing.T) {
@@ -91,15 +93,19 @@ func TestCalibrationShortHistory(t *testing.T) {
 	}
 	levelBound := LegAlpha + 3*math.Sqrt(LegAlpha*(1-LegAlpha)/float64(count))
 	var table strings.Builder
-	table.WriteString("| noise (per leg) | grids | legs per grid | series | regression | improvement | SPEC's 1% |\n|:--|--:|--:|--:|--:|--:|:--|\n")
+	table.WriteString("| noise (per leg) | grids | legs per grid | series | regression | improvement | SPEC's 1% (any change) |\n|:--|--:|--:|--:|--:|--:|:--|\n")
 	for ci, nz := range []noise{gaussian, student3} {
 		for si, sigma := range []float64{0.5, 1, 5} {
 			for ni, n := range []int{2, 3, 5, 8} {
 				seed := uint64(500 + 100*ci + 10*si + ni)
 				reg, imp := shortRates(t, seed, count, func(r *rand.Rand) [][]float64 { return legSeries(r, nz, n, sigma, 0, 1) })
 				met := "met"
-				if reg > maxFalseAlarm {
+				if reg+imp > maxFalseAlarm {
 					met = "**not met**"
+				}
+				if sigma <= DefaultMinChangePct && reg+imp > maxFalseAlarm {
+					t.Errorf("%s noise of %g%%, %d grids: %.1f%% of %d series report a change (%.1f%% regression, %.1f%% improvement), over SPEC §12.1.1's %g%%",
+						nz.name, sigma, n, 100*(reg+imp), count, 100*reg, 100*imp, 100*maxFalseAlarm)
 				}
 				if reg > levelBound {
 					t.Errorf("%s noise of %g%%, %d grids: %.1f%% of %d series a regression, over the rule's level %g (%.1f%% with 3 standard errors)", nz.name, sigma, n, 100*reg, count, LegAlpha, 100*levelBound)

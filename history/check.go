@@ -266,9 +266,10 @@ func (s *Series) judge(dir Direction, clock *Series, d Detection, minChangePct f
 
 // judgeLegs is the small-history rule (SPEC §12.1.1), where the last
 // segment's segN established values are under MinSegment: the newest
-// grid's legs against the segment's grids' legs, a one-sided
-// Mann–Whitney U test at LegAlpha in the worse direction, each side at
-// least MinLegsPerSide legs, and the legs' medians apart by more than
+// grid's legs against the segment's grids' legs moved by minChangePct
+// percent in the worse direction (a test that the move is beyond
+// --min-change), a one-sided Mann–Whitney U test at LegAlpha, each side
+// at least MinLegsPerSide legs, and the legs' medians apart by more than
 // minChangePct percent of the median before. The same in the better
 // direction is an improvement; too few legs is insufficient.
 func (s *Series) judgeLegs(j Judgement, dir Direction, newest, before []float64, segN int, minChangePct float64) Judgement {
@@ -291,7 +292,11 @@ func (s *Series) judgeLegs(j Judgement, dir Direction, newest, before []float64,
 	}
 	mNew, mBefore := median(newest), median(before)
 	j.MagnitudePct = (mNew/mBefore - 1) * 100
-	less, greater := rankSumP(newest, before)
+	// Each direction's test is of a move beyond --min-change: the newest
+	// legs against the legs before moved by minChangePct toward them, so
+	// noise as wide as --min-change is not read as a change.
+	less, _ := rankSumP(newest, shifted(before, 1-minChangePct/100))
+	_, greater := rankSumP(newest, shifted(before, 1+minChangePct/100))
 	worse, better := less, greater
 	if dir == HigherWorse {
 		worse, better = greater, less
@@ -302,18 +307,27 @@ func (s *Series) judgeLegs(j Judgement, dir Direction, newest, before []float64,
 	switch {
 	case worse < LegAlpha && moved == VerdictRegression && beyond(j.MagnitudePct, minChangePct):
 		j.Verdict = VerdictRegression
-		j.How = fmt.Sprintf("%s: one-sided Mann–Whitney p %s < %g, worse by %s%%, beyond --min-change %g%%", test, fmtLegP(worse), LegAlpha, pct(math.Abs(j.MagnitudePct)), minChangePct)
+		j.How = fmt.Sprintf("%s: worse beyond --min-change %g%% (one-sided Mann–Whitney against the legs before moved by it) at p %s < %g, the medians %s%% apart", test, minChangePct, fmtLegP(worse), LegAlpha, pct(math.Abs(j.MagnitudePct)))
 	case better < LegAlpha && moved == VerdictImprovement && beyond(j.MagnitudePct, minChangePct):
 		j.Verdict = VerdictImprovement
-		j.How = fmt.Sprintf("%s: one-sided Mann–Whitney p %s < %g, better by %s%%, beyond --min-change %g%%", test, fmtLegP(better), LegAlpha, pct(math.Abs(j.MagnitudePct)), minChangePct)
+		j.How = fmt.Sprintf("%s: better beyond --min-change %g%% (one-sided Mann–Whitney against the legs before moved by it) at p %s < %g, the medians %s%% apart", test, minChangePct, fmtLegP(better), LegAlpha, pct(math.Abs(j.MagnitudePct)))
 	case worse < LegAlpha || better < LegAlpha:
 		j.Verdict = VerdictStable
-		j.How = fmt.Sprintf("%s: one-sided Mann–Whitney p %s < %g, but the medians %s%% apart, not beyond --min-change %g%%", test, fmtLegP(math.Min(worse, better)), LegAlpha, pct(math.Abs(j.MagnitudePct)), minChangePct)
+		j.How = fmt.Sprintf("%s: one-sided Mann–Whitney p %s < %g beyond --min-change %g%%, but the medians %s%% apart, not beyond it", test, fmtLegP(math.Min(worse, better)), LegAlpha, minChangePct, pct(math.Abs(j.MagnitudePct)))
 	default:
 		j.Verdict = VerdictStable
-		j.How = fmt.Sprintf("%s: one-sided Mann–Whitney p %s (worse) and %s (better), not below %g", test, fmtLegP(worse), fmtLegP(better), LegAlpha)
+		j.How = fmt.Sprintf("%s: no move beyond --min-change %g%% (one-sided Mann–Whitney against the legs before moved by it: p %s worse, %s better, not below %g)", test, minChangePct, fmtLegP(worse), fmtLegP(better), LegAlpha)
 	}
 	return j
+}
+
+// shifted is xs, each times f, in a new slice.
+func shifted(xs []float64, f float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x * f
+	}
+	return out
 }
 
 // nGrids is "1 grid" or "n grids".
@@ -452,7 +466,7 @@ func (c *Check) Markdown(w io.Writer) error {
 	if c.AllowShortHistory {
 		short = "is allowed (--allow-short-history)"
 	}
-	fmt.Fprintf(b, "A regression is a newest ESTABLISHED value that starts a change point (%s) or lies outside the %g%% prediction interval of the series' last segment of at least %d established values, beyond --min-change %g%%, in the direction worse for its family: lower THROUGHPUT, higher MEMORY and ENERGY. Where the segment is shorter, the newest grid's legs are tested against the segment's legs: a one-sided Mann–Whitney p < %g, at least %d legs a side, and the medians apart beyond --min-change. Improvements are reported and never fail. A NOT ESTABLISHED newest value %s. A series with too few legs for either rule is insufficient, which %s; a series' first grid is new.\n\n",
+	fmt.Fprintf(b, "A regression is a newest ESTABLISHED value that starts a change point (%s) or lies outside the %g%% prediction interval of the series' last segment of at least %d established values, beyond --min-change %g%%, in the direction worse for its family: lower THROUGHPUT, higher MEMORY and ENERGY. Where the segment is shorter, the newest grid's legs are tested against the segment's legs moved by --min-change: a one-sided Mann–Whitney p < %g, at least %d legs a side, and the medians apart beyond --min-change. Improvements are reported and never fail. A NOT ESTABLISHED newest value %s. A series with too few legs for either rule is insufficient, which %s; a series' first grid is new.\n\n",
 		c.Detection.describe(), PredictionLevel*100, MinSegment, c.MinChangePct, LegAlpha, MinLegsPerSide, unest, short)
 	if len(c.Judgements) == 0 {
 		b.WriteString("No series has a direction to judge.\n")

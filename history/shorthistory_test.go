@@ -187,8 +187,8 @@ func TestShortHistoryDirectionPerFamily(t *testing.T) {
 				dir = "better"
 			}
 			how := "the last segment has 1 established values, under 8: no prediction interval; the newest grid's 4 legs (median " +
-				num(median(scaled(fourLegs, f.factor))) + ") against the 4 legs of the 1 grid before (median 99.9500): one-sided Mann–Whitney p 0.01429 < 0.02, " +
-				dir + " by 20.00%, beyond --min-change 1%"
+				num(median(scaled(fourLegs, f.factor))) + ") against the 4 legs of the 1 grid before (median 99.9500): " +
+				dir + " beyond --min-change 1% (one-sided Mann–Whitney against the legs before moved by it) at p 0.01429 < 0.02, the medians 20.00% apart"
 			if j.Verdict != f.want || j.How != how {
 				t.Errorf("%s, newest ×%v: %s (%s), want %s (%s)", tc.key, f.factor, j.Verdict, j.How, f.want, how)
 			}
@@ -199,17 +199,19 @@ func TestShortHistoryDirectionPerFamily(t *testing.T) {
 	}
 }
 
-// TestShortHistoryAlpha: four legs entirely below four (p = 1/70) are a
-// regression; with one pair swapped (p = 2/70 > 0.02) they are not, the
-// message saying the p and the level.
+// TestShortHistoryAlpha: four legs entirely below four lowered by
+// --min-change (p = 1/70) are a regression; with one pair swapped (p =
+// 2/70 > 0.02) they are not, the message saying the p and the level.
 func TestShortHistoryAlpha(t *testing.T) {
 	before := []float64{100, 101, 102, 103}
 	j := judgeLegGrids(t, tpKey, DefaultMinChangePct, before, []float64{80, 81, 82, 83})
-	if j.Verdict != VerdictRegression || !strings.Contains(j.How, "one-sided Mann–Whitney p 0.01429 < 0.02, worse by") {
+	if j.Verdict != VerdictRegression || !strings.HasSuffix(j.How, "worse beyond --min-change 1% (one-sided Mann–Whitney against the legs before moved by it) at p 0.01429 < 0.02, the medians 19.70% apart") {
 		t.Errorf("separated: %s (%s)", j.Verdict, j.How)
 	}
-	j = judgeLegGrids(t, tpKey, DefaultMinChangePct, before, []float64{80, 81, 82, 100.5})
-	if j.Verdict != VerdictStable || !strings.HasSuffix(j.How, "one-sided Mann–Whitney p 0.02857 (worse) and 0.9857 (better), not below 0.02") {
+	// 99.5 lies above 99, the lowest leg before lowered by 1%, and below
+	// the next (99.99): one pair swapped.
+	j = judgeLegGrids(t, tpKey, DefaultMinChangePct, before, []float64{80, 81, 82, 99.5})
+	if j.Verdict != VerdictStable || !strings.HasSuffix(j.How, "no move beyond --min-change 1% (one-sided Mann–Whitney against the legs before moved by it: p 0.02857 worse, 1 better, not below 0.02)") {
 		t.Errorf("one swapped: %s (%s)", j.Verdict, j.How)
 	}
 }
@@ -318,11 +320,41 @@ func TestShortHistoryMinChange(t *testing.T) {
 	before := []float64{100.0, 100.01, 100.02, 100.03}
 	tonight := []float64{99.5, 99.51, 99.52, 99.53}
 	j := judgeLegGrids(t, tpKey, 1, before, tonight)
-	if j.Verdict != VerdictStable || !strings.HasSuffix(j.How, "one-sided Mann–Whitney p 0.01429 < 0.02, but the medians 0.50% apart, not beyond --min-change 1%") {
+	if j.Verdict != VerdictStable || !strings.HasSuffix(j.How, "no move beyond --min-change 1% (one-sided Mann–Whitney against the legs before moved by it: p 1 worse, 1 better, not below 0.02)") {
 		t.Errorf("at 1%%: %s (%s)", j.Verdict, j.How)
 	}
 	if j := judgeLegGrids(t, tpKey, 0.4, before, tonight); j.Verdict != VerdictRegression {
 		t.Errorf("at 0.4%%: %s (%s)", j.Verdict, j.How)
+	}
+}
+
+// TestShortHistoryTestsTheMoveBeyondMinChange: legs entirely below the
+// legs before, their medians 2.24% apart, but two of them above the legs
+// before lowered by --min-change 1% (98.5 and 98.9 over 98.01): noise as
+// wide as --min-change, stable; the plain test (p 1/70) would call it a
+// regression. Memory legs above likewise, with the bad side up; at
+// --min-change 0.1% both moves are beyond it and regressions.
+func TestShortHistoryTestsTheMoveBeyondMinChange(t *testing.T) {
+	before := []float64{99, 100, 101, 102}
+	tonight := []float64{97, 98, 98.5, 98.9}
+	j := judgeLegGrids(t, tpKey, 1, before, tonight)
+	if j.Verdict != VerdictStable || !strings.HasSuffix(j.How, "no move beyond --min-change 1% (one-sided Mann–Whitney against the legs before moved by it: p 0.05714 worse, 1 better, not below 0.02)") {
+		t.Errorf("throughput at 1%%: %s (%s)", j.Verdict, j.How)
+	}
+	// The same on the other side: memory (higher is worse) legs above.
+	// 102.2 and 102.5 lie above every leg before, below 103.02 (102 raised
+	// by 1%).
+	up := before
+	high := []float64{102.2, 102.5, 104, 105}
+	if j := judgeLegGrids(t, memKey, 1, up, high); j.Verdict != VerdictStable || !strings.Contains(j.How, "no move beyond --min-change 1%") {
+		t.Errorf("memory at 1%%: %s (%s)", j.Verdict, j.How)
+	}
+	// At --min-change 0.1% the move is beyond it: both are regressions.
+	if j := judgeLegGrids(t, tpKey, 0.1, before, tonight); j.Verdict != VerdictRegression {
+		t.Errorf("throughput at 0.1%%: %s (%s)", j.Verdict, j.How)
+	}
+	if j := judgeLegGrids(t, memKey, 0.1, up, high); j.Verdict != VerdictRegression {
+		t.Errorf("memory at 0.1%%: %s (%s)", j.Verdict, j.How)
 	}
 }
 
@@ -683,5 +715,29 @@ func TestLegsFromRealFiles(t *testing.T) {
 		if got := a.sortedLegs()[0].tput; !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s %q r1: %v, want %v", tc.tree, tc.arm, got, tc.want)
 		}
+	}
+}
+
+// TestShortHistoryMediansBeyondMinChange: the rank test can find tonight's
+// legs below the legs before lowered by --min-change while their medians
+// are 0.50% apart (two humps: 19 legs before at 95, 2 at 100, 19 at 150;
+// tonight 19 at 50 and 21 at 99.5): stable, the message saying why; at
+// --min-change 0.4% a regression.
+func TestShortHistoryMediansBeyondMinChange(t *testing.T) {
+	var before, tonight []float64
+	for i := 0; i < 19; i++ {
+		before = append(before, 95, 150)
+		tonight = append(tonight, 50)
+	}
+	before = append(before, 100, 100)
+	for i := 0; i < 21; i++ {
+		tonight = append(tonight, 99.5)
+	}
+	j := judgeLegGrids(t, tpKey, 1, before, tonight)
+	if j.Verdict != VerdictStable || !strings.Contains(j.How, " < 0.02 beyond --min-change 1%, but the medians 0.50% apart, not beyond it") {
+		t.Errorf("at 1%%: %s (%s)", j.Verdict, j.How)
+	}
+	if j := judgeLegGrids(t, tpKey, 0.4, before, tonight); j.Verdict != VerdictRegression {
+		t.Errorf("at 0.4%%: %s (%s)", j.Verdict, j.How)
 	}
 }

@@ -181,9 +181,10 @@ are reported and never fail. A free clock is judged with its throughput, not
 on its own.
 
 Where the segment is shorter (from a series' second grid on), the newest
-grid's legs are tested against the segment's grids' legs: a regression when a
-one-sided Mann-Whitney p < %g, with at least %d legs a side, and the legs'
-medians apart by more than --min-change. A ratio's legs are the ours arm's,
+grid's legs are tested against the segment's grids' legs: a regression when
+they are worse by more than --min-change (a one-sided Mann-Whitney test
+against the legs before moved by --min-change, p < %g), with at least %d legs
+a side, and the legs' medians apart by more than --min-change. A ratio's legs are the ours arm's,
 each over its grid's baseline median. With fewer legs the series is
 insufficient: it could not be judged, which fails the check unless
 --allow-short-history. A series' first grid is new.

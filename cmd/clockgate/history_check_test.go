@@ -265,7 +265,7 @@ func TestHistoryCheckTwoNights(t *testing.T) {
 				"## clockgate history check: REGRESSION\n",
 				"| llama-3.1-8b-instruct fastengine/vllm THROUGHPUT ratio [NVIDIA GB10] | 2026-08-13T",
 				" | **regression** | -20.0",
-				"one-sided Mann–Whitney p 0.003968 < 0.02, worse by 20.0",
+				"worse beyond --min-change 1% (one-sided Mann–Whitney against the legs before moved by it) at p 0.003968 < 0.02, the medians 20.0",
 			} {
 				if code != 1 || !strings.Contains(out, want) {
 					t.Errorf("markdown (exit %d) lacks %q:\n%s", code, want, out)

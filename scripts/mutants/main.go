@@ -35,6 +35,9 @@ var clocksPkg = []string{"./clocks/"}
 var historyPkg = []string{"./history/"}
 
 // shortHistoryTests are the history tests of the small-history rule.
+// shortHistoryCalibration adds the small-history rule's calibration.
+var shortHistoryCalibration = []string{"-run=^(TestShortHistory.*|TestCalibrationShortHistory)$", "./history/"}
+
 var shortHistoryTests = []string{"-run=^(TestShortHistory.*|TestRankSumPExact|TestLegsFrom.*|TestHTMLAxisAtLeastMinChange|TestMigrationToLegs)$", "./history/"}
 
 // foreignPkg holds the import's tests: they convert foreign files and
@@ -378,6 +381,10 @@ var mutations = []mutation{
 		"		for i, l := range v.Legs {", "		for i, l := range v.Legs[:0] {", shortHistoryTests},
 	{"HS16", "a kept bench point's request_rate \"inf\" not read: no legs at unbounded rates", "history/legs.go",
 		"	case rr.Kind == strictjson.String && (rr.Str == \"inf\" || rr.Str == \"Infinity\"):", "	case false:", shortHistoryTests},
+	{"HS17", "the small-history rule's lower side tests any move, not one beyond --min-change", "history/check.go",
+		"	less, _ := rankSumP(newest, shifted(before, 1-minChangePct/100))", "	less, _ := rankSumP(newest, before)", shortHistoryCalibration},
+	{"HS18", "the small-history rule's upper side tests any move, not one beyond --min-change", "history/check.go",
+		"	_, greater := rankSumP(newest, shifted(before, 1+minChangePct/100))", "	_, greater := rankSumP(newest, before)", shortHistoryCalibration},
 	{"W1", "the point's free median offset not held", "clocks/points.go",
 		"medianOK := offsetWithin(oh.median2, bh.median2)", "medianOK := true", clocksPkg},
 	{"W2", "the point's free mean offset not held", "clocks/points.go",

@@ -1144,3 +1144,14 @@ func init() {
 			"		if e.comm != p.Comm {", "		if e.comm == \"\" {", []string{"-run=^TestHostTopSumsByPID$", "./clocks/"}},
 	)
 }
+
+// The rest of the bench clients (SPEC §12.5): history's series key with
+// GuideLLM's strategy.
+func init() {
+	mutations = append(mutations,
+		mutation{"BF19", "history's series key without a rate point's strategy", "history/grid.go",
+			"		id += \":\" + m.v.Str", "		_ = m", []string{"-run=^(TestGuideLLMStrategySeries|TestStrategyKeyOldStore)$", "./history/"}},
+		mutation{"BF20", "a strategy that is not a name taken into the series key", "history/grid.go",
+			"		if m.v.Kind != strictjson.String || m.v.Str == \"\" {", "		if false {", []string{"-run=^TestParseFailsClosed$", "./history/"}},
+	)
+}

@@ -182,8 +182,10 @@ func TestGuideLLMLayouts(t *testing.T) {
 		}
 	}
 	v2 := strings.Replace(guidellmReport(guidellmBench(`{"type_": "synchronous"}`)), `"args": {"model": "m/M"}`, `"config": {"model": "m/M"}`, 1)
-	pre04 := `{"benchmarks": [{"args": {"strategy": {"type_": "concurrent", "streams": 2}}, "run_stats": {"requests_made": {"successful": 8, "errored": 1, "incomplete": 1, "total": 10}}, ` +
-		`"metrics": {"prompt_token_count": {"successful": {"total_sum": 800}}, "output_token_count": {"successful": {"total_sum": 1024}}}, "start_time": 1762551534.5, "end_time": 1762551550.5, "duration": 16.0}]}`
+	// Before 0.4 the requests are the benchmark's request_totals; the run's
+	// requests_made (warm-up and cool-down included) are not read.
+	pre04 := `{"benchmarks": [{"args": {"strategy": {"type_": "concurrent", "streams": 2}}, "run_stats": {"requests_made": {"successful": 11, "errored": 2, "incomplete": 1, "total": 14}}, ` +
+		`"request_totals": {"successful": 8, "errored": 1, "incomplete": 1, "total": 10}, "metrics": {"prompt_token_count": {"successful": {"total_sum": 800}}, "output_token_count": {"successful": {"total_sum": 1024}}}, "start_time": 1762551534.5, "end_time": 1762551550.5, "duration": 16.0}]}`
 	for name, data := range map[string]string{"v2": v2, "pre-0.4": pre04} {
 		f := ReadGuideLLM(rel, []byte(data))
 		if len(f.Points) != 1 || f.Points[0].OutputThroughput != 64 || len(f.Invalid) > 0 {

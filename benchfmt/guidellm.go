@@ -62,6 +62,11 @@ func ReadGuideLLM(rel string, data []byte) File {
 		}
 		p.Where = fmt.Sprintf("%s (benchmarks[%d])", rel, i)
 		p.ModelID, p.ClientVersion = model, version
+		// Before 0.4 a report names its model per benchmark, as the
+		// worker's backend_model.
+		if f := at(b, "worker.backend_model"); model == "" && f != nil && f.Kind == strictjson.String {
+			p.ModelID = f.Str
+		}
 		out.Points = append(out.Points, p)
 	}
 	return out
@@ -102,11 +107,13 @@ func guidellmPoint(b *strictjson.Value) (Point, []string, string) {
 		c.addf("%s.type_: want one of synchronous, concurrent, throughput, constant, poisson, found %s", from, typ.Describe())
 	}
 
-	// Requests: metrics.request_totals (0.4 on), run_stats.requests_made
-	// (before).
+	// Requests: metrics.request_totals (0.4 on), the benchmark's own
+	// request_totals (before). Never run_stats.requests_made: it counts
+	// the whole run, warm-up and cool-down included, while the tokens and
+	// the window are the measured part's.
 	totals, tfrom := at(b, "metrics.request_totals"), "metrics.request_totals"
 	if totals == nil {
-		totals, tfrom = at(b, "run_stats.requests_made"), "run_stats.requests_made"
+		totals, tfrom = b.Fields["request_totals"], "request_totals"
 	}
 	ok1, ok2, ok3 := false, false, false
 	var succ, errored, incomplete int

@@ -1153,5 +1153,9 @@ func init() {
 			"		id += \":\" + m.v.Str", "		_ = m", []string{"-run=^(TestGuideLLMStrategySeries|TestStrategyKeyOldStore)$", "./history/"}},
 		mutation{"BF20", "a strategy that is not a name taken into the series key", "history/grid.go",
 			"		if m.v.Kind != strictjson.String || m.v.Str == \"\" {", "		if false {", []string{"-run=^TestParseFailsClosed$", "./history/"}},
+		mutation{"BF21", "a GuideLLM report before 0.4 counted by run_stats.requests_made (the whole run's)", "benchfmt/guidellm.go",
+			"		totals, tfrom = b.Fields[\"request_totals\"], \"request_totals\"", "		totals, tfrom = at(b, \"run_stats.requests_made\"), \"run_stats.requests_made\"", []string{"-run=^(TestRealGuideLLM|TestGuideLLMLayouts)$", "./benchfmt/"}},
+		mutation{"BF22", "a GuideLLM report before 0.4 read without its model", "benchfmt/guidellm.go",
+			"		if f := at(b, \"worker.backend_model\"); model == \"\" && f != nil && f.Kind == strictjson.String {", "		if f := at(b, \"worker.backend_model\"); false && f != nil {", []string{"-run=^TestRealGuideLLM$", "./benchfmt/"}},
 	)
 }

@@ -1,7 +1,6 @@
 package benchfmt
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -171,17 +170,20 @@ func guidellmPoint(b *strictjson.Value) (Point, []string, string) {
 	if len(c.bad) > 0 {
 		return p, c.bad, why
 	}
-	kept := map[string]any{"strategy": typ.Str, "successful": succ, "errored": errored, "incomplete": incomplete,
-		"output_tokens_total": osl, "prompt_tokens_total": p.TotalInputTokens, "duration": dur,
-		"start_time": b.Fields["start_time"].Num, "end_time": b.Fields["end_time"].Num}
+	var k keptObj
+	k.str("strategy", typ.Str)
+	for _, m := range []struct {
+		key string
+		v   float64
+	}{{"successful", float64(succ)}, {"errored", float64(errored)}, {"incomplete", float64(incomplete)},
+		{"output_tokens_total", float64(osl)}, {"prompt_tokens_total", float64(p.TotalInputTokens)}, {"duration", dur},
+		{"start_time", b.Fields["start_time"].Num}, {"end_time", b.Fields["end_time"].Num}} {
+		k.num(m.key, m.v)
+	}
 	if f := at(b, "metrics.output_tokens_per_second.successful.mean"); f != nil && f.Kind == strictjson.Number {
-		kept["output_tokens_per_second_mean"] = f.Num
+		k.num("output_tokens_per_second_mean", f.Num)
 	}
-	if raw, err := strictjson.Canonical(kept); err == nil {
-		p.Raw = bytes.TrimRight(raw, "\n")
-	} else {
-		p.Raw = []byte("{}")
-	}
+	p.Raw = k.bytes()
 	return p, nil, why
 }
 

@@ -49,8 +49,9 @@ func readAIPerf(t *testing.T, files map[string]string, opt Options) File {
 }
 
 // TestAIPerfLayouts: the same point read from each layout AIPerf has
-// written: tags at the top level, under records, and under metrics with a
-// schema_version; and the point from input_config.phases.
+// written: tags at the top level, under records, at the top level beside
+// schema_version 1.0, and under metrics with a schema_version; and the
+// point from input_config.phases.
 func TestAIPerfLayouts(t *testing.T) {
 	tags := aiperfTop[strings.Index(aiperfTop, `"request_count"`):strings.Index(aiperfTop, `,
   "input_config"`)]
@@ -62,6 +63,9 @@ func TestAIPerfLayouts(t *testing.T) {
 		"top level":      aiperfTop,
 		"records":        "{\n  \"records\": {" + tags + "},\n  " + rest,
 		"schema_version": "{\n  \"schema_version\": \"2.0\", \"aiperf_version\": \"0.6.0\", \"metrics\": {" + tags + "},\n  " + rest,
+		// AIPerf's export since early 2026 (JsonExportData, schema 1.0):
+		// its version fields beside the tags at the top level.
+		"schema_version 1.0": "{\n  \"schema_version\": \"1.0\", \"aiperf_version\": \"0.5.0\", \"benchmark_id\": \"5f0c\",\n  " + tags + ",\n  " + rest,
 		"phases":         "{\n  " + tags + ",\n  " + phases,
 	} {
 		f := readAIPerf(t, map[string]string{AIPerfJSON: data}, Options{})

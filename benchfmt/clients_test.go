@@ -66,7 +66,7 @@ func TestAIPerfLayouts(t *testing.T) {
 		// AIPerf's export since early 2026 (JsonExportData, schema 1.0):
 		// its version fields beside the tags at the top level.
 		"schema_version 1.0": "{\n  \"schema_version\": \"1.0\", \"aiperf_version\": \"0.5.0\", \"benchmark_id\": \"5f0c\",\n  " + tags + ",\n  " + rest,
-		"phases":         "{\n  " + tags + ",\n  " + phases,
+		"phases":             "{\n  " + tags + ",\n  " + phases,
 	} {
 		f := readAIPerf(t, map[string]string{AIPerfJSON: data}, Options{})
 		if len(f.Points) != 1 || len(f.Invalid)+len(f.Failed)+len(f.Warnings) > 0 {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -211,27 +212,23 @@ func aiperfProfilingPhase(phases *strictjson.Value) *strictjson.Value {
 // aiperfKept is the point as all-runs.json keeps it: the averages of the
 // metric tags read, and the run's own times, as canonical JSON.
 func aiperfKept(v, m *strictjson.Value) []byte {
-	kept := map[string]any{}
+	var k keptObj
 	for _, tag := range []string{"output_token_throughput", "request_count", "error_request_count", "total_isl", "total_osl",
 		"benchmark_duration", "min_request_timestamp", "max_response_timestamp", "request_throughput"} {
 		if f := at(m, tag+".avg"); f != nil && f.Kind == strictjson.Number {
-			kept[tag] = f.Num
+			k.num(tag, f.Num)
 		}
 	}
-	for _, k := range []string{"start_time", "end_time", "aiperf_version", "schema_version"} {
-		if f := v.Fields[k]; f != nil && (f.Kind == strictjson.String || f.Kind == strictjson.Number) {
-			if f.Kind == strictjson.String {
-				kept[k] = f.Str
-			} else {
-				kept[k] = f.Num
-			}
+	for _, key := range []string{"start_time", "end_time", "aiperf_version", "schema_version"} {
+		switch f := v.Fields[key]; {
+		case f == nil:
+		case f.Kind == strictjson.String:
+			k.str(key, f.Str)
+		case f.Kind == strictjson.Number:
+			k.num(key, f.Num)
 		}
 	}
-	b, err := strictjson.Canonical(kept)
-	if err != nil {
-		return []byte("{}")
-	}
-	return bytes.TrimRight(b, "\n")
+	return k.bytes()
 }
 
 // aiperfWindow places p in time, in SPEC §12.5's order: the profiling
@@ -303,50 +300,47 @@ func aiperfWindow(open Opener, dir string, v *strictjson.Value, p *Point, opt Op
 // is not strict JSON, or a profiling record whose timestamps are not
 // epoch nanoseconds, is an error naming rel:line. Records without
 // request_start_ns (AIPerf before 0.3 wrote timestamp_ns only) count for
-// nothing.
+// nothing. A line is skimmed (skim.go); one the skim does not vouch for,
+// or whose record is refused, is parsed whole, and the refusal says what
+// strictjson found.
 func aiperfRecords(rel string, r io.Reader) (start, end time.Time, n int, err error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
+	sc.Buffer(make([]byte, 0, 4<<10), maxJSONLLine)
 	line := 0
 	var lo, hi int64
+	var sk skimmer
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		v, perr := strictjson.ParseObject(b)
-		if perr != nil {
-			msg := perr.Error()
-			var se *strictjson.Error
-			if errors.As(perr, &se) {
-				msg = se.Msg
+		rf, ok := sk.line(b)
+		var v *strictjson.Value
+		if !ok {
+			var perr error
+			if v, perr = strictjson.ParseObject(b); perr != nil {
+				msg := perr.Error()
+				var se *strictjson.Error
+				if errors.As(perr, &se) {
+					msg = se.Msg
+				}
+				return start, end, 0, fmt.Errorf("%s:%d: %s; %s", rel, line, msg, hintRestore)
 			}
-			return start, end, 0, fmt.Errorf("%s:%d: %s; %s", rel, line, msg, hintRestore)
+			rf = fieldsOf(v)
 		}
-		md := v.Fields["metadata"]
-		phase := at(md, "benchmark_phase")
-		if phase == nil {
-			phase = at(md, "credit_phase")
+		counts, ns, bad := recordWindow(rf)
+		if bad != "" && v == nil {
+			// Refused from the skim: the whole parse names the value.
+			v, _ = strictjson.ParseObject(b)
 		}
-		if phase != nil && phase.Kind == strictjson.String && phase.Str != "profiling" {
-			continue // warmup
-		}
-		s, e := at(md, "request_start_ns"), at(md, "request_end_ns")
-		if s == nil && e == nil {
-			continue
-		}
-		var ns [2]int64
-		for i, f := range []*strictjson.Value{s, e} {
-			key := []string{"metadata.request_start_ns", "metadata.request_end_ns"}[i]
-			x, ok := f.Int()
-			if !ok || !inEpoch(time.Unix(0, x).UTC()) {
-				return start, end, 0, fmt.Errorf("%s:%d: %s: want %s, found %s; %s", rel, line, key, epochWant("nanoseconds"), describe(f), hintAIPerf)
-			}
-			ns[i] = x
-		}
-		if ns[1] < ns[0] {
+		switch {
+		case bad == "end":
 			return start, end, 0, fmt.Errorf("%s:%d: metadata.request_end_ns %d is before request_start_ns %d; %s", rel, line, ns[1], ns[0], hintAIPerf)
+		case bad != "":
+			return start, end, 0, fmt.Errorf("%s:%d: metadata.%s: want %s, found %s; %s", rel, line, bad, epochWant("nanoseconds"), describe(at(v, "metadata."+bad)), hintAIPerf)
+		case !counts:
+			continue
 		}
 		if n == 0 || ns[0] < lo {
 			lo = ns[0]
@@ -360,4 +354,34 @@ func aiperfRecords(rel string, r io.Reader) (start, end time.Time, n int, err er
 		return start, end, 0, fmt.Errorf("%s:%d: %v; %s", rel, line+1, unwrapPath(err), hintRestore)
 	}
 	return time.Unix(0, lo).UTC(), time.Unix(0, hi).UTC(), n, nil
+}
+
+// recordWindow is what one record of profile_export.jsonl gives the
+// window: whether it counts (a profiling record, warmup dropped, with
+// request times), and its request_start_ns and request_end_ns. bad names
+// a time that is not epoch nanoseconds (request_start_ns,
+// request_end_ns), or is "end" for an end before its start; "" when the
+// record is sound.
+func recordWindow(rf recordFields) (counts bool, ns [2]int64, bad string) {
+	phase := rf.phase
+	if phase.kind == 0 {
+		phase = rf.credit
+	}
+	if phase.kind == 's' && string(phase.raw) != "profiling" {
+		return false, ns, "" // warmup
+	}
+	if rf.start.kind == 0 && rf.end.kind == 0 {
+		return false, ns, ""
+	}
+	for i, f := range [2]skimVal{rf.start, rf.end} {
+		x, err := strconv.ParseInt(string(f.raw), 10, 64)
+		if f.kind != 'n' || err != nil || !inEpoch(time.Unix(0, x).UTC()) {
+			return false, ns, [2]string{"request_start_ns", "request_end_ns"}[i]
+		}
+		ns[i] = x
+	}
+	if ns[1] < ns[0] {
+		return false, ns, "end"
+	}
+	return true, ns, ""
 }

@@ -49,8 +49,9 @@ func readAIPerf(t *testing.T, files map[string]string, opt Options) File {
 }
 
 // TestAIPerfLayouts: the same point read from each layout AIPerf has
-// written: tags at the top level, under records, and under metrics with a
-// schema_version; and the point from input_config.phases.
+// written: tags at the top level, under records, at the top level beside
+// schema_version 1.0, and under metrics with a schema_version; and the
+// point from input_config.phases.
 func TestAIPerfLayouts(t *testing.T) {
 	tags := aiperfTop[strings.Index(aiperfTop, `"request_count"`):strings.Index(aiperfTop, `,
   "input_config"`)]
@@ -62,7 +63,10 @@ func TestAIPerfLayouts(t *testing.T) {
 		"top level":      aiperfTop,
 		"records":        "{\n  \"records\": {" + tags + "},\n  " + rest,
 		"schema_version": "{\n  \"schema_version\": \"2.0\", \"aiperf_version\": \"0.6.0\", \"metrics\": {" + tags + "},\n  " + rest,
-		"phases":         "{\n  " + tags + ",\n  " + phases,
+		// AIPerf's export since early 2026 (JsonExportData, schema 1.0):
+		// its version fields beside the tags at the top level.
+		"schema_version 1.0": "{\n  \"schema_version\": \"1.0\", \"aiperf_version\": \"0.5.0\", \"benchmark_id\": \"5f0c\",\n  " + tags + ",\n  " + rest,
+		"phases":             "{\n  " + tags + ",\n  " + phases,
 	} {
 		f := readAIPerf(t, map[string]string{AIPerfJSON: data}, Options{})
 		if len(f.Points) != 1 || len(f.Invalid)+len(f.Failed)+len(f.Warnings) > 0 {
@@ -182,8 +186,10 @@ func TestGuideLLMLayouts(t *testing.T) {
 		}
 	}
 	v2 := strings.Replace(guidellmReport(guidellmBench(`{"type_": "synchronous"}`)), `"args": {"model": "m/M"}`, `"config": {"model": "m/M"}`, 1)
-	pre04 := `{"benchmarks": [{"args": {"strategy": {"type_": "concurrent", "streams": 2}}, "run_stats": {"requests_made": {"successful": 8, "errored": 1, "incomplete": 1, "total": 10}}, ` +
-		`"metrics": {"prompt_token_count": {"successful": {"total_sum": 800}}, "output_token_count": {"successful": {"total_sum": 1024}}}, "start_time": 1762551534.5, "end_time": 1762551550.5, "duration": 16.0}]}`
+	// Before 0.4 the requests are the benchmark's request_totals; the run's
+	// requests_made (warm-up and cool-down included) are not read.
+	pre04 := `{"benchmarks": [{"args": {"strategy": {"type_": "concurrent", "streams": 2}}, "run_stats": {"requests_made": {"successful": 11, "errored": 2, "incomplete": 1, "total": 14}}, ` +
+		`"request_totals": {"successful": 8, "errored": 1, "incomplete": 1, "total": 10}, "metrics": {"prompt_token_count": {"successful": {"total_sum": 800}}, "output_token_count": {"successful": {"total_sum": 1024}}}, "start_time": 1762551534.5, "end_time": 1762551550.5, "duration": 16.0}]}`
 	for name, data := range map[string]string{"v2": v2, "pre-0.4": pre04} {
 		f := ReadGuideLLM(rel, []byte(data))
 		if len(f.Points) != 1 || f.Points[0].OutputThroughput != 64 || len(f.Invalid) > 0 {

@@ -1,7 +1,6 @@
 package benchfmt
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -62,6 +61,11 @@ func ReadGuideLLM(rel string, data []byte) File {
 		}
 		p.Where = fmt.Sprintf("%s (benchmarks[%d])", rel, i)
 		p.ModelID, p.ClientVersion = model, version
+		// Before 0.4 a report names its model per benchmark, as the
+		// worker's backend_model.
+		if f := at(b, "worker.backend_model"); model == "" && f != nil && f.Kind == strictjson.String {
+			p.ModelID = f.Str
+		}
 		out.Points = append(out.Points, p)
 	}
 	return out
@@ -102,11 +106,13 @@ func guidellmPoint(b *strictjson.Value) (Point, []string, string) {
 		c.addf("%s.type_: want one of synchronous, concurrent, throughput, constant, poisson, found %s", from, typ.Describe())
 	}
 
-	// Requests: metrics.request_totals (0.4 on), run_stats.requests_made
-	// (before).
+	// Requests: metrics.request_totals (0.4 on), the benchmark's own
+	// request_totals (before). Never run_stats.requests_made: it counts
+	// the whole run, warm-up and cool-down included, while the tokens and
+	// the window are the measured part's.
 	totals, tfrom := at(b, "metrics.request_totals"), "metrics.request_totals"
 	if totals == nil {
-		totals, tfrom = at(b, "run_stats.requests_made"), "run_stats.requests_made"
+		totals, tfrom = b.Fields["request_totals"], "request_totals"
 	}
 	ok1, ok2, ok3 := false, false, false
 	var succ, errored, incomplete int
@@ -164,17 +170,20 @@ func guidellmPoint(b *strictjson.Value) (Point, []string, string) {
 	if len(c.bad) > 0 {
 		return p, c.bad, why
 	}
-	kept := map[string]any{"strategy": typ.Str, "successful": succ, "errored": errored, "incomplete": incomplete,
-		"output_tokens_total": osl, "prompt_tokens_total": p.TotalInputTokens, "duration": dur,
-		"start_time": b.Fields["start_time"].Num, "end_time": b.Fields["end_time"].Num}
+	var k keptObj
+	k.str("strategy", typ.Str)
+	for _, m := range []struct {
+		key string
+		v   float64
+	}{{"successful", float64(succ)}, {"errored", float64(errored)}, {"incomplete", float64(incomplete)},
+		{"output_tokens_total", float64(osl)}, {"prompt_tokens_total", float64(p.TotalInputTokens)}, {"duration", dur},
+		{"start_time", b.Fields["start_time"].Num}, {"end_time", b.Fields["end_time"].Num}} {
+		k.num(m.key, m.v)
+	}
 	if f := at(b, "metrics.output_tokens_per_second.successful.mean"); f != nil && f.Kind == strictjson.Number {
-		kept["output_tokens_per_second_mean"] = f.Num
+		k.num("output_tokens_per_second_mean", f.Num)
 	}
-	if raw, err := strictjson.Canonical(kept); err == nil {
-		p.Raw = bytes.TrimRight(raw, "\n")
-	} else {
-		p.Raw = []byte("{}")
-	}
+	p.Raw = k.bytes()
 	return p, nil, why
 }
 

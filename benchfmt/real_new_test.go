@@ -3,6 +3,7 @@ package benchfmt
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,27 +77,36 @@ func TestRealAIPerfRecords(t *testing.T) {
 	}
 }
 
-// TestRealGuideLLM reads a GuideLLM 0.5 report v1 a user published: one
-// concurrent point of 4 streams, its throughput the successful output
-// tokens over the measured duration (not the report's mean of per-request
-// rates), its window start_time to end_time.
+// TestRealGuideLLM reads a report GuideLLM wrote before 0.4 (run_stats,
+// args), from GuideLLM's own tests (see
+// testdata/bench-real/guidellm/SOURCE.md): one synchronous point (1/inf),
+// its requests the benchmark's request_totals (46 successful, 1
+// incomplete: a failed request, as SPEC §12.5 counts it), never
+// run_stats.requests_made (1, the whole run's as the file has it); its
+// model the worker's backend_model; its throughput the successful output
+// tokens over the measured duration (not the report's mean of
+// per-request rates); its window start_time to end_time, not run_stats'.
 func TestRealGuideLLM(t *testing.T) {
-	rel := "guidellm/v1/benchmarks.json"
+	rel := "guidellm/pre-0.4/benchmarks_stripped.json"
 	f, err := ReadFile(openUnder(realDir), rel, Options{})
-	if err != nil || len(f.Points) != 1 || len(f.Invalid)+len(f.Failed) > 0 {
+	if err != nil || len(f.Points) != 1 || len(f.Invalid) > 0 || !slices.Equal(f.Formats, []string{FormatGuideLLM}) {
 		t.Fatalf("%v %+v", err, f)
 	}
 	p := f.Points[0]
-	want := ratio.BenchPoint{ID: ratio.PointID{MaxConcurrency: 4}, ModelID: "Qwen/Qwen3-4B-Thinking-2507", NumPrompts: 4, Completed: 4,
-		TotalInputTokens: p.TotalInputTokens, TotalOutputTokens: 4096, OutputThroughput: 4096 / 24.909644603729248}
-	if p.BenchPoint != want || p.Format != FormatGuideLLM || p.ClientVersion != "0.5.0.dev0" {
+	want := ratio.BenchPoint{ID: ratio.PointID{MaxConcurrency: 1}, ModelID: "example_model", NumPrompts: 47, Completed: 46,
+		TotalInputTokens: 11827, TotalOutputTokens: 5888, OutputThroughput: 5888 / 29.997201442718506}
+	if p.BenchPoint != want || p.Format != FormatGuideLLM || p.ClientVersion != "" {
 		t.Errorf("%+v %q %q, want %+v", p.BenchPoint, p.Format, p.ClientVersion, want)
 	}
-	if p.Start.Unix() != 1772470696 || p.End.Unix() != 1772470721 {
-		t.Errorf("window %s to %s", p.Start, p.End)
+	if p.Start != time.Unix(1749157168, 182700000).UTC() || p.End != time.Unix(1749157198, 179902000).UTC() || p.WindowFrom != "start_time, end_time" {
+		t.Errorf("window %s to %s from %q", p.Start.Format(time.RFC3339Nano), p.End.Format(time.RFC3339Nano), p.WindowFrom)
+	}
+	wantFailed := rel + ": benchmarks[0]: max_concurrency 1, request_rate inf: want every request successful, found successful 46 of 47, errored 0, incomplete 1; " + hintFailed
+	if !slices.Equal(f.Failed, []string{wantFailed}) {
+		t.Errorf("failed %q\nwant %q", f.Failed, wantFailed)
 	}
 	// The report's own mean of per-request rates is not the throughput.
-	if got := 165.59511945248636; got == p.OutputThroughput {
+	if got := 198.13346751788123; got == p.OutputThroughput {
 		t.Errorf("throughput %v is output_tokens_per_second's mean", got)
 	}
 }

@@ -97,7 +97,9 @@ func lineOf(data []byte, off int) int {
 // at is the member at a dotted path of objects, nil when any step is
 // missing or not an object.
 func at(v *strictjson.Value, path string) *strictjson.Value {
-	for _, k := range strings.Split(path, ".") {
+	for more := true; more; {
+		var k string
+		k, path, more = strings.Cut(path, ".")
 		if v == nil || v.Kind != strictjson.Object {
 			return nil
 		}

@@ -2,7 +2,6 @@ package benchfmt
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,53 +10,25 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/clockgate/clockgate/internal/benchtest"
 	"github.com/clockgate/clockgate/ratio"
 )
 
-const validPoint = `{"model_id": "m/M", "num_prompts": 6, "max_concurrency": 1, "completed": 6, "failed": 0, ` +
-	`"total_input_tokens": 6144, "total_output_tokens": 768, "output_throughput": 13.08, "duration": 58.7, "request_rate": "inf"}`
+// The shared bench helpers (internal/benchtest), by the names these
+// tests use.
+const validPoint = benchtest.ValidPoint
 
-// point returns validPoint with one key's raw value replaced, or removed
-// when value is "".
-func pointWith(key, value string) string {
-	fields := strings.Split(strings.Trim(validPoint, "{}"), ", ")
-	var out []string
-	found := false
-	for _, f := range fields {
-		if strings.HasPrefix(f, `"`+key+`":`) {
-			found = true
-			if value == "" {
-				continue
-			}
-			f = `"` + key + `": ` + value
-		}
-		out = append(out, f)
-	}
-	if !found && value != "" {
-		out = append(out, `"`+key+`": `+value)
-	}
-	return "{" + strings.Join(out, ", ") + "}"
-}
+var pointWith = benchtest.PointWith
 
-// pb reads data as the bench file fuzzRel and returns its points,
+// pb reads data as the bench file rel and returns its points,
 // bench.invalid and bench.failed_requests messages.
 func pb(rel string, data []byte) ([]Point, []string, []string) {
 	f := Parse(rel, data)
 	return f.Points, f.Invalid, f.Failed
 }
 
-// kept is a point's kept object (Point.Raw) decoded, numbers as
-// json.Number.
-func kept(t *testing.T, p Point) map[string]any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(p.Raw))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
-		t.Fatalf("kept object %s: %v", p.Raw, err)
-	}
-	return m
-}
+// kept is a point's kept object decoded, numbers as json.Number.
+func kept(t *testing.T, p Point) map[string]any { return benchtest.Kept(t, p.Raw) }
 
 func TestParseBenchValid(t *testing.T) {
 	points, invalid, failed := pb("bench/m/e/r1/c1.json", []byte(validPoint))

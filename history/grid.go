@@ -42,8 +42,9 @@ const UnknownGPU = "unknown GPU"
 
 // Key names one series. Ratio series name both engines, "ours/baseline";
 // an engine's own series names one. Point is "max_concurrency/request_rate"
-// as the report prints it ("8/inf", "none/4"), or "" for a series of the
-// whole arm or ratio. GPU is the arm's gpu_name (both arms', joined by
+// as the report prints it ("8/inf", "none/4", and with its strategy where
+// the point has one, "none/4:poisson"), or "" for a series of the whole
+// arm or ratio. GPU is the arm's gpu_name (both arms', joined by
 // " + ", when they differ); a history shared by boxes of different GPUs
 // keeps them apart.
 type Key struct {
@@ -478,7 +479,19 @@ func pointID(p field) (string, error) {
 			return "", m.errf("want a number, a string or null, found %s", m.v.Kind)
 		}
 	}
-	return parts[0] + "/" + parts[1], nil
+	id := parts[0] + "/" + parts[1]
+	// A point written with a strategy (GuideLLM's constant and poisson,
+	// SPEC §12.5) is a point of its own: its series is keyed with it, as
+	// report.md labels it ("none/4:poisson"). A point without one keeps
+	// the key it always had, so a history added before reads on.
+	if _, ok := p.v.Fields["strategy"]; ok {
+		m, _ := p.get("strategy")
+		if m.v.Kind != strictjson.String || m.v.Str == "" {
+			return "", m.errf("want the strategy of a rate point as a name (GuideLLM's constant, poisson), found %s", m.v.Describe())
+		}
+		id += ":" + m.v.Str
+	}
+	return id, nil
 }
 
 // side is one engine of a comparison, as its series need it.

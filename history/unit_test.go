@@ -101,6 +101,8 @@ func TestParseFailsClosed(t *testing.T) {
 		{"no legs", string(sum), `{"legs": []}`, "a.json: legs: no leg has a clock window (clock.window.first_t), so the grid has no date"},
 		{"no binding_eligible", string(sum), strings.Replace(string(all), `"binding_eligible"`, `"binding"`, 1), "a.json: legs[0].binding_eligible: missing"},
 		{"bad time", string(sum), strings.Replace(string(all), `"first_t": "2026`, `"first_t": "x2026`, 1), "a.json: legs[0].clock.window.first_t: want an RFC 3339 time, found \"x2026"},
+		{"strategy not a name", strings.Replace(string(sum), `"ratio": `, `"strategy": 7, "ratio": `, 1), string(all), "s.json: comparisons[0].throughput.points[0].strategy: want the strategy of a rate point as a name (GuideLLM's constant, poisson), found number 7"},
+		{"strategy empty", strings.Replace(string(sum), `"ratio": `, `"strategy": "", "ratio": `, 1), string(all), "s.json: comparisons[0].throughput.points[0].strategy: want the strategy of a rate point as a name (GuideLLM's constant, poisson), found string \"\""},
 		{"ratio not a number", strings.Replace(string(sum), `"ratio": `, `"ratio": true, "x": `, 1), string(all), "s.json: comparisons[0].throughput.points[0].ratio: want number, found boolean"},
 	} {
 		_, err := Parse([]byte(tc.sum), []byte(tc.all), "s.json", "a.json")

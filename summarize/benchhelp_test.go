@@ -1,45 +1,22 @@
 package summarize
 
 import (
-	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/clockgate/clockgate/benchfmt"
+	"github.com/clockgate/clockgate/internal/benchtest"
 )
 
-// The bench helpers summarize's own tests share (benchfmt's tests hold
-// the reader's).
+// The bench helpers summarize's own tests share, by the names they use:
+// the bodies are internal/benchtest's, shared with benchfmt's tests.
 
 const realDir = "../testdata/bench-real"
 
 const fuzzRel = "bench/m/e/r1/c1.json"
 
-const validPoint = `{"model_id": "m/M", "num_prompts": 6, "max_concurrency": 1, "completed": 6, "failed": 0, ` +
-	`"total_input_tokens": 6144, "total_output_tokens": 768, "output_throughput": 13.08, "duration": 58.7, "request_rate": "inf"}`
+const validPoint = benchtest.ValidPoint
 
-// pointWith returns validPoint with one key's raw value replaced, or
-// removed when value is "".
-func pointWith(key, value string) string {
-	fields := strings.Split(strings.Trim(validPoint, "{}"), ", ")
-	var out []string
-	found := false
-	for _, f := range fields {
-		if strings.HasPrefix(f, `"`+key+`":`) {
-			found = true
-			if value == "" {
-				continue
-			}
-			f = `"` + key + `": ` + value
-		}
-		out = append(out, f)
-	}
-	if !found && value != "" {
-		out = append(out, `"`+key+`": `+value)
-	}
-	return "{" + strings.Join(out, ", ") + "}"
-}
+var pointWith = benchtest.PointWith
 
 // pb reads data as the bench file rel and returns its points,
 // bench.invalid and bench.failed_requests messages.
@@ -48,15 +25,5 @@ func pb(rel string, data []byte) ([]Point, []string, []string) {
 	return f.Points, f.Invalid, f.Failed
 }
 
-// kept is a point's kept object (Point.Raw) decoded, numbers as
-// json.Number.
-func kept(t *testing.T, p Point) map[string]any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(p.Raw))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
-		t.Fatalf("kept object %s: %v", p.Raw, err)
-	}
-	return m
-}
+// kept is a point's kept object decoded, numbers as json.Number.
+func kept(t *testing.T, p Point) map[string]any { return benchtest.Kept(t, p.Raw) }

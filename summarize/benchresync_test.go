@@ -5,30 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clockgate/clockgate/internal/benchtest"
 )
 
-// appendLine is vLLM 0.25.1's real result (bench_serve_v0.25.1.json) as
-// --append-result writes it: json.dump on one line, ", " and ": " between
-// members, at the given max_concurrency, completed and failed.
+// appendLine is vLLM 0.25.1's real result as --append-result writes it
+// (internal/benchtest).
 func appendLine(t *testing.T, conc, completed, failed string) string {
 	t.Helper()
-	pretty, err := os.ReadFile(filepath.Join("../testdata/bench-real", "vllm-0.25", "bench_serve_v0.25.1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(pretty)), "\n")
-	for i := range lines {
-		lines[i] = strings.TrimSpace(lines[i])
-	}
-	line := "{" + strings.Join(lines[1:len(lines)-1], " ") + "}"
-	for old, new := range map[string]string{`"max_concurrency": 2,`: `"max_concurrency": ` + conc + `,`,
-		`"completed": 8,`: `"completed": ` + completed + `,`, `"failed": 0,`: `"failed": ` + failed + `,`} {
-		if !strings.Contains(line, old) {
-			t.Fatalf("the real file has no %s", old)
-		}
-		line = strings.Replace(line, old, new, 1)
-	}
-	return line
+	return benchtest.AppendLine(t, conc, completed, failed)
 }
 
 // TestSyntaxErrorThroughALeg: a file of several results whose last one

@@ -730,9 +730,9 @@ var mutations = []mutation{
 	// Bench clients (SPEC §12.5): AIPerf, GuideLLM, InferenceX, and the
 	// format mismatch between arms.
 	{"BF1", "AIPerf's JSONL timestamps taken without the epoch check", "benchfmt/aiperf.go",
-		"			if !ok || !inEpoch(time.Unix(0, x).UTC()) {", "			if !ok {", []string{"-run=^TestAIPerfRefusals$", "./benchfmt/"}},
+		"		if f.kind != 'n' || err != nil || !inEpoch(time.Unix(0, x).UTC()) {", "		if f.kind != 'n' || err != nil {", []string{"-run=^TestAIPerfRefusals$", "./benchfmt/"}},
 	{"BF2", "AIPerf's warmup records kept in the window", "benchfmt/aiperf.go",
-		"		if phase != nil && phase.Kind == strictjson.String && phase.Str != \"profiling\" {", "		if false {", []string{"-run=^TestAIPerfWindowOrder$", "./benchfmt/"}},
+		"	if phase.kind == 's' && string(phase.raw) != \"profiling\" {", "	if false {", []string{"-run=^TestAIPerfWindowOrder$", "./benchfmt/"}},
 	{"BF3", "AIPerf's throughput not held to total_osl / benchmark_duration", "benchfmt/aiperf.go",
 		"math.Abs(tput-want) > maxTotalsDisagreement*want", "math.Abs(tput-want) > 1e3*want", []string{"-run=^TestAIPerfRefusals$", "./benchfmt/"}},
 	{"BF4", "AIPerf's zoneless start_time read as UTC without --bench-tz", "benchfmt/aiperf.go",
@@ -1149,5 +1149,26 @@ func init() {
 			"		if i < len(f.lastTop) && f.lastTop[i].pid == p.PID {", "		if i < len(f.lastTop) {", []string{"-run=^TestHostTopSumsByPID$", "./clocks/"}},
 		mutation{"HP5", "a process named by its first comm", "clocks/host.go",
 			"		if e.comm != p.Comm {", "		if e.comm == \"\" {", []string{"-run=^TestHostTopSumsByPID$", "./clocks/"}},
+	)
+}
+
+// The rest of the bench clients (SPEC §12.5): history's series key with
+// GuideLLM's strategy.
+func init() {
+	mutations = append(mutations,
+		mutation{"BF19", "history's series key without a rate point's strategy", "history/grid.go",
+			"		id += \":\" + m.v.Str", "		_ = m", []string{"-run=^(TestGuideLLMStrategySeries|TestStrategyKeyOldStore)$", "./history/"}},
+		mutation{"BF20", "a strategy that is not a name taken into the series key", "history/grid.go",
+			"		if m.v.Kind != strictjson.String || m.v.Str == \"\" {", "		if false {", []string{"-run=^TestParseFailsClosed$", "./history/"}},
+		mutation{"BF21", "a GuideLLM report before 0.4 counted by run_stats.requests_made (the whole run's)", "benchfmt/guidellm.go",
+			"		totals, tfrom = b.Fields[\"request_totals\"], \"request_totals\"", "		totals, tfrom = at(b, \"run_stats.requests_made\"), \"run_stats.requests_made\"", []string{"-run=^(TestRealGuideLLM|TestGuideLLMLayouts)$", "./benchfmt/"}},
+		mutation{"BF22", "a GuideLLM report before 0.4 read without its model", "benchfmt/guidellm.go",
+			"		if f := at(b, \"worker.backend_model\"); model == \"\" && f != nil && f.Kind == strictjson.String {", "		if f := at(b, \"worker.backend_model\"); false && f != nil {", []string{"-run=^TestRealGuideLLM$", "./benchfmt/"}},
+		mutation{"BF23", "the JSONL skim vouching for a record with a duplicate key", "benchfmt/skim.go",
+			"			if bytes.Equal(o, k) {", "			if bytes.Equal(o, k) && false {", []string{"-run=^TestSkimLeavesToStrictJSON$", "./benchfmt/"}},
+		mutation{"BF24", "the JSONL skim vouching for a number not finite in float64", "benchfmt/skim.go",
+			"	if exp || n > 308 {", "	if (exp || n > 308) && false {", []string{"-run=^TestSkimLeavesToStrictJSON$", "./benchfmt/"}},
+		mutation{"BF25", "a kept point's number written otherwise than encoding/json writes it", "benchfmt/kept.go",
+			"	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {", "	if a := math.Abs(x); a != 0 && (a < 1e-7 || a >= 1e21) {", []string{"-run=^TestKeptIsCanonical$", "./benchfmt/"}},
 	)
 }

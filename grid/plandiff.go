@@ -73,7 +73,22 @@ func (p *Plan) values() []planValue {
 			v = append(v, planValue{k + "env." + name, quote(e.Env[name])})
 		}
 		v = append(v, planValue{k + "ready.path", quote(e.Ready.Path)}, planValue{k + "ready.timeout", dur(e.Ready.Timeout)})
+		if e.Ready.URL != "" {
+			v = append(v, planValue{k + "ready.url", quote(e.Ready.URL)})
+		}
+		for j, r := range e.Roles {
+			rk := fmt.Sprintf("%srole[%d].", k, j+1)
+			v = append(v, planValue{rk + "name", quote(r.Name)}, planValue{rk + "nodes", strconv.Itoa(r.Nodes)}, planValue{rk + "serve", quoteList(r.Serve)})
+			if r.Ready != nil {
+				v = append(v, planValue{rk + "ready.path", quote(r.Ready.Path)}, planValue{rk + "ready.url", quote(r.Ready.URL)}, planValue{rk + "ready.timeout", dur(r.Ready.Timeout)})
+			}
+		}
 	}
+	slurmNodes, skew := none, none
+	if p.Slurm != nil {
+		slurmNodes, skew = strconv.Itoa(p.Slurm.Nodes), dur(p.Slurm.SkewBound)
+	}
+	v = append(v, planValue{"slurm.nodes", slurmNodes}, planValue{"slurm.skew_bound", skew})
 	points := make([]string, len(p.Bench.Points))
 	for i, pt := range p.Bench.Points {
 		points[i] = pt.Label()

@@ -73,15 +73,15 @@ func (p *Plan) values() []planValue {
 			v = append(v, planValue{k + "env." + name, quote(e.Env[name])})
 		}
 		v = append(v, planValue{k + "ready.path", quote(e.Ready.Path)}, planValue{k + "ready.timeout", dur(e.Ready.Timeout)})
-		if e.Ready.URL != "" {
-			v = append(v, planValue{k + "ready.url", quote(e.Ready.URL)})
-		}
+		v = append(v, planValue{k + "ready.url", cmp.Or(e.Ready.URL, none)})
 		for j, r := range e.Roles {
 			rk := fmt.Sprintf("%srole[%d].", k, j+1)
 			v = append(v, planValue{rk + "name", quote(r.Name)}, planValue{rk + "nodes", strconv.Itoa(r.Nodes)}, planValue{rk + "serve", quoteList(r.Serve)})
+			rp, ru, rt := none, none, none
 			if r.Ready != nil {
-				v = append(v, planValue{rk + "ready.path", quote(r.Ready.Path)}, planValue{rk + "ready.url", quote(r.Ready.URL)}, planValue{rk + "ready.timeout", dur(r.Ready.Timeout)})
+				rp, ru, rt = cmp.Or(r.Ready.Path, none), cmp.Or(r.Ready.URL, none), dur(r.Ready.Timeout)
 			}
+			v = append(v, planValue{rk + "ready.path", rp}, planValue{rk + "ready.url", ru}, planValue{rk + "ready.timeout", rt})
 		}
 	}
 	slurmNodes, skew := none, none

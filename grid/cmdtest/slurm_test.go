@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -260,4 +262,266 @@ func TestGridSlurmAA(t *testing.T) {
 		}
 	}
 	assertJudged(t, w.tree())
+}
+
+// TestGridSlurmRefusals: a [slurm] plan outside an allocation is refused
+// naming SLURM_JOB_ID; inside an allocation of two nodes, a plan whose
+// roles need three is refused before anything runs (no tree, no step).
+func TestGridSlurmRefusals(t *testing.T) {
+	c := slurmtest.Need(t)
+	w := newSlurmWorld(t, c, alloc{})
+	plan := w.slurmPlan(4, "")
+	p := w.start(plan)
+	if code := p.waitLong(t, 60*time.Second); code != 2 || !strings.Contains(p.stderr.String(), "plan.toml has [slurm] and SLURM_JOB_ID is not set: this is not inside a Slurm allocation") {
+		t.Fatalf("outside: exit %d\n%s", code, p.stderr.String())
+	}
+	a := allocate(t, c, 2, "")
+	w = newSlurmWorld(t, c, a)
+	plan = w.slurmPlan(4, "")
+	p = w.start(plan)
+	want := fmt.Sprintf("the allocation (job %s) has 2 node(s), node1,node2; the plan needs 3 ([slurm] nodes = 3; engine a's roles need 3; engine b's roles need 3)", a.id)
+	if code := p.waitLong(t, 60*time.Second); code != 2 || !strings.Contains(p.stderr.String(), want) {
+		t.Fatalf("two nodes: exit %d, want 2 and %q\n%s", code, want, p.stderr.String())
+	}
+	if _, err := os.Stat(w.tree()); err == nil {
+		t.Error("a refused grid created its tree")
+	}
+	noSteps(t, c, a)
+}
+
+// TestGridSlurmHotNode: node3's GPU never cools (hot from the grid's
+// first journal line): the grid stops at the idle gate naming the node,
+// no server step started, none left.
+func TestGridSlurmHotNode(t *testing.T) {
+	c := slurmtest.Need(t)
+	a := allocate(t, c, 3, "")
+	w := newSlurmWorld(t, c, a)
+	data, _ := json.Marshal(map[string]any{"compute_apps": "compute.node3.txt", "thermal": map[string]any{"idle_c": 40, "load_c": 60, "tau_ms": 250,
+		"mem_per_proc_mib": 1000, "state": "thermal.json", "hot_when": filepath.Join("..", "plan", "tree", filepath.FromSlash(grid.JournalRel)), "hot_c": 80}})
+	os.WriteFile(filepath.Join(w.smiDir, "fakesmi.node3.json"), data, 0o644)
+	plan := w.slurmPlan(2, "")
+	text, _ := os.ReadFile(plan)
+	os.WriteFile(plan, bytes.Replace(text, []byte(`max_wait = "30s"`), []byte(`max_wait = "2s"`), 1), 0o644)
+	p := w.start(plan)
+	code := p.waitLong(t, 120*time.Second)
+	want := "idle gate: not cool within max_wait 2s: node node3 GPU 0 at 80.0 °C, above the target 42.0 °C (idle 40.0 + 2.0)"
+	if code != 1 || !strings.Contains(p.stderr.String(), want) {
+		t.Fatalf("exit %d, want 1 and %q\n%s", code, want, p.stderr.String())
+	}
+	ev := w.journal()
+	if len(events(ev, grid.EvServerStart)) != 0 || len(events(ev, grid.EvLegFail)) != 1 || events(ev, grid.EvLegFail)[0].Phase != grid.PhaseIdle {
+		t.Errorf("journal %+v", ev)
+	}
+	noSteps(t, c, a)
+}
+
+// TestGridSlurmIgnoresSIGINT: the prefill server ignores SIGINT (and
+// SIGTERM): after the grace its step is killed by scancel --signal=KILL
+// and named in the journal's server.stop; the grid goes on, nothing left.
+func TestGridSlurmIgnoresSIGINT(t *testing.T) {
+	c := slurmtest.Need(t)
+	a := allocate(t, c, 3, "")
+	w := newSlurmWorld(t, c, a)
+	plan := w.slurmPlan(2, `"-mode", "ignore-int"`)
+	p := w.start(plan)
+	if code := p.waitLong(t, 480*time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.stderr.String())
+	}
+	w.noneLeft(10 * time.Second)
+	noSteps(t, c, a)
+	stops := events(w.journal(), grid.EvServerStop)
+	if len(stops) != 4 {
+		t.Fatalf("server.stop %+v", stops)
+	}
+	for _, s := range stops {
+		if len(s.Killed) != 1 || !strings.HasPrefix(s.Killed[0], "step "+s.Steps[0]+" (role prefill on node1)") || len(s.Leftover) != 0 {
+			t.Errorf("server.stop killed %v leftover %v, want the prefill step %s named", s.Killed, s.Leftover, s.Steps[0])
+		}
+	}
+	if !strings.Contains(p.stderr.String(), "killed after SIGINT and 3s: step "+a.id+".") {
+		t.Errorf("the kill is not said:\n%s", p.stderr.String())
+	}
+}
+
+// TestGridSlurmInterruptResume: SIGINT to the grid in its second leg
+// stops it (exit 130) with no step left; the same command again runs the
+// rest, the committed leg kept byte for byte; in an allocation of other
+// nodes the resume is refused naming them.
+func TestGridSlurmInterruptResume(t *testing.T) {
+	c := slurmtest.Need(t)
+	a := allocate(t, c, 3, "")
+	w := newSlurmWorld(t, c, a)
+	plan := w.slurmPlan(2, "")
+	p := w.start(plan)
+	deadline := time.Now().Add(240 * time.Second)
+	for {
+		ev, _, _ := grid.ReadJournal(filepath.Join(w.tree(), grid.JournalRel))
+		if n := len(events(ev, grid.EvServerReady)); n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no second leg ready\n%s", p.stderr.String())
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("exited early\n%s", p.stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	time.Sleep(time.Second)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.waitLong(t, 120*time.Second); code != 130 {
+		t.Fatalf("exit %d\n%s", code, p.stderr.String())
+	}
+	noSteps(t, c, a)
+	w.noneLeft(10 * time.Second)
+	committed := snapshotTree(t, w.tree())
+	if len(committed) == 0 {
+		t.Fatal("nothing committed before the interrupt")
+	}
+	ev := w.journal()
+	if last := ev[len(ev)-1]; last.Status != "interrupted" || last.Signal != "SIGINT" {
+		t.Errorf("last %+v", last)
+	}
+
+	// Another allocation. The cluster has three nodes only: the other
+	// nodes are the same three given in another order, as an allocation
+	// of other nodes would put other names in those positions.
+	c.Run(t, "scancel", a.id)
+	b := allocate(t, c, 3, "")
+	w.env = inAlloc(w.env, b.id, "node[2-3],node1")
+	p = w.start(plan)
+	want := fmt.Sprintf("this grid ran on the nodes node1,node2,node3 (job %s); this allocation's are node2,node3,node1 (job %s)", a.id, b.id)
+	if code := p.waitLong(t, 60*time.Second); code != 2 || !strings.Contains(p.stderr.String(), want) {
+		t.Fatalf("other nodes: exit %d, want 2 and %q\n%s", code, want, p.stderr.String())
+	}
+
+	// The same nodes: the rest runs, the committed leg kept.
+	w.env = inAlloc(w.env, b.id, b.nodeList)
+	p = w.start(plan)
+	if code := p.waitLong(t, 480*time.Second); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, p.stderr.String())
+	}
+	noSteps(t, c, b)
+	w.noneLeft(10 * time.Second)
+	after := snapshotTree(t, w.tree())
+	for path, data := range committed {
+		if after[path] != data {
+			t.Errorf("%s changed on resume", path)
+		}
+	}
+	var order []string
+	for _, e := range events(w.journal(), grid.EvLegCommit) {
+		order = append(order, fmt.Sprintf("%s/r%d", e.Engine, e.N))
+	}
+	if got := strings.Join(order, " "); got != "a/r1 b/r1 b/r2 a/r2" {
+		t.Errorf("committed %s", got)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(w.tree(), "grid", "failed")); len(ents) == 0 {
+		t.Error("the interrupted leg's staging is not in grid/failed/")
+	}
+}
+
+// inAlloc is env with the allocation's job id and node list replaced.
+func inAlloc(env []string, id, nodes string) []string {
+	out := make([]string, 0, len(env)+2)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "SLURM_JOB_ID=") && !strings.HasPrefix(kv, "SLURM_JOB_NODELIST=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "SLURM_JOB_ID="+id, "SLURM_JOB_NODELIST="+nodes)
+}
+
+// docBlocks reads the blocks of page marked <!-- run: NAME … -->, in
+// order: each its marker's file= (or "" for a script) and its text.
+func docBlocks(t *testing.T, page, name string) (files []string, texts []string) {
+	t.Helper()
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	marker := regexp.MustCompile(`^<!-- run: ` + regexp.QuoteMeta(name) + `((?: [^ ]+)*) -->$`)
+	for i := 0; i < len(lines); i++ {
+		m := marker.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		file := ""
+		for _, opt := range strings.Fields(m[1]) {
+			if v, ok := strings.CutPrefix(opt, "file="); ok {
+				file = v
+			}
+		}
+		i++
+		if !strings.HasPrefix(lines[i], "```") {
+			t.Fatalf("%s:%d: no block after the marker", page, i)
+		}
+		var b []string
+		for i++; i < len(lines) && lines[i] != "```"; i++ {
+			b = append(b, lines[i])
+		}
+		files, texts = append(files, file), append(texts, strings.Join(b, "\n")+"\n")
+	}
+	if len(texts) == 0 {
+		t.Fatalf("%s has no block marked run: %s", page, name)
+	}
+	return files, texts
+}
+
+// TestGridSlurmWalkthrough runs docs/grid.md's Slurm walkthrough word for
+// word: its plan, and the sbatch line that runs it on three nodes, with
+// a vllm that stands in for vLLM (the fake server and bench) and one fake
+// GPU per node. The grid runs in the batch job on node1, every leg is
+// committed in ABBA order, and no step is left.
+func TestGridSlurmWalkthrough(t *testing.T) {
+	c := slurmtest.Need(t)
+	w := newSlurmWorld(t, c, alloc{})
+	dir := filepath.Join(w.dir, "walk")
+	os.Mkdir(dir, 0o755)
+	files, texts := docBlocks(t, filepath.Join(slurmtest.Root(t), "docs", "grid.md"), "slurm-grid")
+	shim, _ := filepath.Abs(filepath.Join("..", "testdata", "fakevllm"))
+	env := w.env[:0:0]
+	for _, kv := range w.env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "PATH="+w.smiDir+":"+shim+":"+filepath.Dir(bins.clockgate)+":"+os.Getenv("PATH"),
+		"FAKEVLLM_SERVER="+bins.server, "FAKEVLLM_BENCH="+bins.bench, "FAKEVLLM_DIR="+w.smiDir, "FAKEVLLM_PIDS="+w.pids)
+	for i, text := range texts {
+		if files[i] != "" {
+			if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		cmd := exec.Command("bash", "-e", "-o", "pipefail", "-c", text)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		log, _ := os.ReadFile(filepath.Join(dir, "grid.out"))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s\ngrid.out:\n%s", text, err, out, log)
+		}
+	}
+	ev, _, err := grid.ReadJournal(filepath.Join(dir, "evidence", grid.JournalRel))
+	if err != nil || len(ev) == 0 {
+		t.Fatalf("journal: %v", err)
+	}
+	var order []string
+	for _, e := range events(ev, grid.EvLegCommit) {
+		order = append(order, fmt.Sprintf("%s/r%d", e.Engine, e.N))
+	}
+	if got := strings.Join(order, " "); got != "vllm-a/r1 vllm-b/r1 vllm-b/r2 vllm-a/r2 vllm-a/r3 vllm-b/r3 vllm-b/r4 vllm-a/r4" {
+		t.Errorf("committed %s", got)
+	}
+	if st := ev[0]; strings.Join(st.Nodes, ",") != "node1,node2,node3" || st.SlurmJobID == "" {
+		t.Errorf("grid.start %+v", st)
+	}
+	w.noneLeft(10 * time.Second)
+	if out := strings.TrimSpace(c.Run(t, "squeue", "--steps", "-h", "-o", "%i %j")); out != "" {
+		t.Errorf("squeue --steps lists steps after the batch job:\n%s", out)
+	}
+	assertJudged(t, filepath.Join(dir, "evidence"))
 }

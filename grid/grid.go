@@ -485,7 +485,8 @@ func (g *grid) checkResume(events []Event) error {
 			return usage("%s: this grid ran on the nodes %s (job %s); this allocation's are %s (job %s): its legs' positions would not line up with new ones; resume it in an allocation of %s (salloc --nodelist=%s), or start a new tree",
 				jp, orNone(start.Nodes), orNone([]string{start.SlurmJobID}), orNone(g.slurmNodes()), orNone([]string{g.jobID()}), strings.Join(start.Nodes, ","), strings.Join(start.Nodes, ","))
 		}
-	} else if start.BootID != g.bootID {
+	}
+	if start.BootID != g.bootID {
 		changed = append(changed, fmt.Sprintf("the boot (%s, the journal's %s)", g.bootID, start.BootID))
 	}
 	if strings.Join(start.GPUUUIDs, ",") != strings.Join(g.uuids, ",") {

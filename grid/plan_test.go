@@ -396,3 +396,27 @@ func TestFindAllocation(t *testing.T) {
 		t.Errorf("%+v %v", a, err)
 	}
 }
+
+// TestDryRunSlurm: a [slurm] plan's dry run shows each role on its nodes
+// (NODE1… outside an allocation), {head} expanded, {node} and
+// {node_rank} as written (they take their value on each node).
+func TestDryRunSlurm(t *testing.T) {
+	t.Setenv("SLURM_JOB_ID", "")
+	p, err := Parse("plan.toml", []byte(slurmPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	DryRun(&b, p, 1, "")
+	for _, want := range []string{
+		"  role prefill on NODE1: serve: vllm serve meta-llama/Llama-3.1-8B-Instruct --port 8000 --node-rank '{node_rank}'\n",
+		"  role decode on NODE2,NODE3: serve: vllm serve meta-llama/Llama-3.1-8B-Instruct --data-parallel-address NODE1 --role=decode --nnodes 2 --host '{node}'\n",
+		"  role decode ready: GET http://NODE1:8000/health, 200 twice in a row within 20m0s\n",
+		"  ready: GET http://NODE1:8000/health, 200 twice in a row within 20m0s\n",
+		"--base-url http://NODE1:8000 ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}

@@ -250,35 +250,46 @@ func (s *slurmAlloc) forget(ids []string) {
 	}
 }
 
-// cancelAll cancels, by id, every step the grid started that is still
-// listed (SIGKILL), and waits for them to go: every exit path of the grid
-// runs it. It returns the ids it cancelled.
+// cancelAll cancels, by id, every step of the grid that squeue --steps
+// still lists (each named cg-<tag>-…; SIGKILL), and waits, up to the
+// stop's bound, until none is listed: every exit path of the grid runs
+// it. It returns the ids it cancelled (a short read step that is only
+// ending is waited for, not named).
 func (s *slurmAlloc) cancelAll() []string {
-	s.mu.Lock()
-	var ids []string
-	for _, id := range s.steps {
-		ids = append(ids, id)
-	}
-	s.mu.Unlock()
-	sort.Strings(ids)
-	if len(ids) == 0 {
-		return nil
-	}
-	m, _ := s.listed(context.Background())
-	var live []string
-	for _, id := range m {
-		for _, x := range ids {
-			if id == x {
+	deadline := time.Now().Add(s.g.t.stopWait)
+	var cancelled []string
+	for {
+		m, err := s.listed(context.Background())
+		if err != nil {
+			return cancelled
+		}
+		var live []string
+		for name, id := range m {
+			if strings.HasPrefix(name, "cg-"+s.tag+"-") {
 				live = append(live, id)
 			}
 		}
+		sort.Strings(live)
+		if len(live) == 0 || !time.Now().Before(deadline) {
+			return cancelled
+		}
+		for _, id := range live {
+			if contains(cancelled, id) {
+				continue
+			}
+			s.mu.Lock()
+			known := false
+			for _, x := range s.steps {
+				known = known || x == id
+			}
+			s.mu.Unlock()
+			if known {
+				s.scancel(id, "KILL")
+				cancelled = append(cancelled, id)
+			}
+		}
+		time.Sleep(StepPoll)
 	}
-	sort.Strings(live)
-	for _, id := range live {
-		s.scancel(id, "KILL")
-	}
-	s.waitGone(ids, s.g.t.stopWait)
-	return live
 }
 
 // NodeReading is what the grid's read step prints on each node: the
@@ -574,7 +585,7 @@ type slurmSampler struct {
 // startSamplers writes the leg's leg.json (leg init: the grid's nodes,
 // each with its role), starts the sampler step over every node (sample
 // --leg) and waits until each node has its first reading (leg wait).
-func (s *slurmAlloc) startSamplers(ctx context.Context, eng Engine, leg Leg, attempt int, dir string, logf io.Writer) (*slurmSampler, *legError) {
+func (s *slurmAlloc) startSamplers(ctx context.Context, eng Engine, leg Leg, attempt int, dir, marker string, logf io.Writer) (*slurmSampler, *legError) {
 	args := []string{"leg", "init", "--out", dir, "--hosts", strings.Join(s.nodes, ","), "--interval", s.g.p.Interval.String(),
 		"--skew-bound", s.g.p.Slurm.SkewBound.String()}
 	if len(eng.Roles) > 0 {
@@ -594,7 +605,7 @@ func (s *slurmAlloc) startSamplers(ctx context.Context, eng Engine, leg Leg, att
 		return nil, legFail(PhaseSample, "%v", err)
 	}
 	st := &step{name: fmt.Sprintf("cg-%s-%s-r%d-%d-sample", s.tag, leg.Engine, leg.N, attempt), role: "samplers", nodes: s.nodes}
-	sargs := []string{s.exe, "sample", "--leg", dir, "--gpu", s.g.p.GPUs, "--backend", s.g.o.Backend}
+	sargs := []string{s.exe, TaskCommand, "sample", "--marker", marker, "--", "sample", "--leg", dir, "--gpu", s.g.p.GPUs, "--backend", s.g.o.Backend}
 	if s.g.p.Expect != nil {
 		for _, kv := range s.g.p.Expect.Decls() {
 			sargs = append(sargs, "--expect", kv)

@@ -83,7 +83,7 @@ func (g *grid) legBodySlurm(ctx context.Context, leg Leg, attempt int, eng Engin
 	if err := os.MkdirAll(benchDir, 0o755); err != nil {
 		return legFail(PhaseSample, "%v", err)
 	}
-	smp, le := g.sl.startSamplers(ctx, eng, leg, attempt, dir, logf)
+	smp, le := g.sl.startSamplers(ctx, eng, leg, attempt, dir, ss.marker, logf)
 	if le != nil {
 		return le
 	}

@@ -36,6 +36,8 @@ func Task(args []string, stdout, stderr io.Writer) int {
 		return taskRead(args[1:], stdout, stderr)
 	case "exec":
 		return taskExec(args[1:], stderr)
+	case "sample":
+		return taskSample(args[1:], stderr)
 	}
 	fmt.Fprintf(stderr, "clockgate grid-task: unknown task %q: want read or exec\n", args[0])
 	return ExitUsage
@@ -159,5 +161,35 @@ func taskExec(args []string, stderr io.Writer) int {
 	}
 	err = syscall.Exec(bin, argv, env)
 	fmt.Fprintf(stderr, "clockgate grid-task exec on %s: %s: %v\n", node, bin, errors.Unwrap(err))
+	return 126
+}
+
+// taskSample runs clockgate sample --leg on this node with the leg's own
+// processes named: every process here whose environment carries the
+// leg's marker (its server's tasks and their workers) is an --engine-pid,
+// so none of them is a foreign process on this node's GPUs.
+func taskSample(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("grid-task sample", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	marker := fs.String("marker", "", "")
+	if err := fs.Parse(args); err != nil || *marker == "" || len(fs.Args()) == 0 {
+		fmt.Fprintln(stderr, "clockgate grid-task sample: want --marker KEY=VALUE -- SAMPLE-ARGS")
+		return ExitUsage
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "clockgate grid-task sample: %v\n", err)
+		return ExitStopped
+	}
+	argv := append([]string{exe}, fs.Args()...)
+	if pids := SystemProcs().Marked(*marker, nil); len(pids) > 0 {
+		s := make([]string, len(pids))
+		for i, p := range pids {
+			s[i] = strconv.Itoa(p)
+		}
+		argv = append(argv, "--engine-pid", strings.Join(s, ","))
+	}
+	err = syscall.Exec(exe, argv, os.Environ())
+	fmt.Fprintf(stderr, "clockgate grid-task sample: %s: %v\n", exe, err)
 	return 126
 }

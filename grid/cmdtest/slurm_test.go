@@ -254,6 +254,33 @@ func TestGridSlurmAA(t *testing.T) {
 	if n := len(events(ev, grid.EvLegFail)); n != 0 {
 		t.Errorf("%d failed legs:\n%s", n, p.stderr.String())
 	}
+	// Each node's record names its server's processes as the leg's own
+	// (the sampler's task found them by the leg's marker): none foreign.
+	recs, _ := filepath.Glob(filepath.Join(w.tree(), "clocks", "org--tiny", "*", "r*", "hosts", "node*.summary.json"))
+	if len(recs) != 24 {
+		t.Errorf("%d node records, want 8 legs × 3 nodes", len(recs))
+	}
+	for _, r := range recs {
+		data, _ := os.ReadFile(r)
+		var rec struct {
+			CP *struct {
+				First []struct {
+					PID  int    `json:"pid"`
+					Proc string `json:"proc"`
+				} `json:"first"`
+			} `json:"compute_processes"`
+		}
+		json.Unmarshal(data, &rec)
+		if rec.CP == nil || len(rec.CP.First) == 0 {
+			t.Errorf("%s: compute processes %s", r, data)
+			continue
+		}
+		for _, cp := range rec.CP.First {
+			if cp.Proc != "own" {
+				t.Errorf("%s: %d is %s", r, cp.PID, cp.Proc)
+			}
+		}
+	}
 	// The prefill role ran on node1, decode on node2 and node3: each
 	// node's fake GPU listed its own server's processes.
 	for _, n := range slurmtest.Nodes {

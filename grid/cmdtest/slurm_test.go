@@ -239,6 +239,10 @@ func TestGridSlurmAA(t *testing.T) {
 				t.Errorf("%s/r%d commits no %s%s: %v", e.Engine, e.N, base, f, e.Files)
 			}
 		}
+		// The leg's verdict is clockgate check's on its directory.
+		if want := map[bool]string{true: "ok", false: "clock.invalid"}[JudgedMultiHost]; e.Verdict != want {
+			t.Errorf("%s/r%d: verdict %q, want %q", e.Engine, e.N, e.Verdict, want)
+		}
 		if _, ok := e.Files[fmt.Sprintf("memory/org--tiny/%s/r%d.summary.json", e.Engine, e.N)]; !ok {
 			t.Errorf("%s/r%d commits no memory record", e.Engine, e.N)
 		}

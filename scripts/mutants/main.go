@@ -1169,5 +1169,7 @@ func init() {
 			"		if strings.Join(start.Nodes, \",\") != strings.Join(g.slurmNodes(), \",\") {", "		if false {", slurmGrid("^TestGridSlurmInterruptResume$")},
 		mutation{"SG8", "the idle gate names no node", "grid/slurm.go",
 			"	if g.labels != nil {", "	if false && g.labels != nil {", slurmGrid("^TestGridSlurmHotNode$")},
+		mutation{"SG9", "a node's sampler not told the leg's own processes (they read as foreign)", "grid/task.go",
+			"	if pids := SystemProcs().Marked(*marker, nil); len(pids) > 0 {", "	if pids := SystemProcs().Marked(*marker, nil); false && len(pids) > 0 {", slurmGrid("^TestGridSlurmAA$")},
 	)
 }

@@ -57,6 +57,9 @@ func (g *grid) portFree() error {
 
 // busy says what holds the GPUs or the port, "" when nothing does.
 func (g *grid) busy(ctx context.Context) (string, error) {
+	if g.sl != nil {
+		return g.busyNodes(ctx)
+	}
 	ps, err := g.tenants(ctx)
 	if err != nil {
 		return "", err
@@ -193,10 +196,10 @@ func (g *grid) gateVerdict(rs []reading) (string, []float64, []float64) {
 		slopes[i] = slope(win, i)
 		target := g.idle[i] + g.p.Cooldown.AboveIdleC
 		if !within(last.c[i], target) {
-			why = append(why, fmt.Sprintf("GPU %d at %.1f °C, above the target %.1f °C (idle %.1f + %.1f)", g.indices[i], last.c[i], target, g.idle[i], g.p.Cooldown.AboveIdleC))
+			why = append(why, fmt.Sprintf("%s at %.1f °C, above the target %.1f °C (idle %.1f + %.1f)", g.gpuLabel(i), last.c[i], target, g.idle[i], g.p.Cooldown.AboveIdleC))
 		}
 		if !within(abs(slopes[i]), g.p.Cooldown.MaxSlopeCPerMin) {
-			why = append(why, fmt.Sprintf("GPU %d moving %+.2f °C/min over the last %v, more than %.2f", g.indices[i], slopes[i], g.t.slopeWindow, g.p.Cooldown.MaxSlopeCPerMin))
+			why = append(why, fmt.Sprintf("%s moving %+.2f °C/min over the last %v, more than %.2f", g.gpuLabel(i), slopes[i], g.t.slopeWindow, g.p.Cooldown.MaxSlopeCPerMin))
 		}
 	}
 	if !covered && len(why) == 0 {

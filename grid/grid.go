@@ -185,6 +185,12 @@ type grid struct {
 	prog    *progress
 	// verdicts are the committed legs' verdicts, by leg name.
 	verdicts map[string]legSummary
+	// sl is the allocation a [slurm] grid runs in; nil on this host.
+	sl *slurmAlloc
+	// labels name each GPU in messages on an allocation ("node3 GPU 0");
+	// nil on this host ("GPU 0"). nodeUUIDs are each node's GPUs.
+	labels    []string
+	nodeUUIDs map[string][]string
 }
 
 type legSummary struct {
@@ -232,7 +238,22 @@ func Run(ctx context.Context, o Options) error {
 	}
 	g.prog = newProgress(o.ErrOut, o.Terminal, g.now)
 	defer g.prog.end()
+	if g.p.Slurm != nil {
+		a, err := FindAllocation(g.p, os.Getenv)
+		if err != nil {
+			return err
+		}
+		if g.sl, err = newSlurmAlloc(g, a); err != nil {
+			return usage("%v", err)
+		}
+	}
 	err := g.run(ctx)
+	if g.sl != nil {
+		// Every exit path: no step of the grid is left running.
+		if ids := g.sl.cancelAll(); len(ids) > 0 {
+			g.prog.say("cancelled the grid's steps still running: %s", strings.Join(ids, ", "))
+		}
+	}
 	if g.backend != nil {
 		g.backend.Close()
 	}
@@ -262,6 +283,9 @@ func (g *grid) run(ctx context.Context) error {
 		return usage("%v", err)
 	}
 	g.bootID = id
+	if g.sl != nil {
+		return g.runOn(ctx)
+	}
 	b, err := sampler.Open(ctx, sampler.Options{Kind: g.o.Backend, GPUs: g.p.Selection, Logf: func(string, ...any) {}})
 	if err != nil {
 		if errors.Is(err, sampler.ErrSelect) || errors.Is(err, sampler.ErrConfig) {
@@ -270,6 +294,12 @@ func (g *grid) run(ctx context.Context) error {
 		return stopped("cannot read the GPUs: %v", err)
 	}
 	g.backend = b
+	return g.runOn(ctx)
+}
+
+// runOn runs the grid once the GPUs can be read (on this host, or on the
+// allocation's nodes).
+func (g *grid) runOn(ctx context.Context) error {
 	// The first reading sets the grid's GPUs (their UUIDs) and driver.
 	if _, err := g.read(ctx); err != nil {
 		return err
@@ -337,14 +367,14 @@ func (g *grid) run(ctx context.Context) error {
 		}
 		legs := strings.Fields(OrderString(g.legs))
 		if err := g.j.write(Event{Event: EvGridStart, PlanSHA256: g.p.SHA256, Model: g.p.ModelDir, Order: g.p.Order, Seed: g.seed, Legs: legs,
-			BootID: g.bootID, GPUUUIDs: g.uuids, Driver: g.driver, IdleTempC: g.idle}); err != nil {
+			BootID: g.bootID, GPUUUIDs: g.uuids, Driver: g.driver, IdleTempC: g.idle, SlurmJobID: g.jobID(), Nodes: g.slurmNodes()}); err != nil {
 			return stopped("%v", err)
 		}
 	} else {
 		if err := g.quarantine(events, committed); err != nil {
 			return err
 		}
-		if err := g.j.write(Event{Event: EvGridResume, PlanSHA256: g.p.SHA256, BootID: g.bootID, GPUUUIDs: g.uuids, Driver: g.driver}); err != nil {
+		if err := g.j.write(Event{Event: EvGridResume, PlanSHA256: g.p.SHA256, BootID: g.bootID, GPUUUIDs: g.uuids, Driver: g.driver, SlurmJobID: g.jobID(), Nodes: g.slurmNodes()}); err != nil {
 			return stopped("%v", err)
 		}
 		g.prog.say("resuming: %d of %d legs committed", len(committed), len(g.legs))
@@ -397,6 +427,9 @@ func (g *grid) run(ctx context.Context) error {
 // read takes one reading of the GPUs, the first of which sets the grid's
 // GPU identity.
 func (g *grid) read(ctx context.Context) (reading, error) {
+	if g.sl != nil {
+		return g.readNodes(ctx)
+	}
 	t := g.now()
 	rows, err := g.backend.Read(ctx, t, g.bootID)
 	if err != nil {
@@ -446,6 +479,13 @@ func (g *grid) checkResume(events []Event) error {
 	} else if start.PlanSHA256 != g.p.SHA256 {
 		changed = append(changed, fmt.Sprintf("the plan (sha256 %s, the journal's %s; the tree keeps no %s to compare it with key by key)", short(g.p.SHA256), short(start.PlanSHA256), KeptPlanRel))
 	}
+	if g.sl != nil || len(start.Nodes) > 0 {
+		// Positions (node rank, GPU) line up only on the same nodes.
+		if strings.Join(start.Nodes, ",") != strings.Join(g.slurmNodes(), ",") {
+			return usage("%s: this grid ran on the nodes %s (job %s); this allocation's are %s (job %s): its legs' positions would not line up with new ones; resume it in an allocation of %s (salloc --nodelist=%s), or start a new tree",
+				jp, orNone(start.Nodes), orNone([]string{start.SlurmJobID}), orNone(g.slurmNodes()), orNone([]string{g.jobID()}), strings.Join(start.Nodes, ","), strings.Join(start.Nodes, ","))
+		}
+	}
 	if start.BootID != g.bootID {
 		changed = append(changed, fmt.Sprintf("the boot (%s, the journal's %s)", g.bootID, start.BootID))
 	}
@@ -469,6 +509,29 @@ func (g *grid) checkResume(events []Event) error {
 		return usage("%s:1: idle_temp_c has %d temperatures for %d GPUs", jp, len(g.idle), len(g.uuids))
 	}
 	return nil
+}
+
+// jobID is the allocation's job id; "" on this host.
+func (g *grid) jobID() string {
+	if g.sl == nil {
+		return ""
+	}
+	return g.sl.jobID
+}
+
+// slurmNodes are the grid's nodes; nil on this host.
+func (g *grid) slurmNodes() []string {
+	if g.sl == nil {
+		return nil
+	}
+	return g.sl.nodes
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 || len(xs) == 1 && xs[0] == "" {
+		return "(none)"
+	}
+	return strings.Join(xs, ",")
 }
 
 func short(s string) string {
@@ -539,6 +602,7 @@ func (g *grid) quarantine(events []Event, committed map[string]bool) error {
 func (g *grid) legTreePaths(l Leg) []string {
 	base := filepath.Join(g.p.ModelDir, l.Engine, fmt.Sprintf("r%d", l.N))
 	return []string{
+		filepath.Join("clocks", base),
 		filepath.Join("bench", base),
 		filepath.Join("memory", base+".summary.json"),
 		filepath.Join("clocks", base+".samples.jsonl"),

@@ -43,6 +43,12 @@ type Event struct {
 	GPUUUIDs   []string  `json:"gpu_uuids,omitempty"`
 	Driver     string    `json:"driver,omitempty"`
 	IdleTempC  []float64 `json:"idle_temp_c,omitempty"`
+	// The allocation of a [slurm] grid (grid.start, grid.resume): its
+	// job id and the grid's nodes.
+	SlurmJobID string   `json:"slurm_job_id,omitempty"`
+	Nodes      []string `json:"nodes,omitempty"`
+	// server.start on an allocation: each role's step id (JOBID.STEPID).
+	Steps []string `json:"steps,omitempty"`
 	// Leg events.
 	Engine  string `json:"engine,omitempty"`
 	N       int    `json:"n,omitempty"`

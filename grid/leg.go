@@ -142,6 +142,9 @@ func (g *grid) runLeg(ctx context.Context, leg Leg, attempt int) *legError {
 	// (3) The server, in its own process group.
 	eng := g.p.Engines[leg.EngineIndex]
 	vars := g.p.Vars(leg)
+	if g.sl != nil {
+		return g.runLegSlurm(ctx, leg, attempt, eng, slurmVars(vars, g.sl.nodes, g.p.Port), staging, logf, jl, fail, tc, ws)
+	}
 	srv, err := g.startServer(eng, leg, attempt, vars, logf)
 	if err != nil {
 		return fail(&legError{phase: PhaseStart, cause: err.Error()})
@@ -194,22 +197,8 @@ func (g *grid) legBody(ctx context.Context, leg Leg, eng Engine, srv *server, st
 		return le
 	}
 	// (5) The warmup, not recorded.
-	if g.p.Bench.HasWarmup {
-		g.prog.phase("warmup", "point %s", g.p.Bench.Warmup.Label())
-		dir := filepath.Join(g.tree, "grid", "warmup", fmt.Sprintf("%s-r%d", leg.Engine, leg.N))
-		os.RemoveAll(dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return legFail(PhaseWarmup, "%v", err)
-		}
-		argv := Expand(g.p.Bench.Command, PointVars(vars, g.p.Bench.Warmup, dir))
-		code, err := g.runBench(ctx, argv, logf)
-		os.RemoveAll(dir)
-		if err != nil {
-			return legFail(PhaseWarmup, "%v", err)
-		}
-		if code != 0 {
-			return legFail(PhaseWarmup, "the warmup point %s: %s exited %d (see %s)", g.p.Bench.Warmup.Label(), argv[0], code, logName(logf))
-		}
+	if le := g.warmup(ctx, leg, vars, logf); le != nil {
+		return le
 	}
 	// (6) The sampler, in process, on the staging prefix.
 	base := filepath.Join(g.p.ModelDir, leg.Engine, fmt.Sprintf("r%d", leg.N))
@@ -223,7 +212,7 @@ func (g *grid) legBody(ctx context.Context, leg Leg, eng Engine, srv *server, st
 	if le != nil {
 		return le
 	}
-	pointsErr := g.runPoints(ctx, leg, vars, prefix, benchDir, logf)
+	pointsErr := g.runPoints(ctx, leg, vars, prefix+benchfmt.PointsSuffix, "", benchDir, logf)
 	res, serr := rec.stop()
 	if pointsErr != nil {
 		return pointsErr
@@ -462,16 +451,23 @@ func (g *grid) runBench(ctx context.Context, argv []string, logf io.Writer) (int
 
 // runPoints runs each point of the leg as clockgate mark runs it, and
 // checks its result file: one readable bench point of its concurrency.
-func (g *grid) runPoints(ctx context.Context, leg Leg, vars map[string]string, prefix, benchDir string, logf io.Writer) *legError {
-	marks := prefix + benchfmt.PointsSuffix
+func (g *grid) runPoints(ctx context.Context, leg Leg, vars map[string]string, marks, host, benchDir string, logf io.Writer) *legError {
+	line := func(point, event string, t time.Time, exit *int) string {
+		l := benchfmt.MarkLine(point, event, t, exit)
+		if host == "" {
+			return l
+		}
+		// A multi-host leg's marks name the client (SPEC §12.3).
+		return l[:len(l)-1] + `,"host":` + strconv.Quote(host) + "}"
+	}
 	for k, pt := range leg.Points {
 		g.prog.phase("bench", "point %s (%d of %d)", pt.Label(), k+1, len(leg.Points))
 		argv := Expand(g.p.Bench.Command, PointVars(vars, pt, pointResultDir(g.p.Bench.Format, benchDir, pt)))
-		if err := benchfmt.AppendMark(marks, benchfmt.MarkLine(pt.Label(), benchfmt.MarkBegin, g.now(), nil)); err != nil {
+		if err := benchfmt.AppendMark(marks, line(pt.Label(), benchfmt.MarkBegin, g.now(), nil)); err != nil {
 			return legFail(PhaseBench, "%s: %v", marks, err)
 		}
 		code, err := g.runBench(ctx, argv, logf)
-		if err2 := benchfmt.AppendMark(marks, benchfmt.MarkLine(pt.Label(), benchfmt.MarkEnd, g.now(), &code)); err2 != nil && err == nil {
+		if err2 := benchfmt.AppendMark(marks, line(pt.Label(), benchfmt.MarkEnd, g.now(), &code)); err2 != nil && err == nil {
 			err = fmt.Errorf("%s: %v", marks, err2)
 		}
 		if err != nil {
@@ -877,4 +873,26 @@ func (t *tailWriter) String() string {
 		lines = lines[len(lines)-t.n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// warmup is step (5): the warmup point, not recorded.
+func (g *grid) warmup(ctx context.Context, leg Leg, vars map[string]string, logf io.Writer) *legError {
+	if g.p.Bench.HasWarmup {
+		g.prog.phase("warmup", "point %s", g.p.Bench.Warmup.Label())
+		dir := filepath.Join(g.tree, "grid", "warmup", fmt.Sprintf("%s-r%d", leg.Engine, leg.N))
+		os.RemoveAll(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return legFail(PhaseWarmup, "%v", err)
+		}
+		argv := Expand(g.p.Bench.Command, PointVars(vars, g.p.Bench.Warmup, dir))
+		code, err := g.runBench(ctx, argv, logf)
+		os.RemoveAll(dir)
+		if err != nil {
+			return legFail(PhaseWarmup, "%v", err)
+		}
+		if code != 0 {
+			return legFail(PhaseWarmup, "the warmup point %s: %s exited %d (see %s)", g.p.Bench.Warmup.Label(), argv[0], code, logName(logf))
+		}
+	}
+	return nil
 }

@@ -49,7 +49,16 @@ const (
 var DeviceSelectors = []string{"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"}
 
 // Placeholders are the names a serve or bench argument may hold in braces.
-var Placeholders = []string{"model", "port", "base_url", "concurrency", "rate", "result_dir", "result_name", "engine", "n"}
+var Placeholders = []string{"model", "port", "base_url", "concurrency", "rate", "result_dir", "result_name", "engine", "n",
+	"head", "node", "node_rank", "nnodes", "role"}
+
+// slurmPlaceholders have a value only in a plan with [slurm] (SPEC §12.4):
+// the allocation's nodes.
+var slurmPlaceholders = map[string]bool{"head": true, "node": true, "node_rank": true, "nnodes": true, "role": true}
+
+// taskPlaceholders have a value only on the node a server's task runs on:
+// the bench, which runs where the grid runs, may not use them.
+var taskPlaceholders = map[string]bool{"node": true, "node_rank": true, "role": true}
 
 // pointPlaceholders have a value only while a bench point runs: serve may
 // not use them.
@@ -87,6 +96,34 @@ type Plan struct {
 	// Expect is the declared state every leg is recorded with (the expect
 	// key, as --expect); nil for none.
 	Expect *clocks.Expect
+	// Slurm is the [slurm] table: the grid runs each leg across the
+	// nodes of the allocation it runs in (SPEC §12.4); nil for a grid on
+	// this host.
+	Slurm *Slurm
+}
+
+// Slurm is a plan's [slurm] table.
+type Slurm struct {
+	// Nodes is how many nodes the allocation must have at least.
+	Nodes int
+	// SkewBound is the most two nodes' clocks may disagree (leg init
+	// --skew-bound).
+	SkewBound time.Duration
+}
+
+// DefaultSkewBound is [slurm] skew_bound when the plan sets none: the
+// sampler's shortest interval (SPEC §12.3).
+const DefaultSkewBound = 100 * time.Millisecond
+
+// Role is one role of an engine on a Slurm allocation: its server runs on
+// Nodes nodes, one task each.
+type Role struct {
+	Name  string
+	Nodes int
+	Serve []string
+	// Ready is how this role's server is known ready; nil: not probed
+	// (another role's, or the engine's, ready says the engine is).
+	Ready *Ready
 }
 
 // Engine is one arm: how its server is started and known ready.
@@ -95,12 +132,19 @@ type Engine struct {
 	Serve []string
 	Env   map[string]string
 	Ready Ready
+	// Roles are the engine's roles on a Slurm allocation, in plan order;
+	// nil for an engine whose serve runs on the first node (or on this
+	// host).
+	Roles []Role
 }
 
 // Ready is how a server is known ready: Path answers 200 twice in a row,
-// polled every second, within Timeout.
+// polled every second, within Timeout. Under [slurm] URL (placeholders
+// allowed: http://{head}:{port}/health) may stand for Path. A zero Ready
+// (no path, no URL) is none.
 type Ready struct {
 	Path    string
+	URL     string
 	Timeout time.Duration
 }
 
@@ -157,6 +201,7 @@ type rawPlan struct {
 	Engine            []rawEngine  `toml:"engine"`
 	Bench             *rawBench    `toml:"bench"`
 	Cooldown          *rawCooldown `toml:"cooldown"`
+	Slurm             *rawSlurm    `toml:"slurm"`
 
 	// Expect is the declared state (SPEC §12.2).
 	Expect map[string]any `toml:"expect"`
@@ -167,11 +212,25 @@ type rawEngine struct {
 	Serve []string          `toml:"serve"`
 	Env   map[string]string `toml:"env"`
 	Ready *rawReady         `toml:"ready"`
+	Role  []rawRole         `toml:"role"`
 }
 
 type rawReady struct {
 	Path    *string `toml:"path"`
+	URL     *string `toml:"url"`
 	Timeout *string `toml:"timeout"`
+}
+
+type rawSlurm struct {
+	Nodes     *int64  `toml:"nodes"`
+	SkewBound *string `toml:"skew_bound"`
+}
+
+type rawRole struct {
+	Name  *string   `toml:"name"`
+	Nodes *int64    `toml:"nodes"`
+	Serve []string  `toml:"serve"`
+	Ready *rawReady `toml:"ready"`
 }
 
 type rawBench struct {
@@ -302,12 +361,36 @@ func Parse(name string, data []byte) (*Plan, error) {
 		return nil, fail(l, c, "%v", err)
 	}
 
+	// [slurm], before the engines: their roles and placeholders need it.
+	if raw.Slurm != nil {
+		sl := &Slurm{SkewBound: DefaultSkewBound}
+		if raw.Slurm.Nodes == nil {
+			return nil, missing("slurm", "nodes", "how many nodes the allocation must have at least")
+		}
+		if *raw.Slurm.Nodes < 1 || *raw.Slurm.Nodes > 4096 {
+			l, c := at("slurm", "nodes")
+			return nil, fail(l, c, "nodes %d: want 1 to 4096", *raw.Slurm.Nodes)
+		}
+		sl.Nodes = int(*raw.Slurm.Nodes)
+		if raw.Slurm.SkewBound != nil {
+			d, err := time.ParseDuration(*raw.Slurm.SkewBound)
+			if err != nil || d <= 0 {
+				l, c := at("slurm", "skew_bound")
+				return nil, fail(l, c, "skew_bound %q: want a positive duration (100ms)", *raw.Slurm.SkewBound)
+			}
+			sl.SkewBound = d
+		}
+		p.Slurm = sl
+	}
+	slurm := p.Slurm != nil
+
 	// Engines.
 	if len(raw.Engine) < 2 {
 		l, c := loc.table("engine#0")
 		return nil, fail(l, c, "%d [[engine]] table(s): a comparison needs at least two engines", len(raw.Engine))
 	}
 	seen := map[string]int{}
+	roleTable := 0 // the [[engine.role]] tables' count, across engines
 	for i, re := range raw.Engine {
 		tbl := fmt.Sprintf("engine#%d", i)
 		if re.Name == nil {
@@ -326,16 +409,26 @@ func Parse(name string, data []byte) (*Plan, error) {
 			return nil, fail(l, c, "engine name %q is also engine %d's: each arm needs its own name", e.Name, j+1)
 		}
 		seen[e.Name] = i
-		if len(e.Serve) == 0 || e.Serve[0] == "" {
-			if len(e.Serve) == 0 {
-				return nil, missing(tbl, "serve", "the server's argv")
-			}
-			l, c := at(tbl, "serve")
-			return nil, fail(l, c, "serve: the program name is empty")
+		if len(re.Role) > 0 && !slurm {
+			l, c := loc.table(fmt.Sprintf("engine.role#%d", roleTable))
+			return nil, fail(l, c, "[[engine.role]] without a [slurm] table: roles run on the nodes of a Slurm allocation; add [slurm] with nodes, or give the engine one serve")
 		}
-		if err := checkArgs(e.Serve, false); err != nil {
-			l, c := loc.within(tbl, "serve", err.text)
-			return nil, fail(l, c, "serve: %s", err.msg)
+		if len(re.Role) > 0 && re.Serve != nil {
+			l, c := at(tbl, "serve")
+			return nil, fail(l, c, "serve beside [[engine.role]]: an engine with roles runs each role's serve; move it into a role")
+		}
+		if len(re.Role) == 0 {
+			if len(e.Serve) == 0 || e.Serve[0] == "" {
+				if len(e.Serve) == 0 {
+					return nil, missing(tbl, "serve", "the server's argv")
+				}
+				l, c := at(tbl, "serve")
+				return nil, fail(l, c, "serve: the program name is empty")
+			}
+			if err := checkArgs(e.Serve, false, slurm); err != nil {
+				l, c := loc.within(tbl, "serve", err.text)
+				return nil, fail(l, c, "serve: %s", err.msg)
+			}
 		}
 		keys := make([]string, 0, len(e.Env))
 		for k := range e.Env {
@@ -350,24 +443,68 @@ func Parse(name string, data []byte) (*Plan, error) {
 				}
 			}
 		}
-		if re.Ready == nil {
+		roleNames := map[string]bool{}
+		nodes, probed := 0, false
+		for _, rr := range re.Role {
+			rt := fmt.Sprintf("engine.role#%d", roleTable)
+			roleTable++
+			if rr.Name == nil {
+				return nil, missing(rt, "name", "the role's name (prefill, decode)")
+			}
+			r := Role{Name: *rr.Name, Serve: rr.Serve}
+			if err := segment(r.Name); err != nil {
+				l, c := at(rt, "name")
+				return nil, fail(l, c, "role name %q: %v", r.Name, err)
+			}
+			if roleNames[r.Name] {
+				l, c := at(rt, "name")
+				return nil, fail(l, c, "role name %q is given twice in engine %q: each role needs its own name", r.Name, e.Name)
+			}
+			roleNames[r.Name] = true
+			if rr.Nodes == nil {
+				return nil, missing(rt, "nodes", "how many nodes the role's server runs on")
+			}
+			if *rr.Nodes < 1 {
+				l, c := at(rt, "nodes")
+				return nil, fail(l, c, "role %s: nodes %d: want at least 1", r.Name, *rr.Nodes)
+			}
+			r.Nodes = int(*rr.Nodes)
+			nodes += r.Nodes
+			if len(r.Serve) == 0 {
+				return nil, missing(rt, "serve", "the role's server argv")
+			}
+			if r.Serve[0] == "" {
+				l, c := at(rt, "serve")
+				return nil, fail(l, c, "serve: the program name is empty")
+			}
+			if err := checkArgs(r.Serve, false, slurm); err != nil {
+				l, c := loc.within(rt, "serve", err.text)
+				return nil, fail(l, c, "serve: %s", err.msg)
+			}
+			if rr.Ready != nil {
+				rd, perr := parseReady(rr.Ready, rt, loc, fail, slurm)
+				if perr != nil {
+					return nil, perr
+				}
+				r.Ready = &rd
+				probed = true
+			}
+			e.Roles = append(e.Roles, r)
+		}
+		if slurm && nodes > p.Slurm.Nodes {
+			l, c := loc.table(tbl)
+			return nil, fail(l, c, "engine %q: its roles need %d nodes, [slurm] nodes = %d: raise nodes (and the allocation), or give the roles fewer", e.Name, nodes, p.Slurm.Nodes)
+		}
+		if re.Ready == nil && !probed {
 			return nil, missing(tbl, "ready", `how the server is known ready: ready = { path = "/health", timeout = "10m" }`)
 		}
-		if re.Ready.Path == nil || !strings.HasPrefix(*re.Ready.Path, "/") {
-			l, c := at(tbl, "ready")
-			return nil, fail(l, c, "ready.path: want a URL path starting with / (/health)")
+		if re.Ready != nil {
+			rd, perr := parseReady(re.Ready, tbl, loc, fail, slurm)
+			if perr != nil {
+				return nil, perr
+			}
+			e.Ready = rd
 		}
-		e.Ready.Path = *re.Ready.Path
-		if re.Ready.Timeout == nil {
-			l, c := at(tbl, "ready")
-			return nil, fail(l, c, "ready.timeout is required: a wait for readiness is never unbounded (10m)")
-		}
-		d, err := time.ParseDuration(*re.Ready.Timeout)
-		if err != nil || d <= 0 {
-			l, c := loc.within(tbl, "ready", "timeout")
-			return nil, fail(l, c, "ready.timeout %q: want a positive duration (10m)", *re.Ready.Timeout)
-		}
-		e.Ready.Timeout = d
 		p.Engines = append(p.Engines, e)
 	}
 	switch p.Order {
@@ -422,7 +559,7 @@ func Parse(name string, data []byte) (*Plan, error) {
 		return nil, missing("bench", "command", "the bench client's argv")
 	}
 	p.Bench.Command = raw.Bench.Command
-	if err := checkArgs(p.Bench.Command, true); err != nil {
+	if err := checkArgs(p.Bench.Command, true, slurm); err != nil {
 		l, c := loc.within("bench", "command", err.text)
 		return nil, fail(l, c, "command: %s", err.msg)
 	}
@@ -471,6 +608,48 @@ func Parse(name string, data []byte) (*Plan, error) {
 	return p, nil
 }
 
+// parseReady reads a ready table of table tbl: path (a URL path on this
+// host, or on the head node under [slurm]) or, under [slurm], url; and
+// timeout, never unbounded.
+func parseReady(rr *rawReady, tbl string, loc *locator, fail func(int, int, string, ...any) error, slurm bool) (Ready, error) {
+	var r Ready
+	switch {
+	case rr.URL != nil && rr.Path != nil:
+		l, c := loc.key(tbl, "ready")
+		return r, fail(l, c, "ready has both path and url: give one")
+	case rr.URL != nil:
+		if !slurm {
+			l, c := loc.within(tbl, "ready", "url")
+			return r, fail(l, c, "ready.url is for a [slurm] plan (a server on another node): on this host give ready.path (/health)")
+		}
+		if !strings.HasPrefix(*rr.URL, "http://") && !strings.HasPrefix(*rr.URL, "https://") {
+			l, c := loc.within(tbl, "ready", "url")
+			return r, fail(l, c, "ready.url %q: want an http:// URL (http://{head}:{port}/health)", *rr.URL)
+		}
+		if err := checkArgs([]string{*rr.URL}, false, slurm); err != nil {
+			l, c := loc.within(tbl, "ready", err.text)
+			return r, fail(l, c, "ready.url: %s", err.msg)
+		}
+		r.URL = *rr.URL
+	case rr.Path == nil || !strings.HasPrefix(*rr.Path, "/"):
+		l, c := loc.key(tbl, "ready")
+		return r, fail(l, c, "ready.path: want a URL path starting with / (/health)")
+	default:
+		r.Path = *rr.Path
+	}
+	if rr.Timeout == nil {
+		l, c := loc.key(tbl, "ready")
+		return r, fail(l, c, "ready.timeout is required: a wait for readiness is never unbounded (10m)")
+	}
+	d, err := time.ParseDuration(*rr.Timeout)
+	if err != nil || d <= 0 {
+		l, c := loc.within(tbl, "ready", "timeout")
+		return r, fail(l, c, "ready.timeout %q: want a positive duration (10m)", *rr.Timeout)
+	}
+	r.Timeout = d
+	return r, nil
+}
+
 // segment refuses what cannot be one path segment of the tree.
 func segment(s string) error {
 	switch {
@@ -492,7 +671,7 @@ type argErr struct{ text, msg string }
 
 // checkArgs refuses an unknown placeholder, or one that has no value
 // where it stands (a point's placeholder in serve).
-func checkArgs(argv []string, bench bool) *argErr {
+func checkArgs(argv []string, bench, slurm bool) *argErr {
 	for _, a := range argv {
 		for _, m := range placeholderRE.FindAllString(a, -1) {
 			name := m[1 : len(m)-1]
@@ -505,6 +684,12 @@ func checkArgs(argv []string, bench bool) *argErr {
 			}
 			if !bench && pointPlaceholders[name] {
 				return &argErr{m, fmt.Sprintf("placeholder %s in %q has no value in serve: it names a bench point (use it in [bench] command)", m, a)}
+			}
+			if !slurm && slurmPlaceholders[name] {
+				return &argErr{m, fmt.Sprintf("placeholder %s in %q has a value only in a plan with [slurm] (the allocation's nodes)", m, a)}
+			}
+			if bench && taskPlaceholders[name] {
+				return &argErr{m, fmt.Sprintf("placeholder %s in %q has no value in [bench] command: the bench runs where the grid runs, on no role's node (use {head})", m, a)}
 			}
 		}
 	}
@@ -541,6 +726,15 @@ var keyTypes = map[string]keyType{
 	"rawEngine.Ready":             {"engine.ready", "a table", `ready = { path = "/health", timeout = "10m" }`},
 	"rawReady.Path":               {"engine.ready.path", "a string", `ready = { path = "/health", timeout = "10m" }`},
 	"rawReady.Timeout":            {"engine.ready.timeout", "a duration string", `ready = { path = "/health", timeout = "10m" }`},
+	"rawReady.URL":                {"engine.ready.url", "a string", `ready = { url = "http://{head}:{port}/health", timeout = "20m" }`},
+	"rawPlan.Slurm":               {"slurm", "a table", `[slurm]`},
+	"rawSlurm.Nodes":              {"slurm.nodes", "an integer", `nodes = 3`},
+	"rawSlurm.SkewBound":          {"slurm.skew_bound", "a duration string", `skew_bound = "100ms"`},
+	"rawEngine.Role":              {"engine.role", "an array of tables, one [[engine.role]] per role", `[[engine.role]]`},
+	"rawRole.Name":                {"engine.role.name", "a string", `name = "prefill"`},
+	"rawRole.Nodes":               {"engine.role.nodes", "an integer", `nodes = 1`},
+	"rawRole.Serve":               {"engine.role.serve", "a list of strings", `serve = ["vllm", "serve", "{model}", "--port", "{port}"]`},
+	"rawRole.Ready":               {"engine.role.ready", "a table", `ready = { url = "http://{head}:{port}/health", timeout = "20m" }`},
 	"rawBench.Points":             {"bench.points", "a list of point ids", `points = ["1/inf", "8/inf", "64/inf"]`},
 	"rawBench.Command":            {"bench.command", "a list of strings", `command = ["vllm", "bench", "serve", "--base-url", "{base_url}"]`},
 	"rawBench.Warmup":             {"bench.warmup", "a point id string", `warmup = "8/inf"`},
@@ -561,7 +755,7 @@ func decodeErr(name string, loc *locator, err error) error {
 		key := strings.Join(e.Key(), ".")
 		why := "not a plan key"
 		if len(e.Key()) > 0 && e.Key()[0] == "engine" {
-			why = "an [[engine]] holds only name, serve, env and ready: arms may differ in nothing else (model, gpus, port, interval and [bench] exist once, for every arm)"
+			why = "an [[engine]] holds only name, serve, env, ready and [[engine.role]] (name, nodes, serve, ready): arms may differ in nothing else (model, gpus, port, interval and [bench] exist once, for every arm)"
 		}
 		return &PlanError{File: name, Line: l, Col: c, Msg: fmt.Sprintf("unknown key %s: %s", key, why)}
 	case errors.As(err, &de):

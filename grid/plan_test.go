@@ -217,8 +217,60 @@ func TestPlanTypeErrors(t *testing.T) {
 // name and example, and is compared on resume (tree aside: the kept plan
 // is inside the tree resumed). A key added to the plan without both fails
 // here.
+// slurmPlan is goodPlan's engines on a Slurm allocation: prefill on one
+// node, decode on two (SPEC §12.4).
+var slurmPlan = strings.Replace(strings.Replace(strings.Replace(goodPlan, `order = "abba"`, `order = "williams"`, 1), "[[engine]]", `[slurm]
+nodes = 3
+skew_bound = "50ms"
+
+[[engine]]`, 1), `[bench]`, `[[engine]]
+name = "disagg"
+ready = { url = "http://{head}:{port}/health", timeout = "20m" }
+[[engine.role]]
+name = "prefill"
+nodes = 1
+serve = ["vllm", "serve", "{model}", "--port", "{port}", "--node-rank", "{node_rank}"]
+[[engine.role]]
+name = "decode"
+nodes = 2
+serve = ["vllm", "serve", "{model}", "--data-parallel-address", "{head}", "--role={role}", "--nnodes", "{nnodes}", "--host", "{node}"]
+ready = { path = "/health", timeout = "20m" }
+
+[bench]`, 1)
+
 func TestEveryPlanKeyKnown(t *testing.T) {
 	p, err := Parse("plan.toml", []byte(goodPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := Parse("plan.toml", []byte(slurmPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slurmKeys := map[string]bool{}
+	for _, kv := range sp.values() {
+		slurmKeys[kv.key] = true
+	}
+	for _, s := range []struct {
+		v      any
+		prefix string
+	}{{rawSlurm{}, "slurm."}, {rawRole{}, "engine[3].role[1]."}} {
+		typ := reflect.TypeOf(s.v)
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			tag := f.Tag.Get("toml")
+			if _, ok := keyTypes[typ.Name()+"."+f.Name]; !ok {
+				t.Errorf("%s.%s (%s): no entry in keyTypes", typ.Name(), f.Name, tag)
+			}
+			found := false
+			for k := range slurmKeys {
+				found = found || strings.HasPrefix(k, s.prefix+tag)
+			}
+			if !found {
+				t.Errorf("%s%s: not compared on resume (Plan.values)", s.prefix, tag)
+			}
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,10 +301,122 @@ func TestEveryPlanKeyKnown(t *testing.T) {
 			}
 			switch {
 			case s.prefix == "" && (tag == "tree" || tag == "engine" || tag == "bench" || tag == "cooldown"):
-			case s.prefix == "engine[1]." && tag == "ready":
+			case s.prefix == "engine[1]." && (tag == "ready" || tag == "role"):
 			case !prefixed(s.prefix + tag):
 				t.Errorf("%s%s: not compared on resume (Plan.values)", s.prefix, tag)
 			}
+		}
+	}
+}
+
+// TestParseSlurmPlan: [slurm] and the roles are read, in plan order,
+// with their nodes, serve and ready.
+func TestParseSlurmPlan(t *testing.T) {
+	p, err := Parse("plan.toml", []byte(slurmPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Slurm == nil || p.Slurm.Nodes != 3 || p.Slurm.SkewBound != 50*time.Millisecond {
+		t.Fatalf("slurm %+v", p.Slurm)
+	}
+	e := p.Engines[2]
+	if len(e.Roles) != 2 || e.Roles[0].Name != "prefill" || e.Roles[0].Nodes != 1 || e.Roles[1].Name != "decode" || e.Roles[1].Nodes != 2 ||
+		e.Roles[0].Ready != nil || e.Roles[1].Ready == nil || e.Roles[1].Ready.Path != "/health" || e.Ready.URL != "http://{head}:{port}/health" {
+		t.Fatalf("engine %+v", e)
+	}
+	pl := Placement(e, []string{"n1", "n2", "n3"})
+	if len(pl) != 2 || strings.Join(pl[0].nodes, ",") != "n1" || strings.Join(pl[1].nodes, ",") != "n2,n3" {
+		t.Errorf("placement %+v", pl)
+	}
+	if pl := Placement(p.Engines[0], []string{"n1", "n2", "n3"}); len(pl) != 1 || pl[0].Name != "serve" || strings.Join(pl[0].nodes, ",") != "n1" {
+		t.Errorf("an engine without roles: %+v", pl)
+	}
+}
+
+// TestSlurmPlanRefusals: each refusal of [slurm] and [[engine.role]],
+// at its line, with its message.
+func TestSlurmPlanRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name, from, to, want string
+	}{
+		{"roles need more nodes", "nodes = 2\nserve", "nodes = 3\nserve", `plan.toml:25:1: engine "disagg": its roles need 4 nodes, [slurm] nodes = 3`},
+		{"no slurm nodes", "nodes = 3\nskew", "skew", "[slurm] has no nodes"},
+		{"role nodes 0", "nodes = 1\nserve", "nodes = 0\nserve", "role prefill: nodes 0: want at least 1"},
+		{"bad skew", `skew_bound = "50ms"`, `skew_bound = "soon"`, `skew_bound "soon": want a positive duration`},
+		{"node in bench", `"--base-url", "{base_url}"`, `"--base-url", "{node}"`, "placeholder {node} in \"{node}\" has no value in [bench] command"},
+		{"serve beside roles", "name = \"disagg\"\n", "name = \"disagg\"\nserve = [\"x\"]\n", "serve beside [[engine.role]]"},
+		{"duplicate role", `name = "decode"`, `name = "prefill"`, `role name "prefill" is given twice in engine "disagg"`},
+		{"no role serve", "serve = [\"vllm\", \"serve\", \"{model}\", \"--port\", \"{port}\", \"--node-rank\"", "xserve = [\"vllm\", \"serve\", \"{model}\", \"--port\", \"{port}\", \"--node-rank\"", "unknown key engine.role.xserve"},
+		{"ready path and url", `ready = { path = "/health", timeout = "20m" }`, `ready = { path = "/health", url = "http://x/", timeout = "20m" }`, "ready has both path and url"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := strings.Replace(slurmPlan, c.from, c.to, 1)
+			if text == slurmPlan {
+				t.Fatalf("%q is not in the plan", c.from)
+			}
+			_, err := Parse("plan.toml", []byte(text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	// Without [slurm]: roles, the Slurm placeholders and ready.url are
+	// refused.
+	for _, c := range []struct{ from, to, want string }{
+		{`serve = ["vllm", "serve", "{model}", "--port", "{port}"]`, `serve = ["vllm", "serve", "{model}", "--port", "{port}", "{head}"]`, "placeholder {head} in \"{head}\" has a value only in a plan with [slurm]"},
+		{`ready = { path = "/health", timeout = "10m" }`, `ready = { url = "http://h/health", timeout = "10m" }`, "ready.url is for a [slurm] plan"},
+		{"[bench]", "[[engine.role]]\nname = \"r\"\nnodes = 1\nserve = [\"x\"]\n\n[bench]", "[[engine.role]] without a [slurm] table"},
+	} {
+		text := strings.Replace(goodPlan, c.from, c.to, 1)
+		if _, err := Parse("plan.toml", []byte(text)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
+
+// TestFindAllocation: outside an allocation a [slurm] plan is refused
+// naming SLURM_JOB_ID; an allocation with fewer nodes than the plan
+// needs is refused before anything runs, naming its nodes and the need.
+func TestFindAllocation(t *testing.T) {
+	p, err := Parse("plan.toml", []byte(slurmPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	_, err = FindAllocation(p, env(nil))
+	if ee, ok := err.(*ExitError); !ok || ee.Code != ExitUsage || !strings.Contains(err.Error(), "plan.toml has [slurm] and SLURM_JOB_ID is not set: this is not inside a Slurm allocation") {
+		t.Errorf("outside: %v", err)
+	}
+	_, err = FindAllocation(p, env(map[string]string{"SLURM_JOB_ID": "7", "SLURM_JOB_NODELIST": "node[1-2]"}))
+	if ee, ok := err.(*ExitError); !ok || ee.Code != ExitUsage || !strings.Contains(err.Error(), "the allocation (job 7) has 2 node(s), node1,node2; the plan needs 3 ([slurm] nodes = 3; engine disagg's roles need 3)") {
+		t.Errorf("too few: %v", err)
+	}
+	a, err := FindAllocation(p, env(map[string]string{"SLURM_JOB_ID": "7", "SLURM_JOB_NODELIST": "node[1-4]"}))
+	if err != nil || a.JobID != "7" || strings.Join(a.Nodes, ",") != "node1,node2,node3,node4" {
+		t.Errorf("%+v %v", a, err)
+	}
+}
+
+// TestDryRunSlurm: a [slurm] plan's dry run shows each role on its nodes
+// (NODE1… outside an allocation), {head} expanded, {node} and
+// {node_rank} as written (they take their value on each node).
+func TestDryRunSlurm(t *testing.T) {
+	t.Setenv("SLURM_JOB_ID", "")
+	p, err := Parse("plan.toml", []byte(slurmPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	DryRun(&b, p, 1, "")
+	for _, want := range []string{
+		"  role prefill on NODE1: serve: vllm serve meta-llama/Llama-3.1-8B-Instruct --port 8000 --node-rank '{node_rank}'\n",
+		"  role decode on NODE2,NODE3: serve: vllm serve meta-llama/Llama-3.1-8B-Instruct --data-parallel-address NODE1 --role=decode --nnodes 2 --host '{node}'\n",
+		"  role decode ready: GET http://NODE1:8000/health, 200 twice in a row within 20m0s\n",
+		"  ready: GET http://NODE1:8000/health, 200 twice in a row within 20m0s\n",
+		"--base-url http://NODE1:8000 ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
 		}
 	}
 }

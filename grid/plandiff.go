@@ -73,7 +73,22 @@ func (p *Plan) values() []planValue {
 			v = append(v, planValue{k + "env." + name, quote(e.Env[name])})
 		}
 		v = append(v, planValue{k + "ready.path", quote(e.Ready.Path)}, planValue{k + "ready.timeout", dur(e.Ready.Timeout)})
+		v = append(v, planValue{k + "ready.url", cmp.Or(e.Ready.URL, none)})
+		for j, r := range e.Roles {
+			rk := fmt.Sprintf("%srole[%d].", k, j+1)
+			v = append(v, planValue{rk + "name", quote(r.Name)}, planValue{rk + "nodes", strconv.Itoa(r.Nodes)}, planValue{rk + "serve", quoteList(r.Serve)})
+			rp, ru, rt := none, none, none
+			if r.Ready != nil {
+				rp, ru, rt = cmp.Or(r.Ready.Path, none), cmp.Or(r.Ready.URL, none), dur(r.Ready.Timeout)
+			}
+			v = append(v, planValue{rk + "ready.path", rp}, planValue{rk + "ready.url", ru}, planValue{rk + "ready.timeout", rt})
+		}
 	}
+	slurmNodes, skew := none, none
+	if p.Slurm != nil {
+		slurmNodes, skew = strconv.Itoa(p.Slurm.Nodes), dur(p.Slurm.SkewBound)
+	}
+	v = append(v, planValue{"slurm.nodes", slurmNodes}, planValue{"slurm.skew_bound", skew})
 	points := make([]string, len(p.Bench.Points))
 	for i, pt := range p.Bench.Points {
 		points[i] = pt.Label()

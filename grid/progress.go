@@ -3,8 +3,10 @@ package grid
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -147,7 +149,22 @@ func DryRun(w io.Writer, p *Plan, seed int64, seedNote string) {
 			pts = append(pts, pt.Label())
 		}
 		fmt.Fprintf(w, "\nleg %d/%d block %d: %s (points %s)\n", l.Slot, len(legs), l.Block, l.Name(), strings.Join(pts, " "))
-		fmt.Fprintf(w, "  serve: %s\n", quoteArgv(Expand(eng.Serve, vars)))
+		if p.Slurm != nil {
+			nodes := dryRunNodes(p)
+			vars = slurmVars(vars, nodes, p.Port)
+			for _, r := range Placement(eng, nodes) {
+				rv := map[string]string{"role": r.Name, "nnodes": strconv.Itoa(len(r.nodes))}
+				for k, v := range vars {
+					rv[k] = v
+				}
+				fmt.Fprintf(w, "  role %s on %s: serve: %s\n", r.Name, strings.Join(r.nodes, ","), quoteArgv(Expand(r.Serve, rv)))
+				if r.Ready != nil {
+					fmt.Fprintf(w, "  role %s ready: GET %s, 200 twice in a row within %v\n", r.Name, readyURL(*r.Ready, vars), r.Ready.Timeout)
+				}
+			}
+		} else {
+			fmt.Fprintf(w, "  serve: %s\n", quoteArgv(Expand(eng.Serve, vars)))
+		}
 		if len(eng.Env) > 0 {
 			keys := make([]string, 0, len(eng.Env))
 			for k := range eng.Env {
@@ -158,7 +175,9 @@ func DryRun(w io.Writer, p *Plan, seed int64, seedNote string) {
 				fmt.Fprintf(w, "  env: %s=%s\n", k, eng.Env[k])
 			}
 		}
-		fmt.Fprintf(w, "  ready: GET %s%s, 200 twice in a row within %v\n", vars["base_url"], eng.Ready.Path, eng.Ready.Timeout)
+		if eng.Ready.Path != "" || eng.Ready.URL != "" {
+			fmt.Fprintf(w, "  ready: GET %s, 200 twice in a row within %v\n", readyURL(eng.Ready, vars), eng.Ready.Timeout)
+		}
 		dir := filepath.Join(p.Tree, "grid", "staging", fmt.Sprintf("%s-r%d", l.Engine, l.N), "bench", p.ModelDir, l.Engine, fmt.Sprintf("r%d", l.N))
 		if p.Bench.HasWarmup {
 			wdir := filepath.Join(p.Tree, "grid", "warmup", fmt.Sprintf("%s-r%d", l.Engine, l.N))
@@ -181,4 +200,26 @@ func quoteArgv(argv []string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// readyURL is the URL a ready probes.
+func readyURL(r Ready, vars map[string]string) string {
+	if r.URL != "" {
+		return Expand([]string{r.URL}, vars)[0]
+	}
+	return vars["base_url"] + r.Path
+}
+
+// dryRunNodes are the nodes a dry run of a [slurm] plan shows: the
+// allocation's when it runs in one with enough, else NODE1… (the first
+// [slurm] nodes of the allocation the grid will run in).
+func dryRunNodes(p *Plan) []string {
+	if a, err := FindAllocation(p, os.Getenv); err == nil {
+		return a.Nodes[:p.Slurm.Nodes]
+	}
+	nodes := make([]string, p.Slurm.Nodes)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("NODE%d", i+1)
+	}
+	return nodes
 }

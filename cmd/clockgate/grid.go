@@ -154,3 +154,23 @@ func runGrid(opts *gridOptions) error {
 	}
 	return err
 }
+
+func init() { register(NewCmdGridTask) }
+
+// NewCmdGridTask builds the hidden "clockgate grid-task", the task a
+// [slurm] grid runs on its nodes (a step's command): "read" prints the
+// node's GPUs, compute processes and port; "exec" runs a role's serve.
+func NewCmdGridTask(s *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:                grid.TaskCommand + " read|exec …",
+		Short:              "The task clockgate grid runs on each node of a Slurm allocation",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if code := grid.Task(args, s.Out, s.ErrOut); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+}

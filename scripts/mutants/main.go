@@ -1172,3 +1172,32 @@ func init() {
 			"	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {", "	if a := math.Abs(x); a != 0 && (a < 1e-7 || a >= 1e21) {", []string{"-run=^TestKeptIsCanonical$", "./benchfmt/"}},
 	)
 }
+
+// The grid on a Slurm allocation (SPEC §12.4): the plan's [slurm] and
+// roles, the allocation, the stop of a step, the resume, the gate's
+// naming of a node. SG6–SG8 need the cluster (CLOCKGATE_TEST_SLURM).
+func init() {
+	slurmGrid := func(run string) []string {
+		return []string{"-run=" + run, "-timeout=600s", "./grid/cmdtest/"}
+	}
+	mutations = append(mutations,
+		mutation{"SG1", "a [slurm] plan run outside an allocation", "grid/slurm.go",
+			"	if job == \"\" {", "	if false && job == \"\" {", []string{"-run", "^TestFindAllocation$", "./grid/"}},
+		mutation{"SG2", "an allocation with fewer nodes than [slurm] nodes accepted", "grid/slurm.go",
+			"	if len(nodes) < p.Slurm.Nodes {", "	if false && len(nodes) < p.Slurm.Nodes {", []string{"-run", "^TestFindAllocation$", "./grid/"}},
+		mutation{"SG3", "roles needing more nodes than [slurm] nodes accepted", "grid/plan.go",
+			"		if slurm && nodes > p.Slurm.Nodes {", "		if false && slurm && nodes > p.Slurm.Nodes {", []string{"-run", "^TestSlurmPlanRefusals$", "./grid/"}},
+		mutation{"SG4", "{node} accepted in the bench, which runs on no role's node", "grid/plan.go",
+			"			if bench && taskPlaceholders[name] {", "			if false && bench && taskPlaceholders[name] {", []string{"-run", "^TestSlurmPlanRefusals$", "./grid/"}},
+		mutation{"SG5", "a Slurm placeholder accepted without [slurm]", "grid/plan.go",
+			"			if !slurm && slurmPlaceholders[name] {", "			if false && !slurm && slurmPlaceholders[name] {", []string{"-run", "^TestSlurmPlanRefusals$", "./grid/"}},
+		mutation{"SG6", "a server step that ignores SIGINT never killed", "grid/slurm.go",
+			"				s.scancel(id, \"KILL\")\n				killed = append(", "				killed = append(", slurmGrid("^TestGridSlurmIgnoresSIGINT$")},
+		mutation{"SG7", "a resume on other nodes accepted", "grid/grid.go",
+			"		if strings.Join(start.Nodes, \",\") != strings.Join(g.slurmNodes(), \",\") {", "		if false {", slurmGrid("^TestGridSlurmInterruptResume$")},
+		mutation{"SG8", "the idle gate names no node", "grid/slurm.go",
+			"	if g.labels != nil {", "	if false && g.labels != nil {", slurmGrid("^TestGridSlurmHotNode$")},
+		mutation{"SG9", "a node's sampler not told the leg's own processes (they read as foreign)", "grid/task.go",
+			"	if pids := SystemProcs().Marked(*marker, nil); len(pids) > 0 {", "	if pids := SystemProcs().Marked(*marker, nil); false && len(pids) > 0 {", slurmGrid("^TestGridSlurmAA$")},
+	)
+}

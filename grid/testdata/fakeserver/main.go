@@ -12,6 +12,11 @@
 // crash-once (crash when -state does not exist yet, creating it);
 // bind-late (record itself, wait for -state to exist, then bind: a
 // server that dies at bind when another process took the port first).
+// ignore-int (the server and its workers ignore SIGINT and SIGTERM: a
+// Slurm step that only SIGKILL ends).
+// On a Slurm node (the grid's [slurm] tests): -node NODE takes the fake
+// nvidia-smi's GPU 0 of NODE as its GPU, -no-escape starts no escaping
+// worker, -no-listen serves nothing (a decode role beside the head's).
 // Every process exits by itself after -max-life, so a fake that a test
 // failed to kill still goes away.
 package main
@@ -19,6 +24,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/http"
 	"os"
@@ -38,7 +44,16 @@ func main() {
 	state := flag.String("state", "", "crash-once state file")
 	role := flag.String("role", "server", "server, worker, escape-parent, escaped")
 	maxLife := flag.Duration("max-life", 120*time.Second, "exit after this long")
+	node := flag.String("node", "", "the Slurm node whose fake GPU 0 this server uses")
+	noEscape := flag.Bool("no-escape", false, "start no escaping worker")
+	noListen := flag.Bool("no-listen", false, "serve nothing")
 	flag.Parse()
+	if *node != "" {
+		// The fake nvidia-smi's UUID of GPU 0 on that node.
+		h := fnv.New32a()
+		h.Write([]byte(*node))
+		*uuid = fmt.Sprintf("GPU-7f3a9c2e-5b1d-4e8f-a6c4-%08x%04x", h.Sum32(), 0)
+	}
 
 	go func() {
 		time.Sleep(*maxLife)
@@ -52,6 +67,9 @@ func main() {
 	}
 	if *mode == "ignore-term" {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if *mode == "ignore-int" {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
 	}
 	child := func(r string, setsid bool) {
 		args := []string{"-role", r, "-mode", *mode, "-pids", *pids, "-compute", *compute, "-uuid", *uuid, "-max-life", maxLife.String()}
@@ -106,6 +124,12 @@ func main() {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	if *noListen {
+		record()
+		child("worker", false)
+		fmt.Printf("fakeserver: on %s, serving nothing\n", *node)
+		select {}
+	}
 	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *port))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeserver:", err)
@@ -113,7 +137,9 @@ func main() {
 	}
 	record()
 	child("worker", false)
-	child("escape-parent", false)
+	if !*noEscape {
+		child("escape-parent", false)
+	}
 	start := time.Now()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {

@@ -80,26 +80,28 @@ func legSpan(l Leg) (float64, bool) {
 	return max(1, l.Trace.Span), true
 }
 
-// busyRange is the least and greatest busy clock of a trusted leg, from
-// its record (which its stream recomputes to); ok is false when it has
-// none.
-func busyRange(l Leg, see func(float64)) {
-	if !l.Trusted {
-		return
+// busyRange gives see the least and greatest busy clock of a leg's
+// trace, read once for the scale (the picture reads it again to draw
+// it, so that no arm's samples are held whole).
+func busyRange(l Leg, see func(float64)) error {
+	if _, drawn := legSpan(l); !drawn {
+		return nil
 	}
-	if len(l.GPUs) > 1 {
-		for _, g := range l.GPUs {
-			if g.MinMHz != nil && g.MaxMHz != nil {
-				see(float64(*g.MinMHz))
-				see(float64(*g.MaxMHz))
-			}
+	lt := traceOf(l)
+	if lt.err != nil {
+		return fmt.Errorf("leg %s %s: %w", l.Engine, l.Name, lt.err)
+	}
+	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
+	for _, s := range lt.samples {
+		if !s.idle {
+			lo, hi = min(lo, s.mhz), max(hi, s.mhz)
 		}
-		return
 	}
-	if l.MinMHz != nil && l.MaxMHz != nil {
-		see(float64(*l.MinMHz))
-		see(float64(*l.MaxMHz))
+	if lo <= hi {
+		see(float64(lo))
+		see(float64(hi))
 	}
+	return nil
 }
 
 // aggPanel is one arm's aggregated clock picture: its legs in order.
@@ -137,15 +139,22 @@ func (d *Document) figuresAggregated(w io.Writer, i int, ours, base *panel) erro
 	if math.IsInf(scale, 0) {
 		scale = 1
 	}
+	var err error
 	ys := yScaleOf([]*panel{ours, base}, func(p *panel, see func(float64)) {
 		for _, ap := range aps {
-			if ap.panel == p {
-				for _, l := range ap.legs {
-					busyRange(l, see)
+			if ap.panel != p {
+				continue
+			}
+			for _, l := range ap.legs {
+				if e := busyRange(l, see); e != nil && err == nil {
+					err = e
 				}
 			}
 		}
 	})
+	if err != nil {
+		return err
+	}
 
 	fmt.Fprintf(w, "<section class=\"clock\" id=\"%s\">\n<h3>Clock over time: %s and %s</h3>\n", FiguresID(i), esc(cmp.Ours), esc(cmp.Baseline))
 	fmt.Fprintf(w, "<p class=\"how\">SM clock of every sample of each arm, its legs end to end in run order, each over its own seconds; "+

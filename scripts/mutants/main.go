@@ -1144,3 +1144,33 @@ func init() {
 			"		if e.comm != p.Comm {", "		if e.comm == \"\" {", []string{"-run=^TestHostTopSumsByPID$", "./clocks/"}},
 	)
 }
+
+// reportScalePkg runs report's tests of the pictures and tables at scale.
+var reportScalePkg = []string{"-run=^(TestArmPastAggregateLegsIsAggregated|TestSpreadPastAggregateLegsIsADistribution|TestReportPastScaleLegs|TestReportOfManyComparisonsIsBounded)$", "./report/"}
+
+// The report at scale: pictures aggregated past AggregateLegs legs an arm,
+// tables and pictures bounded past ScaleLegs legs a report.
+func init() {
+	mutations = append(mutations,
+		mutation{"RS1", "an arm of AggregateLegs legs drawn aggregated", "report/aggregate.go",
+			"	return o > AggregateLegs || b > AggregateLegs", "	return o >= AggregateLegs || b >= AggregateLegs", reportScalePkg},
+		mutation{"RS2", "the clock picture of an arm of many legs drawn leg by leg", "report/html.go",
+			"	if cmp.aggregated() {\n		return d.figuresAggregated(w, i, ours, base)", "	if false {\n		return d.figuresAggregated(w, i, ours, base)", reportScalePkg},
+		mutation{"RS3", "the spread of an arm of more than AggregateLegs legs drawn leg by leg", "report/spread.go",
+			"			if len(arm.legs) > AggregateLegs {", "			if false {", reportScalePkg},
+		mutation{"RS4", "an arm's extremes not kept as dots", "report/aggregate.go",
+			"	keep := map[int]bool{lo: true, hi: true}", "	keep := map[int]bool{}", reportScalePkg},
+		mutation{"RS5", "every leg with reasons drawn as a dot", "report/aggregate.go",
+			"flagged[:min(len(flagged), OutlierDots)]", "flagged", reportScalePkg},
+		mutation{"RS6", "the legs with clock reasons not marked on an aggregated picture", "report/aggregate.go",
+			"		if clocks.HasClock(l.Reasons) {\n			mark(&reasonCols, x0)", "		if false {\n			mark(&reasonCols, x0)", reportScalePkg},
+		mutation{"RS7", "a report of ScaleLegs legs written at scale", "report/scale.go",
+			"	if total <= ScaleLegs {", "	if total < ScaleLegs {", reportScalePkg},
+		mutation{"RS8", "a report at scale lists every leg with reasons", "report/scale.go",
+			"		p.listed[k] = min(n, left)", "		p.listed[k] = n", reportScalePkg},
+		mutation{"RS9", "every comparison of a report at scale has pictures", "report/scale.go",
+			"return !d.atScale() || ci < PictureComparisons", "return true", reportScalePkg},
+		mutation{"RS10", "a ratio's leg.ineligible reasons listed one by one at scale", "report/scale.go",
+			"		if !d.atScale() || r.Code != clocks.CodeLegIneligible || r.Run == 0 {", "		if true {", reportScalePkg},
+	)
+}

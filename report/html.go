@@ -258,7 +258,7 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				energy = false
 				// The clock pictures go before the first heading after the
 				// ratios: the clock per GPU's, or the legs'.
-				if !legs && d.pictures(ci) {
+				if !legs && d.detailed(ci) {
 					doc.InsertBefore(doc, n, d.clockNode(ci))
 				}
 				legs = true
@@ -267,7 +267,7 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 			// THROUGHPUT's second table, of what the points rest on: the
 			// legs' spread follows it.
 			tables++
-			if ci >= 0 && ri >= 0 && !legs && tables == 2 && d.Comparisons[ci].Ratios[ri].Family == FamilyThroughput && d.pictures(ci) {
+			if ci >= 0 && ri >= 0 && !legs && tables == 2 && d.Comparisons[ci].Ratios[ri].Family == FamilyThroughput && d.detailed(ci) {
 				if fig := d.spreadNode(ci, FamilyThroughput); fig != nil {
 					doc.InsertAfter(doc, n, fig)
 				}
@@ -275,7 +275,7 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 		case *ast.Paragraph:
 			// MEMORY's medians: the legs' spread follows them.
 			if ci >= 0 && ri >= 0 && !legs && d.Comparisons[ci].Ratios[ri].Family == FamilyMemory &&
-				strings.HasPrefix(plainText(n, src), MemoryLead) && d.pictures(ci) {
+				strings.HasPrefix(plainText(n, src), MemoryLead) && d.detailed(ci) {
 				if fig := d.spreadNode(ci, FamilyMemory); fig != nil {
 					doc.InsertAfter(doc, n, fig)
 				}
@@ -303,7 +303,7 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				for _, l := range d.listedLegs(ci, cmp.Legs) {
 					for _, r := range l.Reasons {
 						t := reasonTarget{code: r.Code}
-						if clocks.IsClock(r.Code) && d.pictures(ci) {
+						if clocks.IsClock(r.Code) && d.detailed(ci) {
 							t.href = "#" + FigureID(ci, roleOf(cmp, l.Engine))
 						}
 						targets = append(targets, t)
@@ -317,7 +317,7 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 			var targets []reasonTarget
 			for _, it := range d.ratioItems(cmp.Ratios[ri].Reasons) {
 				t := reasonTarget{code: it.r.Code}
-				if it.legs == nil && d.pictures(ci) {
+				if it.legs == nil && d.detailed(ci) {
 					t.href = ratioReasonHref(ci, cmp, it.r)
 				}
 				targets = append(targets, t)

@@ -140,6 +140,10 @@ func (d *Document) head(p func(format string, args ...any)) {
 func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, args ...any)) error {
 	cmp := d.Comparisons[ci]
 	p("## %s: %s vs %s\n\n", text(cmp.Model), text(cmp.Ours), text(cmp.Baseline))
+	if !d.detailed(ci) {
+		p("%s\n\n", text(d.brief(ci)))
+		return nil
+	}
 	if bc := cmp.BenchClients; bc != nil {
 		p("bench clients: %s %s, %s %s\n\n", text(cmp.Ours), text(bc.Ours), text(cmp.Baseline), text(bc.Baseline))
 	}
@@ -209,9 +213,6 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 			return err
 		}
 		b.WriteString("\n")
-	}
-	if !d.pictures(ci) {
-		p("%s\n\n", text(d.picturesNote(ci)))
 	}
 	p("### Legs of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
 	return d.legsPart(b, ci, cmp.Legs, false)

@@ -13,8 +13,8 @@ import (
 // a report of more legs is written at scale. Its legs tables list only
 // legs that carry reasons, at most ListedLegs of them in the whole report,
 // and count the rest by reason code; a ratio's leg.ineligible reasons are
-// one line that counts them; and only its first PictureComparisons
-// comparisons have pictures. Every leg stays in summary.json and
+// one line that counts them; and only its first DetailedComparisons
+// comparisons are written in full. Every leg stays in summary.json and
 // all-runs.json.
 const ScaleLegs = 1000
 
@@ -24,11 +24,13 @@ const ScaleLegs = 1000
 // few comparisons, and a bounded page whatever the count.
 const ListedLegs = 200
 
-// PictureComparisons is how many comparisons of a report at scale have
-// pictures, in report order: each comparison's pictures are some tens of
-// KB and a second of a browser's time, so hundreds of them would pass the
-// page's bounds; the others say where their numbers are.
-const PictureComparisons = 10
+// DetailedComparisons is how many comparisons of a report at scale are
+// written in full, in report order: pictures, tables and reasons. Each
+// other comparison is its heading and one paragraph of its ratios'
+// verdicts and its reasons and legs counted: hundreds of comparisons in
+// full are some tens of thousands of table cells and pictures, which a
+// browser takes many seconds to lay out and a person does not read.
+const DetailedComparisons = 10
 
 // scalePlan is how a report at scale lists its legs: per section (each
 // comparison, then the legs in no comparison) how many of its legs that
@@ -62,7 +64,9 @@ func (d *Document) planScale() {
 		left -= p.listed[k]
 	}
 	for i := range d.Comparisons {
-		give(i, d.Comparisons[i].Legs)
+		if i < DetailedComparisons {
+			give(i, d.Comparisons[i].Legs)
+		}
 	}
 	give(len(d.Comparisons), d.Uncompared)
 	d.scale = p
@@ -71,8 +75,9 @@ func (d *Document) planScale() {
 // atScale reports whether the document is written at scale.
 func (d *Document) atScale() bool { return d.scale != nil }
 
-// pictures reports whether the ci-th comparison has pictures.
-func (d *Document) pictures(ci int) bool { return !d.atScale() || ci < PictureComparisons }
+// detailed reports whether the ci-th comparison is written in full, with
+// its pictures.
+func (d *Document) detailed(ci int) bool { return !d.atScale() || ci < DetailedComparisons }
 
 // listedLegs are the legs of section k (a comparison's index, or
 // len(Comparisons) for the legs in no comparison) its tables list: every
@@ -135,12 +140,62 @@ func (d *Document) legsSummary(legs, listed []Leg) string {
 	return out
 }
 
-// picturesNote is the paragraph of a comparison a report at scale draws
-// no picture for.
-func (d *Document) picturesNote(ci int) string {
-	return fmt.Sprintf("Pictures: none for this comparison. A report of more than %s legs draws the pictures of its first %d comparisons only "+
-		"(this is comparison %s of %s); every number is in the tables here and in all-runs.json.",
-		count(ScaleLegs), PictureComparisons, count(ci+1), count(len(d.Comparisons)))
+// brief is the one paragraph of a comparison a report at scale does not
+// write in full: each ratio's value, verdict and reason codes counted,
+// and its legs counted.
+func (d *Document) brief(ci int) string {
+	cmp := &d.Comparisons[ci]
+	var parts []string
+	for _, r := range cmp.Ratios {
+		value := "n/a"
+		if r.Value != nil {
+			value = fixed(*r.Value, 4)
+		}
+		s := fmt.Sprintf("%s %s %s", r.Family, value, Verdict(r.Established))
+		if c := codeCounts(r.Reasons); c != "" {
+			s += ", reasons " + c
+		}
+		parts = append(parts, s)
+	}
+	binding, withReasons := 0, 0
+	var legReasons []clocks.Reason
+	for _, l := range cmp.Legs {
+		if l.BindingEligible {
+			binding++
+		}
+		if len(l.Reasons) > 0 {
+			withReasons++
+		}
+		for _, c := range l.Codes {
+			legReasons = append(legReasons, clocks.Reason{Code: c})
+		}
+	}
+	legs := fmt.Sprintf("%s %s, %s binding-eligible, %s with reasons", count(len(cmp.Legs)), plural(len(cmp.Legs), "leg", "legs"), count(binding), count(withReasons))
+	if c := codeCounts(legReasons); c != "" {
+		legs += " (" + c + ")"
+	}
+	return fmt.Sprintf("In brief: %s; %s. A report of more than %s legs writes its first %d comparisons in full (this is comparison %s of %s); "+
+		"summary.json and all-runs.json hold every number, leg and reason.",
+		strings.Join(parts, "; "), legs, count(ScaleLegs), DetailedComparisons, count(ci+1), count(len(d.Comparisons)))
+}
+
+// codeCounts counts reasons by code, codes sorted: "clock.offset 1,
+// leg.ineligible 40"; "" for none.
+func codeCounts(reasons []clocks.Reason) string {
+	n := map[string]int{}
+	for _, r := range reasons {
+		n[r.Code]++
+	}
+	keys := make([]string, 0, len(n))
+	for c := range n {
+		keys = append(keys, c)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, c := range keys {
+		parts[i] = c + " " + count(n[c])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ratioItem is one item of a ratio's reasons list: a reason, or, at

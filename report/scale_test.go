@@ -334,8 +334,8 @@ func TestReportPastScaleLegs(t *testing.T) {
 // TestReportOfManyComparisonsIsBounded: twenty thousand legs in both
 // shapes, 500 comparisons of 20 legs an arm and one comparison of 10,000
 // legs an arm, every leg with reasons: report.html is at most 5 MB and
-// report.md at most 2.5 MB; only the first PictureComparisons comparisons
-// have pictures, and the others say so.
+// report.md at most 2.5 MB; only the first DetailedComparisons comparisons
+// are written in full with pictures, each other one in brief.
 func TestReportOfManyComparisonsIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders two reports of 20,000 legs")
@@ -355,14 +355,22 @@ func TestReportOfManyComparisonsIsBounded(t *testing.T) {
 		if len(html) > 5_000_000 || len(md) > 2_500_000 {
 			t.Errorf("%s: report.html %d bytes, report.md %d; want at most 5 MB and 2.5 MB", where, len(html), len(md))
 		}
-		if got, want := bytes.Count(html, []byte(`<section class="clock"`)), min(shape.comparisons, PictureComparisons); got != want {
+		if got, want := bytes.Count(html, []byte(`<section class="clock"`)), min(shape.comparisons, DetailedComparisons); got != want {
 			t.Errorf("%s: %d comparisons with pictures, want %d", where, got, want)
 		}
-		if shape.comparisons > PictureComparisons {
-			w := fmt.Sprintf("A report of more than %s legs draws the pictures of its first %d comparisons only (this is comparison %d of %d)",
-				count(ScaleLegs), PictureComparisons, PictureComparisons+1, shape.comparisons)
-			if !bytes.Contains(md, []byte(w)) {
-				t.Errorf("%s: report.md lacks %q", where, w)
+		if got := bytes.Count(md, []byte("\n## model-")); got != shape.comparisons {
+			t.Errorf("%s: %d comparison headings in report.md, want every one", where, got)
+		}
+		if shape.comparisons > DetailedComparisons {
+			w := fmt.Sprintf("A report of more than %s legs writes its first %d comparisons in full (this is comparison %d of %d)",
+				count(ScaleLegs), DetailedComparisons, DetailedComparisons+1, shape.comparisons)
+			if got := bytes.Count(md, []byte("In brief: THROUGHPUT ")); !bytes.Contains(md, []byte(w)) || got != shape.comparisons-DetailedComparisons {
+				t.Errorf("%s: report.md lacks %q, or has %d comparisons in brief, want %d", where, w, got, shape.comparisons-DetailedComparisons)
+			}
+			for _, w := range []string{"leg.ineligible 40", "; 40 legs, 0 binding-eligible, 40 with reasons (clock.busy_samples 40)."} {
+				if !bytes.Contains(md, []byte(w)) {
+					t.Errorf("%s: report.md's comparisons in brief lack %q", where, w)
+				}
 			}
 		}
 		t.Logf("%s: report.html %d bytes, report.md %d", where, len(html), len(md))

@@ -1169,7 +1169,7 @@ func init() {
 		mutation{"RS8", "a report at scale lists every leg with reasons", "report/scale.go",
 			"		p.listed[k] = min(n, left)", "		p.listed[k] = n", reportScalePkg},
 		mutation{"RS9", "every comparison of a report at scale has pictures", "report/scale.go",
-			"return !d.atScale() || ci < PictureComparisons", "return true", reportScalePkg},
+			"return !d.atScale() || ci < DetailedComparisons", "return true", reportScalePkg},
 		mutation{"RS10", "a ratio's leg.ineligible reasons listed one by one at scale", "report/scale.go",
 			"		if !d.atScale() || r.Code != clocks.CodeLegIneligible || r.Run == 0 {", "		if true {", reportScalePkg},
 	)

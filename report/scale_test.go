@@ -310,6 +310,9 @@ func TestReportPastScaleLegs(t *testing.T) {
 	if n := bytes.Count(md, []byte("`leg.ineligible`")); n != 2 {
 		t.Errorf("%d leg.ineligible lines, want one per ratio", n)
 	}
+	if w := fmt.Sprintf("These tables summarize %s legs", count(ScaleLegs+2)); !bytes.Contains(html, []byte(w)) {
+		t.Errorf("report.html lacks %q", w)
+	}
 	doc := parsePage(t, html)
 	if got := len(doc.all(withClass("section", "clock"))); got != 1 {
 		t.Errorf("%d clock pictures sections, want 1", got)

@@ -1168,9 +1168,20 @@ func init() {
 			"	if total <= ScaleLegs {", "	if total < ScaleLegs {", reportScalePkg},
 		mutation{"RS8", "a report at scale lists every leg with reasons", "report/scale.go",
 			"		p.listed[k] = min(n, left)", "		p.listed[k] = n", reportScalePkg},
-		mutation{"RS9", "every comparison of a report at scale has pictures", "report/scale.go",
+		mutation{"RS9", "every comparison of a report at scale written in full, with pictures", "report/scale.go",
 			"return !d.atScale() || ci < DetailedComparisons", "return true", reportScalePkg},
 		mutation{"RS10", "a ratio's leg.ineligible reasons listed one by one at scale", "report/scale.go",
 			"		if !d.atScale() || r.Code != clocks.CodeLegIneligible || r.Run == 0 {", "		if true {", reportScalePkg},
+		mutation{"RS11", "the scale guard's report.html size bound removed", "scripts/scale/report.go",
+			"b.MaxMB > 0 && mb > b.MaxMB", "b.MaxMB > 0 && false", reportGuardPkg},
+		mutation{"RS12", "the scale guard's render time bound removed", "scripts/scale/report.go",
+			"r.browser != \"\" && net > b.MaxRenderS", "r.browser != \"\" && false", reportGuardPkg},
+		mutation{"RS13", "the scale guard passes a picture of every leg", "scripts/scale/report.go",
+			"b.MaxLegsDraw > 0 && r.widestLegs > b.MaxLegsDraw", "b.MaxLegsDraw > 0 && false", reportGuardPkg},
+		mutation{"RS14", "the scale guard counts no clock picture's legs", "scripts/scale/report.go",
+			"		if class == \"clock\" {\n			if n := strings.Count(body, legGroup); n > legs {", "		if class == \"clock\" {\n			if n := strings.Count(body, legGroup); false {", reportGuardPkg},
 	)
 }
+
+// reportGuardPkg runs the scale guard's report part's tests.
+var reportGuardPkg = []string{"-run=^TestReportGuard", "./scripts/scale/"}

@@ -237,6 +237,9 @@ func main() {
 			for _, msg := range reportBad {
 				fmt.Println("guard: FAILED:", msg)
 			}
+			if len(reportBad) == 0 {
+				fmt.Println("guard: report ok")
+			}
 		}
 	}
 	if b.MaxRatio > 0 || b.MaxRSSMiB > 0 {

@@ -310,6 +310,10 @@ func TestReportPastScaleLegs(t *testing.T) {
 	if n := bytes.Count(md, []byte("`leg.ineligible`")); n != 2 {
 		t.Errorf("%d leg.ineligible lines, want one per ratio", n)
 	}
+	var direct bytes.Buffer
+	if err := d.HTML(&direct); err != nil || !bytes.Equal(direct.Bytes(), html) {
+		t.Errorf("report.html written directly (err %v) differs from report.html of report.md read back", err)
+	}
 	if w := fmt.Sprintf("These tables summarize %s legs", count(ScaleLegs+2)); !bytes.Contains(html, []byte(w)) {
 		t.Errorf("report.html lacks %q", w)
 	}

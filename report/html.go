@@ -258,7 +258,7 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				energy = false
 				// The clock pictures go before the first heading after the
 				// ratios: the clock per GPU's, or the legs'.
-				if !legs {
+				if !legs && d.detailed(ci) {
 					doc.InsertBefore(doc, n, d.clockNode(ci))
 				}
 				legs = true
@@ -267,7 +267,7 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 			// THROUGHPUT's second table, of what the points rest on: the
 			// legs' spread follows it.
 			tables++
-			if ci >= 0 && ri >= 0 && !legs && tables == 2 && d.Comparisons[ci].Ratios[ri].Family == FamilyThroughput {
+			if ci >= 0 && ri >= 0 && !legs && tables == 2 && d.Comparisons[ci].Ratios[ri].Family == FamilyThroughput && d.detailed(ci) {
 				if fig := d.spreadNode(ci, FamilyThroughput); fig != nil {
 					doc.InsertAfter(doc, n, fig)
 				}
@@ -275,7 +275,7 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 		case *ast.Paragraph:
 			// MEMORY's medians: the legs' spread follows them.
 			if ci >= 0 && ri >= 0 && !legs && d.Comparisons[ci].Ratios[ri].Family == FamilyMemory &&
-				strings.HasPrefix(plainText(n, src), MemoryLead) {
+				strings.HasPrefix(plainText(n, src), MemoryLead) && d.detailed(ci) {
 				if fig := d.spreadNode(ci, FamilyMemory); fig != nil {
 					doc.InsertAfter(doc, n, fig)
 				}
@@ -300,10 +300,10 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 			}
 			if legs {
 				var targets []reasonTarget
-				for _, l := range cmp.Legs {
+				for _, l := range d.listedLegs(ci, cmp.Legs) {
 					for _, r := range l.Reasons {
 						t := reasonTarget{code: r.Code}
-						if clocks.IsClock(r.Code) {
+						if clocks.IsClock(r.Code) && d.detailed(ci) {
 							t.href = "#" + FigureID(ci, roleOf(cmp, l.Engine))
 						}
 						targets = append(targets, t)
@@ -315,8 +315,12 @@ func (d *Document) decorate(doc ast.Node, src []byte, section int) error {
 				continue
 			}
 			var targets []reasonTarget
-			for _, r := range cmp.Ratios[ri].Reasons {
-				targets = append(targets, reasonTarget{code: r.Code, href: ratioReasonHref(ci, cmp, r)})
+			for _, it := range d.ratioItems(cmp.Ratios[ri].Reasons) {
+				t := reasonTarget{code: it.r.Code}
+				if it.legs == nil && d.detailed(ci) {
+					t.href = ratioReasonHref(ci, cmp, it.r)
+				}
+				targets = append(targets, t)
 			}
 			if err := linkReasons(n, src, targets); err != nil {
 				return fmt.Errorf("reasons of %s %s/%s: %w", cmp.Ratios[ri].Family, cmp.Ours, cmp.Baseline, err)
@@ -445,6 +449,9 @@ func (d *Document) figures(w io.Writer, i int) error {
 		colour: colourOurs, otherColour: colourBaseline, side: cmp.Clock.Ours, otherMedian: cmp.Clock.Baseline.MedianMHz}
 	base := &panel{id: FigureID(i, "baseline"), model: cmp.Model, engine: cmp.Baseline, other: cmp.Ours, role: "baseline",
 		colour: colourBaseline, otherColour: colourOurs, side: cmp.Clock.Baseline, otherMedian: cmp.Clock.Ours.MedianMHz}
+	if cmp.aggregated() {
+		return d.figuresAggregated(w, i, ours, base)
+	}
 	lts, err := traces(cmp.Legs)
 	if err != nil {
 		return err

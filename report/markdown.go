@@ -58,6 +58,7 @@ func (d *Document) sections(emit func(section int, md []byte) error) error {
 // sectionsOn is sections with the sections rendered on that many
 // goroutines (inOrder), still given to emit in order.
 func (d *Document) sectionsOn(workers int, emit func(section int, md []byte) error) error {
+	d.planScale()
 	next := -1
 	return inOrder(workers, func(submit func(func(b *bytes.Buffer) error) error) error {
 		for section := -1; section <= len(d.Comparisons); section++ {
@@ -91,11 +92,9 @@ func (d *Document) section(section int, b *bytes.Buffer) error {
 func (d *Document) rest(b *bytes.Buffer, p func(format string, args ...any)) error {
 	if len(d.Uncompared) > 0 {
 		p("## Legs in no comparison\n\n")
-		if err := legTable(b, d.Uncompared, true); err != nil {
+		if err := d.legsPart(b, len(d.Comparisons), d.Uncompared, true); err != nil {
 			return err
 		}
-		b.WriteString("\n")
-		legReasons(b, d.Uncompared, true)
 	}
 
 	if d.Grid != nil {
@@ -141,6 +140,10 @@ func (d *Document) head(p func(format string, args ...any)) {
 func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, args ...any)) error {
 	cmp := d.Comparisons[ci]
 	p("## %s: %s vs %s\n\n", text(cmp.Model), text(cmp.Ours), text(cmp.Baseline))
+	if !d.detailed(ci) {
+		p("%s\n\n", text(d.brief(ci)))
+		return nil
+	}
 	if bc := cmp.BenchClients; bc != nil {
 		p("bench clients: %s %s, %s %s\n\n", text(cmp.Ours), text(bc.Ours), text(cmp.Baseline), text(bc.Baseline))
 	}
@@ -193,8 +196,8 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 			continue
 		}
 		p("Reasons:\n\n")
-		for _, rs := range r.Reasons {
-			p("- `%s`: %s\n", rs.Code, text(rs.Message))
+		for _, it := range d.ratioItems(r.Reasons) {
+			p("- `%s`: %s\n", it.r.Code, it.text())
 		}
 		b.WriteString("\n")
 	}
@@ -212,11 +215,24 @@ func (d *Document) comparison(ci int, b *bytes.Buffer, p func(format string, arg
 		b.WriteString("\n")
 	}
 	p("### Legs of %s and %s\n\n", text(cmp.Ours), text(cmp.Baseline))
-	if err := legTable(b, cmp.Legs, false); err != nil {
+	return d.legsPart(b, ci, cmp.Legs, false)
+}
+
+// legsPart is a section's legs tables and leg reasons: of every leg, or at
+// scale of the legs listedLegs gives, after the paragraph that counts them.
+func (d *Document) legsPart(b *bytes.Buffer, k int, legs []Leg, withModel bool) error {
+	listed := d.listedLegs(k, legs)
+	if d.atScale() {
+		fmt.Fprintf(b, "%s\n\n", text(d.legsSummary(legs, listed)))
+		if len(listed) == 0 {
+			return nil
+		}
+	}
+	if err := legTable(b, listed, withModel); err != nil {
 		return err
 	}
 	b.WriteString("\n")
-	legReasons(b, cmp.Legs, false)
+	legReasons(b, listed, withModel)
 	return nil
 }
 

@@ -48,6 +48,9 @@ type Document struct {
 
 	// spans are the sections of the Markdown last written.
 	spans []mdSpan
+	// scale is how a report of more than ScaleLegs legs lists them; nil
+	// for a smaller one (planScale).
+	scale *scalePlan
 }
 
 // Comparison is one engine against the baseline for one model.

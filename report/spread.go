@@ -49,6 +49,9 @@ type spreadRow struct {
 	medians [2]*float64
 	ratio   *float64
 	unit    string
+	// reasons are, per arm, the legs that carry reasons, by run label;
+	// only an arm of more than AggregateLegs legs consults them.
+	reasons [2]map[string]bool
 }
 
 // arms are the row's two arms in drawing order: ours, then the baseline.
@@ -180,8 +183,12 @@ func (d *Document) spreadFigure(w io.Writer, i int, family string, rows []spread
 	cmp := &d.Comparisons[i]
 	id := SpreadID(i, family)
 	fmt.Fprintf(w, "<figure class=\"spread\" id=\"%s\">\n", id)
-	spreadSVG(&svgWriter{w}, id, cmp.Ours, cmp.Baseline, quantity, rows)
-	fmt.Fprintf(w, "\n<figcaption>%s</figcaption>\n</figure>\n", spreadCaption(cmp.Baseline, quantity, family))
+	notes := spreadSVG(&svgWriter{w}, id, cmp.Ours, cmp.Baseline, quantity, rows)
+	caption := spreadCaption(cmp.Baseline, quantity, family)
+	if len(notes) > 0 {
+		caption += " " + aggregatedSpreadCaption(notes)
+	}
+	fmt.Fprintf(w, "\n<figcaption>%s</figcaption>\n</figure>\n", caption)
 }
 
 // spreadRows are the rows of the i-th comparison's picture of a family's
@@ -190,6 +197,15 @@ func (d *Document) spreadFigure(w io.Writer, i int, family string, rows []spread
 func (d *Document) spreadRows(i int, family string) ([]spreadRow, string) {
 	cmp := &d.Comparisons[i]
 	var rows []spreadRow
+	var reasons [2]map[string]bool
+	if cmp.aggregated() {
+		reasons = [2]map[string]bool{{}, {}}
+		for _, l := range cmp.Legs {
+			if len(l.Reasons) > 0 {
+				reasons[roleIndex(cmp, l.Engine)][l.Name] = true
+			}
+		}
+	}
 	quantity, unit := "output throughput", "tokens/s"
 	switch family {
 	case FamilyThroughput:
@@ -208,6 +224,9 @@ func (d *Document) spreadRows(i int, family string) ([]spreadRow, string) {
 			}
 		}
 	}
+	for k := range rows {
+		rows[k].reasons = reasons
+	}
 	return rows, quantity
 }
 
@@ -222,8 +241,10 @@ func spreadCaption(base, quantity, family string) string {
 		quantity, esc(base), where, confidenceText(), legsWord(ratio.CILegsNeeded()), alphaText())
 }
 
-// spreadSVG draws the rows on one scale relative to the baseline median.
-func spreadSVG(w *svgWriter, id, ours, base, quantity string, rows []spreadRow) {
+// spreadSVG draws the rows on one scale relative to the baseline median,
+// and returns, for each arm of a row drawn as its distribution (more than
+// AggregateLegs legs), the words its caption gives it.
+func spreadSVG(w *svgWriter, id, ours, base, quantity string, rows []spreadRow) (notes []string) {
 	xs := newXScale(rows)
 	h := spreadPadT + len(rows)*spreadRowH - spreadGap + spreadPadB
 	bottom := float64(h - spreadPadB)
@@ -265,6 +286,11 @@ func spreadSVG(w *svgWriter, id, ours, base, quantity string, rows []spreadRow) 
 			if why != "" {
 				continue
 			}
+			if len(arm.legs) > AggregateLegs {
+				var note string
+				arm, note = spreadDistribution(w, xs, arm, ref, y, colours[a], names[a], row.unit, row.reasons[a])
+				notes = append(notes, esc(row.label)+", "+note)
+			}
 			spreadArmMarks(w, xs, arm, ref, y, left, right, colours[a], names[a], row.unit)
 		}
 		if why != "" {
@@ -285,6 +311,23 @@ func spreadSVG(w *svgWriter, id, ours, base, quantity string, rows []spreadRow) 
 	w.f(`<text class="axis-label" x="%s" y="%s" text-anchor="middle">%s</text>`+"\n",
 		n(left+spreadPlotW/2), n(float64(h)-8), esc(quantity+" ÷ "+clip(base, 16)+"'s median"))
 	w.f("</svg>")
+	return notes
+}
+
+// roleIndex is 0 for the ours arm's engine, 1 for the baseline's.
+func roleIndex(cmp *Comparison, engine string) int {
+	if engine == cmp.Ours {
+		return 0
+	}
+	return 1
+}
+
+// aggregatedSpreadCaption says how the arms of more than AggregateLegs
+// legs are drawn, and what each summarizes.
+func aggregatedSpreadCaption(notes []string) string {
+	return fmt.Sprintf("Aggregated: an arm of more than %d legs is drawn as its distribution, a whisker from its least to its greatest leg and a box "+
+		"from its lower to its upper quartile; as dots only its least and greatest legs and, of its legs that carry reasons, the %d farthest from its median "+
+		"(every leg is in all-runs.json). %s.", AggregateLegs, OutlierDots, strings.Join(notes, "; "))
 }
 
 // spreadArmMarks draws one arm's line: its interval as a bar (none when

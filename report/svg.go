@@ -273,6 +273,19 @@ func (s yScale) y(mhz float64) float64 {
 // Idle samples do not widen it: they price no work, and one at idle clock
 // would flatten the busy trace.
 func newYScale(panels []*panel) yScale {
+	return yScaleOf(panels, func(p *panel, see func(float64)) {
+		for _, lt := range p.legs {
+			for _, s := range lt.samples {
+				if !s.idle {
+					see(float64(s.mhz))
+				}
+			}
+		}
+	})
+}
+
+// yScaleOf is newYScale with the busy samples each panel's busy gives.
+func yScaleOf(panels []*panel, busy func(p *panel, see func(float64))) yScale {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	see := func(x float64) { lo, hi = min(lo, x), max(hi, x) }
 	for _, p := range panels {
@@ -283,13 +296,7 @@ func newYScale(panels []*panel) yScale {
 		if m := p.otherMedian; m != nil {
 			see(*m)
 		}
-		for _, lt := range p.legs {
-			for _, s := range lt.samples {
-				if !s.idle {
-					see(float64(s.mhz))
-				}
-			}
-		}
+		busy(p, see)
 	}
 	if math.IsInf(lo, 0) {
 		lo, hi = 0, 3000
@@ -436,95 +443,129 @@ type bootMark struct {
 }
 
 func reduce(samples []tsample, boots []string, x func(t float64) float64, y func(mhz float64) float64) reduced {
-	var r reduced
-	type agg struct {
-		col        int
-		lo, hi     int
-		loAt, hiAt int
-		set        bool
-		idleLo     int
-		idleHi     int
-		idleSet    bool
-		throttled  bool
-		pm         bool
+	rd := newReducer(x, y)
+	for _, s := range samples {
+		rd.add(s, boots[s.boot])
 	}
-	var run []pt
-	flushRun := func() {
-		if len(run) > 0 {
-			r.runs = append(r.runs, run)
-			run = nil
+	return rd.finish()
+}
+
+// reducer reduces samples as reduce does, one at a time, so that an arm
+// of many legs is reduced leg after leg without holding its samples: its
+// memory is bounded by the plot's width.
+type reducer struct {
+	r    reduced
+	x, y func(float64) float64
+	run  []pt
+	cur  reduceAgg
+	// lastBusyCol is the column of the last busy sample; idleGapCol the
+	// first column after it that held only idle samples so far.
+	lastBusyCol, idleGapCol int
+	// i counts the samples added; prevBoot is the last one's boot.
+	i        int
+	prevBoot string
+}
+
+type reduceAgg struct {
+	col        int
+	lo, hi     int
+	loAt, hiAt int
+	set        bool
+	idleLo     int
+	idleHi     int
+	idleSet    bool
+	throttled  bool
+	pm         bool
+}
+
+func newReducer(x, y func(float64) float64) *reducer {
+	return &reducer{x: x, y: y, cur: reduceAgg{col: math.MinInt}, lastBusyCol: math.MinInt, idleGapCol: math.MinInt}
+}
+
+func (rd *reducer) flushRun() {
+	if len(rd.run) > 0 {
+		rd.r.runs = append(rd.r.runs, rd.run)
+		rd.run = nil
+	}
+}
+
+func (rd *reducer) flush() {
+	cur, y := &rd.cur, rd.y
+	if cur.set {
+		first, second := cur.lo, cur.hi
+		if cur.hiAt < cur.loAt {
+			first, second = cur.hi, cur.lo
+		}
+		rd.run = append(rd.run, pt{colX(cur.col), y(float64(first))})
+		if second != first {
+			rd.run = append(rd.run, pt{colX(cur.col), y(float64(second))})
 		}
 	}
-	cur := agg{col: math.MinInt}
-	lastBusyCol, idleGapCol := math.MinInt, math.MinInt
-	flush := func() {
-		if cur.set {
-			first, second := cur.lo, cur.hi
-			if cur.hiAt < cur.loAt {
-				first, second = cur.hi, cur.lo
-			}
-			run = append(run, pt{colX(cur.col), y(float64(first))})
-			if second != first {
-				run = append(run, pt{colX(cur.col), y(float64(second))})
-			}
-		}
-		if cur.idleSet {
-			r.idle = append(r.idle, pt{colX(cur.col), y(float64(cur.idleLo))})
-			if cur.idleHi != cur.idleLo {
-				r.idle = append(r.idle, pt{colX(cur.col), y(float64(cur.idleHi))})
-			}
-		}
-		if cur.throttled {
-			r.throttle = append(r.throttle, cur.col)
-		}
-		if cur.pm {
-			r.managed = append(r.managed, cur.col)
+	if cur.idleSet {
+		rd.r.idle = append(rd.r.idle, pt{colX(cur.col), y(float64(cur.idleLo))})
+		if cur.idleHi != cur.idleLo {
+			rd.r.idle = append(rd.r.idle, pt{colX(cur.col), y(float64(cur.idleHi))})
 		}
 	}
-	var prevBoot uint16
-	for i, s := range samples {
-		c := column(x(s.t))
-		mhz := int(s.mhz)
-		if c != cur.col {
-			flush()
-			cur = agg{col: c}
-		}
-		if i > 0 && s.boot != prevBoot && (len(r.boots) == 0 || r.boots[len(r.boots)-1].col != c) {
-			r.boots = append(r.boots, bootMark{col: c, boot: boots[s.boot]})
-		}
-		prevBoot = s.boot
-		if s.idle {
-			if !cur.idleSet || mhz < cur.idleLo {
-				cur.idleLo = mhz
-			}
-			if !cur.idleSet || mhz > cur.idleHi {
-				cur.idleHi = mhz
-			}
-			cur.idleSet = true
-			// The first column after the last busy one that holds only idle
-			// samples so far: a busy sample after it starts a new run.
-			if c > lastBusyCol && !cur.set && idleGapCol <= lastBusyCol {
-				idleGapCol = c
-			}
-			continue
-		}
-		if idleGapCol > lastBusyCol && idleGapCol < c {
-			flushRun()
-		}
-		lastBusyCol = c
-		if !cur.set || mhz < cur.lo {
-			cur.lo, cur.loAt = mhz, i
-		}
-		if !cur.set || mhz > cur.hi {
-			cur.hi, cur.hiAt = mhz, i
-		}
-		cur.set = true
-		cur.throttled = cur.throttled || s.throttled
-		cur.pm = cur.pm || s.pm
+	if cur.throttled {
+		rd.r.throttle = append(rd.r.throttle, cur.col)
 	}
-	flush()
-	flushRun()
-	return r
+	if cur.pm {
+		rd.r.managed = append(rd.r.managed, cur.col)
+	}
+}
+
+// add reduces the next sample, taken on the boot id boot.
+func (rd *reducer) add(s tsample, boot string) {
+	i := rd.i
+	rd.i++
+	c := column(rd.x(s.t))
+	mhz := int(s.mhz)
+	if c != rd.cur.col {
+		rd.flush()
+		rd.cur = reduceAgg{col: c}
+	}
+	r := &rd.r
+	if i > 0 && boot != rd.prevBoot && (len(r.boots) == 0 || r.boots[len(r.boots)-1].col != c) {
+		r.boots = append(r.boots, bootMark{col: c, boot: boot})
+	}
+	rd.prevBoot = boot
+	cur := &rd.cur
+	if s.idle {
+		if !cur.idleSet || mhz < cur.idleLo {
+			cur.idleLo = mhz
+		}
+		if !cur.idleSet || mhz > cur.idleHi {
+			cur.idleHi = mhz
+		}
+		cur.idleSet = true
+		// The first column after the last busy one that holds only idle
+		// samples so far: a busy sample after it starts a new run.
+		if c > rd.lastBusyCol && !cur.set && rd.idleGapCol <= rd.lastBusyCol {
+			rd.idleGapCol = c
+		}
+		return
+	}
+	if rd.idleGapCol > rd.lastBusyCol && rd.idleGapCol < c {
+		rd.flushRun()
+	}
+	rd.lastBusyCol = c
+	if !cur.set || mhz < cur.lo {
+		cur.lo, cur.loAt = mhz, i
+	}
+	if !cur.set || mhz > cur.hi {
+		cur.hi, cur.hiAt = mhz, i
+	}
+	cur.set = true
+	cur.throttled = cur.throttled || s.throttled
+	cur.pm = cur.pm || s.pm
+}
+
+// finish ends the reduction and returns it.
+func (rd *reducer) finish() reduced {
+	rd.flush()
+	rd.flushRun()
+	return rd.r
 }
 
 // pathData is an SVG path through each run of two points or more.

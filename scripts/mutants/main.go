@@ -1201,3 +1201,44 @@ func init() {
 			"	if pids := SystemProcs().Marked(*marker, nil); len(pids) > 0 {", "	if pids := SystemProcs().Marked(*marker, nil); false && len(pids) > 0 {", slurmGrid("^TestGridSlurmAA$")},
 	)
 }
+
+// reportScalePkg runs report's tests of the pictures and tables at scale.
+var reportScalePkg = []string{"-run=^(TestArmPastAggregateLegsIsAggregated|TestSpreadPastAggregateLegsIsADistribution|TestReportPastScaleLegs|TestReportOfManyComparisonsIsBounded)$", "./report/"}
+
+// The report at scale: pictures aggregated past AggregateLegs legs an arm,
+// tables and pictures bounded past ScaleLegs legs a report.
+func init() {
+	mutations = append(mutations,
+		mutation{"RS1", "an arm of AggregateLegs legs drawn aggregated", "report/aggregate.go",
+			"	return o > AggregateLegs || b > AggregateLegs", "	return o >= AggregateLegs || b >= AggregateLegs", reportScalePkg},
+		mutation{"RS2", "the clock picture of an arm of many legs drawn leg by leg", "report/html.go",
+			"	if cmp.aggregated() {\n		return d.figuresAggregated(w, i, ours, base)", "	if false {\n		return d.figuresAggregated(w, i, ours, base)", reportScalePkg},
+		mutation{"RS3", "the spread of an arm of more than AggregateLegs legs drawn leg by leg", "report/spread.go",
+			"			if len(arm.legs) > AggregateLegs {", "			if false {", reportScalePkg},
+		mutation{"RS4", "an arm's extremes not kept as dots", "report/aggregate.go",
+			"	keep := map[int]bool{lo: true, hi: true}", "	keep := map[int]bool{}", reportScalePkg},
+		mutation{"RS5", "every leg with reasons drawn as a dot", "report/aggregate.go",
+			"flagged[:min(len(flagged), OutlierDots)]", "flagged", reportScalePkg},
+		mutation{"RS6", "the legs with clock reasons not marked on an aggregated picture", "report/aggregate.go",
+			"		if clocks.HasClock(l.Reasons) {\n			mark(&reasonCols, x0)", "		if false {\n			mark(&reasonCols, x0)", reportScalePkg},
+		mutation{"RS7", "a report of ScaleLegs legs written at scale", "report/scale.go",
+			"	if total <= ScaleLegs {", "	if total < ScaleLegs {", reportScalePkg},
+		mutation{"RS8", "a report at scale lists every leg with reasons", "report/scale.go",
+			"		p.listed[k] = min(n, left)", "		p.listed[k] = n", reportScalePkg},
+		mutation{"RS9", "every comparison of a report at scale written in full, with pictures", "report/scale.go",
+			"return !d.atScale() || ci < DetailedComparisons", "return true", reportScalePkg},
+		mutation{"RS10", "a ratio's leg.ineligible reasons listed one by one at scale", "report/scale.go",
+			"		if !d.atScale() || r.Code != clocks.CodeLegIneligible || r.Run == 0 {", "		if true {", reportScalePkg},
+		mutation{"RS11", "the scale guard's report.html size bound removed", "scripts/scale/report.go",
+			"b.MaxMB > 0 && mb > b.MaxMB", "b.MaxMB > 0 && false", reportGuardPkg},
+		mutation{"RS12", "the scale guard's render time bound removed", "scripts/scale/report.go",
+			"r.browser != \"\" && net > b.MaxRenderS", "r.browser != \"\" && false", reportGuardPkg},
+		mutation{"RS13", "the scale guard passes a picture of every leg", "scripts/scale/report.go",
+			"b.MaxLegsDraw > 0 && r.widestLegs > b.MaxLegsDraw", "b.MaxLegsDraw > 0 && false", reportGuardPkg},
+		mutation{"RS14", "the scale guard counts no clock picture's legs", "scripts/scale/report.go",
+			"		if class == \"clock\" {\n			if n := strings.Count(body, legGroup); n > legs {", "		if class == \"clock\" {\n			if n := strings.Count(body, legGroup); false {", reportGuardPkg},
+	)
+}
+
+// reportGuardPkg runs the scale guard's report part's tests.
+var reportGuardPkg = []string{"-run=^TestReportGuard", "./scripts/scale/"}

@@ -138,6 +138,7 @@ func main() {
 	short := flag.Bool("short", false, "CI's guard: every layout at 30 legs × 3,600 samples, 3 runs, and --out on 2,000 legs × 60 for memory, "+
 		"with the bounds -max-ratio "+fmt.Sprint(shortBounds.MaxRatio)+" and -max-rss-mib "+fmt.Sprint(shortBounds.MaxRSSMiB)+" unless given")
 	curve := flag.Bool("curve", false, "also measure peak RSS and time of --out at 5,000, 10,000, 20,000 and 40,000 legs × 60 samples, and the growth per leg")
+	reportLegs := flag.Int("report-legs", 0, "also measure report.html (size, Chromium's render time, legs drawn one by one) on this many legs × 60 samples as two arms (0: not; -short: 2,000)")
 	var b bounds
 	flag.Float64Var(&b.MaxRatio, "max-ratio", 0, "fail when any layout's --json takes more than this many times cat of the same bytes (0: no bound)")
 	flag.Float64Var(&b.MaxRSSMiB, "max-rss-mib", 0, "fail when any command's peak RSS is more than this many MiB (0: no bound)")
@@ -147,6 +148,9 @@ func main() {
 		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		*legs, *samples, *runs, *tp = 30, 3600, 3, 0
 		*memory = false
+		if !set["report-legs"] {
+			*reportLegs = 2000
+		}
 		if !set["max-ratio"] {
 			b.MaxRatio = shortBounds.MaxRatio
 		}
@@ -220,6 +224,24 @@ func main() {
 		memoryCurve(bin, dir, []int{5000, 10000, 20000, 40000})
 		fmt.Println("\nat the end:", machine())
 	}
+	// The report part: report.html on two arms of many legs.
+	var reportBad []string
+	if *reportLegs > 0 {
+		rr := measureReport(bin, dir, twoArms(generate(dir, *reportLegs, 60), 20), fmt.Sprintf("%d legs × 60 samples as two arms", *reportLegs), *reportLegs, min(*runs, 3))
+		printReport(rr)
+		if *short {
+			rb := shortReportBounds
+			fmt.Printf("\nguard: report.html at most %.2f MB, rendered in at most %.2f s beyond a blank page, at most %d legs one by one in a picture\n",
+				rb.MaxMB, rb.MaxRenderS, rb.MaxLegsDraw)
+			reportBad = rb.check(rr)
+			for _, msg := range reportBad {
+				fmt.Println("guard: FAILED:", msg)
+			}
+			if len(reportBad) == 0 {
+				fmt.Println("guard: report ok")
+			}
+		}
+	}
 	if b.MaxRatio > 0 || b.MaxRSSMiB > 0 {
 		fmt.Printf("\nguard: --json at most %.2f× cat on every layout, peak RSS at most %.0f MiB\n", b.MaxRatio, b.MaxRSSMiB)
 		if bad := b.check(results); len(bad) > 0 {
@@ -229,6 +251,9 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Println("guard: ok")
+	}
+	if len(reportBad) > 0 {
+		os.Exit(1)
 	}
 }
 

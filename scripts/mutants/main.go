@@ -1162,3 +1162,14 @@ func init() {
 			"		if g.shape == manyArms.name {", "		if false {", scalePkg},
 	)
 }
+
+// What summarize keeps of each leg until the arms are compared
+// (summarize's TestLiveMemoryPerLeg).
+func init() {
+	mutations = append(mutations,
+		mutation{"MS6", "a leg's bench points as read kept once its all-runs.json row is written", "summarize/json.go",
+			"		l.Memory.Raw = nil\n	}\n	l.bench = nil\n", "		l.Memory.Raw = nil\n	}\n", livePkg},
+		mutation{"MS7", "the walk's file names of every leg held until the last leg is read", "summarize/summarize.go",
+			"				files[i] = nil\n", "", livePkg},
+	)
+}

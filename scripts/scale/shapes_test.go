@@ -62,7 +62,7 @@ func TestShapeGuardBoundsManyArms(t *testing.T) {
 	bad := shortShapes.check(gs)
 	want := []string{
 		"many arms of 20 legs, 2000 legs × 60: --out peaked at 81.0 MiB RSS; the bound is 80 MiB",
-		"many arms of 20 legs: --out's peak RSS grew by 25.6 KiB a leg from 1000 legs (56.0 MiB) to 2000 (81.0 MiB); the bound is 20 KiB a leg",
+		"many arms of 20 legs: --out's peak RSS grew by 25.6 KiB a leg from 1000 legs (56.0 MiB) to 2000 (81.0 MiB); the bound is 24 KiB a leg",
 	}
 	if strings.Join(bad, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got %q, want %q", bad, want)

@@ -89,7 +89,11 @@ func (w *walker) loadBench(l *Leg, base string, lf *legFiles) []clocks.Reason {
 				id, len(ps), strings.Join(where, ", ")))
 			continue
 		}
-		l.Points = append(l.Points, ps[0])
+		l.bench = append(l.bench, ps[0])
+	}
+	l.Points = make([]LegPoint, len(l.bench))
+	for i, p := range l.bench {
+		l.Points[i] = LegPoint{BenchPoint: p.BenchPoint, Format: p.Format, ClientVersion: p.ClientVersion}
 	}
 	for _, msg := range failed {
 		add(CodeFailedRequests, msg)

@@ -59,8 +59,8 @@ func (l *Leg) row() ([]byte, error) {
 		pointIn  = memberIn + "  "
 	)
 	size := 512
-	for i := range l.Points {
-		size += len(l.Points[i].Raw) * 5 / 4
+	for i := range l.bench {
+		size += len(l.bench[i].Raw) * 5 / 4
 	}
 	b := make([]byte, 0, size)
 	b = append(b, elemIndent+"{"...)
@@ -91,8 +91,8 @@ func (l *Leg) row() ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, "\n"+pointIn...)
-			if raw := l.Points[i].Raw; raw != nil {
-				b = appendIndented(b, raw, pointIn)
+			if i < len(l.bench) && l.bench[i].Raw != nil {
+				b = appendIndented(b, l.bench[i].Raw, pointIn)
 			} else {
 				// Let go of already (a row written twice): null, as a
 				// nil map encodes.
@@ -143,15 +143,14 @@ func appendIndented(b, json []byte, in string) []byte {
 	}
 }
 
-// dropRaw lets go of the leg's bench and memory objects as written, which
-// only its all-runs.json row needs.
+// dropRaw lets go of the leg's bench and memory objects as written, and
+// of its points as read, which only its all-runs.json row needs: Points
+// keep what ratios and reports read.
 func (l *Leg) dropRaw() {
 	if l.Memory != nil {
 		l.Memory.Raw = nil
 	}
-	for i := range l.Points {
-		l.Points[i].Raw = nil
-	}
+	l.bench = nil
 }
 
 // The indentation of a member of the top-level object, and of an element

@@ -18,12 +18,15 @@ import (
 // verdict, the counts its arm merges, its traces' spans, the points being
 // in a spool file) or when the report's document is built (the legs, shed
 // of their counts, and the document's row of each). A leg of 60 samples
-// keeps 5,810 bytes at the first, 5,030 at the second (8,050 at the
-// second before the traces were spooled and the folds' reading-time state
-// let go of); the bound is 14.6% above the first, so a new per-leg field
-// of a few hundred bytes fails it. At 20,000 legs it is 127 MiB of live heap,
-// under summarize's soft memory limit of 160 MiB.
-const maxLiveBytesPerLeg = 6656
+// keeps 5,263 bytes at the first, 4,805 at the second (6,491 and 5,674
+// while the walk's file names of every leg were held until the last was
+// read and each leg kept its bench points as read, 8,050 at the second
+// before the traces were spooled and the folds' reading-time state let
+// go of); the bound is 6.4% above the first, so that holding either
+// again, or a new per-leg field of a few hundred bytes, fails it. At
+// 20,000 legs it is 107 MiB of live heap, under summarize's soft memory
+// limit of 160 MiB.
+const maxLiveBytesPerLeg = 5600
 
 // maxWritingBytesPerLeg bounds what a leg keeps while the pages are
 // written, once the summary has let go of its legs (ReleaseLegs): the

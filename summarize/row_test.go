@@ -40,7 +40,7 @@ func rowOracle(t *testing.T, l *Leg) []byte {
 	if l.Memory != nil {
 		r.Memory = l.Memory.Raw
 	}
-	for _, p := range l.Points {
+	for _, p := range l.bench {
 		r.Bench = append(r.Bench, kept(t, p))
 	}
 	b, err := strictjson.Canonical(r)

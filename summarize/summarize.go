@@ -100,8 +100,13 @@ type Leg struct {
 	// then memory.
 	Reasons []clocks.Reason
 	// Points are the leg's valid bench points in increasing
-	// max_concurrency, then request_rate; one per point.
-	Points []Point
+	// max_concurrency, then request_rate; one per point: what ratios and
+	// reports read of each.
+	Points []LegPoint
+	// bench are the same points as read, every field and the object as
+	// written, until the leg's all-runs.json row is written (row); nil
+	// after.
+	bench []Point
 	// BenchFormats are the formats of the leg's bench results, sorted:
 	// FormatVLLM, FormatVLLMLegacy, FormatSGLang.
 	BenchFormats []string
@@ -109,6 +114,21 @@ type Leg struct {
 	benchWarnings []string
 	// Memory is the leg's memory record; nil when missing or invalid.
 	Memory *Memory
+}
+
+// LegPoint is what a leg keeps of a bench point once its all-runs.json
+// row is written: the point's identity and numbers, and the format and
+// client version of the result it came from. A point as read (Point)
+// holds its file's name, date and window besides, which only reading the
+// leg uses: about half as much again, a leg of four points 0.6 KiB, held
+// for every leg of a tree until the arms are compared.
+type LegPoint struct {
+	ratio.BenchPoint
+	// Format is the writer of the point's result (Point.Format).
+	Format string
+	// ClientVersion is the version of the client that wrote it
+	// (Point.ClientVersion).
+	ClientVersion string
 }
 
 // Name is the leg's run label, "r<N>".
@@ -356,6 +376,15 @@ func (w *walker) loadAll(keys []legKey, opts Options, rows io.ReadWriteSeeker) (
 			}
 		}
 	}
+	// Each leg's file names, in the order of keys, and the walk's map let
+	// go of: a worker drops a leg's entry once the leg is read, so that a
+	// tree of many legs does not hold their names (nor the map's entries)
+	// until the last leg is read.
+	files := make([]*legFiles, len(keys))
+	for i, k := range keys {
+		files[i] = w.legs[k]
+	}
+	w.legs = nil
 	workers := min(runtime.GOMAXPROCS(0), len(keys))
 	// A leg is begun only when a token is free, and a token is freed when
 	// a row is written: the rows waiting for an earlier leg stay few,
@@ -378,11 +407,8 @@ func (w *walker) loadAll(keys []legKey, opts Options, rows io.ReadWriteSeeker) (
 					<-tokens
 					return
 				}
-				lf := w.legs[keys[i]]
-				l := w.load(keys[i], lf, opts.Traces)
-				// The leg's files are read: a tree of many legs does not
-				// hold their names until the last leg is read.
-				*lf = legFiles{}
+				l := w.load(keys[i], files[i], opts.Traces)
+				files[i] = nil
 				var row []byte
 				var err error
 				if rows != DiscardRows {
@@ -545,7 +571,7 @@ func (w *walker) loadClock(files clocks.LegFiles, lf *legFiles) *clocks.Leg {
 // points file, read here, or its vLLM results' dates; nil when neither.
 func (w *walker) pointEvidence(l *Leg, lf *legFiles) *clocks.PointEvidence {
 	ev := &clocks.PointEvidence{}
-	for _, p := range l.Points {
+	for _, p := range l.bench {
 		ev.Times = append(ev.Times, pointTime(p))
 	}
 	switch {
@@ -573,7 +599,7 @@ func (w *walker) pointEvidence(l *Leg, lf *legFiles) *clocks.PointEvidence {
 		ev.Marks = markWindows(ms)
 		return ev
 	}
-	for _, p := range l.Points {
+	for _, p := range l.bench {
 		switch {
 		case p.HasWindow():
 			ev.Exact = append(ev.Exact, clocks.Mark{Point: p.ID.Label(), Span: clocks.Span{From: p.Start.UnixNano(), To: p.End.UnixNano()}})

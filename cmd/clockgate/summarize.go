@@ -22,8 +22,8 @@ import (
 
 // summarizeMemoryLimit is summarize's soft memory limit (GOMEMLIMIT, when
 // set, wins): well above what 400 legs of two-hour streams need, and what
-// keeps 20,000 legs × 60 with --out under 180 MiB resident. Their live
-// heap peaks near 111 MiB when the last leg is read (5,810 bytes a leg,
+// keeps 20,000 legs × 60 with --out under 190 MiB resident. Their live
+// heap peaks near 100 MiB when the last leg is read (5,263 bytes a leg,
 // TestLiveMemoryPerLeg) and is near 40 MiB while the pages are written,
 // so the collector has a third more than the peak before it works
 // harder; at 224 MiB the heap doubled past what was live and 20,000 legs

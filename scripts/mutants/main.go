@@ -1242,3 +1242,32 @@ func init() {
 
 // reportGuardPkg runs the scale guard's report part's tests.
 var reportGuardPkg = []string{"-run=^TestReportGuard", "./scripts/scale/"}
+
+// The scale guard's memory shapes: many arms of 20 legs and two arms of
+// many legs, peak RSS of --out and its growth per leg
+// (scripts/scale/shapes.go).
+func init() {
+	mutations = append(mutations,
+		mutation{"MS1", "the shapes' growth per leg never fails the guard", "scripts/scale/shapes.go",
+			"maxGrowth > 0 && per > maxGrowth {", "maxGrowth > 0 && false {", scalePkg},
+		mutation{"MS2", "the two-arms shape's growth bound widened to 96 KiB a leg", "scripts/scale/shapes.go",
+			"MaxGrowthKiB: 48,", "MaxGrowthKiB: 96,", scalePkg},
+		mutation{"MS3", "a growth at exactly the bound fails", "scripts/scale/shapes.go",
+			"maxGrowth > 0 && per > maxGrowth {", "maxGrowth > 0 && per >= maxGrowth {", scalePkg},
+		mutation{"MS4", "the shapes' peak RSS never fails the guard", "scripts/scale/shapes.go",
+			"maxRSS > 0 && rss > maxRSS {", "maxRSS > 0 && false {", scalePkg},
+		mutation{"MS5", "the many-arms shape held to the two-arms shape's bounds", "scripts/scale/shapes.go",
+			"		if g.shape == manyArms.name {", "		if false {", scalePkg},
+	)
+}
+
+// What summarize keeps of each leg until the arms are compared
+// (summarize's TestLiveMemoryPerLeg).
+func init() {
+	mutations = append(mutations,
+		mutation{"MS6", "a leg's bench points as read kept once its all-runs.json row is written", "summarize/json.go",
+			"		l.Memory.Raw = nil\n	}\n	l.bench = nil\n", "		l.Memory.Raw = nil\n	}\n", livePkg},
+		mutation{"MS7", "the walk's file names of every leg held until the last leg is read", "summarize/summarize.go",
+			"				files[i] = nil\n", "", livePkg},
+	)
+}

@@ -9,10 +9,12 @@
 //	go run ./scripts/scale                 # every layout at 200 legs × 3,600 samples; the memory shapes
 //	go run ./scripts/scale -legs 40 -runs 3 -memory=false   # a quick look
 //	go run ./scripts/scale -short          # CI's guard: small trees, bounds that fail on a regression
-//	go run ./scripts/scale -runs 7 -curve  # the whole table, then peak RSS of --out at 5,000 to 40,000 legs × 60
+//	go run ./scripts/scale -runs 7 -curve  # the whole table, then peak RSS of --out at 2,000 to 20,000 legs × 60, in both shapes
 //
 // With -max-ratio, -max-rss-mib or -short it exits 1 when a measurement
-// is past its bound (guard), after printing the table.
+// is past its bound (guard), after printing the table. -short also bounds
+// peak RSS of --out, and its growth per leg, on the memory shapes: many
+// arms of 20 legs and two arms of many legs (shapes.go).
 package main
 
 import (
@@ -131,14 +133,18 @@ func main() {
 	legs := flag.Int("legs", 200, "legs of the layout trees")
 	samples := flag.Int("samples", 3600, "clock samples per leg of the layout trees")
 	runs := flag.Int("runs", 5, "timed runs of each command per tree")
-	memory := flag.Bool("memory", true, "also measure the memory shapes: 400 legs × 7,200 samples, and 20,000 legs × 60")
+	memory := flag.Bool("memory", true, "also measure the memory shapes: 400 legs × 7,200 samples, and 20,000 legs × 60 as arms of 20 legs and as two arms")
 	tp := flag.Int("tp", 8, "also measure a tensor-parallel tree of 50 legs × -ticks ticks of this many GPUs against a single-GPU tree of the same bytes (0: not)")
 	ticks := flag.Int("ticks", 3600, "ticks per leg of the tensor-parallel tree")
 	work := flag.String("work", "", "directory for the trees and binary (default: a temporary one, removed after)")
 	short := flag.Bool("short", false, "CI's guard: every layout at 30 legs × 3,600 samples, 3 runs, and --out on 2,000 legs × 60 for memory, "+
 		"with the bounds -max-ratio "+fmt.Sprint(shortBounds.MaxRatio)+" and -max-rss-mib "+fmt.Sprint(shortBounds.MaxRSSMiB)+" unless given")
-	curve := flag.Bool("curve", false, "also measure peak RSS and time of --out at 5,000, 10,000, 20,000 and 40,000 legs × 60 samples, and the growth per leg")
 	reportLegs := flag.Int("report-legs", 0, "also measure report.html (size, Chromium's render time, legs drawn one by one) on this many legs × 60 samples as two arms (0: not; -short: 2,000)")
+	curve := flag.Bool("curve", false, "also measure peak RSS and time of --out at 2,000, 5,000, 10,000 and 20,000 legs × 60 samples, "+
+		"as many arms of 20 legs and as two arms, and the growth per leg")
+	sb := shortShapes
+	flag.Float64Var(&sb.MaxGrowthKiB, "max-growth-kib", sb.MaxGrowthKiB, "with -short: fail when --out's peak RSS on two arms of many legs grows by more than this many KiB a leg "+
+		"from 1,000 legs to 2,000 (0: no bound)")
 	var b bounds
 	flag.Float64Var(&b.MaxRatio, "max-ratio", 0, "fail when any layout's --json takes more than this many times cat of the same bytes (0: no bound)")
 	flag.Float64Var(&b.MaxRSSMiB, "max-rss-mib", 0, "fail when any command's peak RSS is more than this many MiB (0: no bound)")
@@ -191,11 +197,19 @@ func main() {
 		tree := generate(dir, 2000, 60)
 		results = append(results, timeTree(bin, tree, "2000 legs × 60 samples", 1)...)
 	}
+	var growths []growth
+	if *short {
+		for _, sh := range shapes {
+			growths = append(growths, measureGrowth(bin, dir, 60, sh, shortShapeSizes))
+		}
+	}
 	if *memory {
 		for _, shape := range [][2]int{{400, 7200}, {20000, 60}} {
 			tree := generate(dir, shape[0], shape[1])
 			results = append(results, timeTree(bin, tree, fmt.Sprintf("%d legs × %d samples", shape[0], shape[1]), max(1, *runs/2))...)
 		}
+		few := generateShape(dir, 20000, 60, fewArms)
+		results = append(results, timeTree(bin, few, shapeName(20000, 60, fewArms), max(1, *runs/2))...)
 	}
 
 	if *tp > 1 {
@@ -219,9 +233,13 @@ func main() {
 		}
 	}
 	fmt.Println()
+	if len(growths) > 0 {
+		fmt.Println()
+		printGrowth(growths)
+	}
 	if *curve {
 		fmt.Println()
-		memoryCurve(bin, dir, []int{5000, 10000, 20000, 40000})
+		shapeCurve(bin, dir, []int{2000, 5000, 10000, 20000})
 		fmt.Println("\nat the end:", machine())
 	}
 	// The report part: report.html on two arms of many legs.
@@ -242,6 +260,18 @@ func main() {
 			}
 		}
 	}
+	shapesFailed := false
+	if len(growths) > 0 {
+		fmt.Printf("\nguard on the shapes: --out at %d legs at most %.0f MiB (many arms) and %.0f MiB (two arms), growing at most %.0f and %.0f KiB a leg from %d legs\n",
+			shortShapeSizes[1], sb.ManyArmsRSSMiB, sb.MaxRSSMiB, sb.ManyArmsGrowthKiB, sb.MaxGrowthKiB, shortShapeSizes[0])
+		bad := sb.check(growths)
+		for _, msg := range bad {
+			fmt.Println("guard: FAILED:", msg)
+		}
+		if shapesFailed = len(bad) > 0; !shapesFailed {
+			fmt.Println("guard on the shapes: ok")
+		}
+	}
 	if b.MaxRatio > 0 || b.MaxRSSMiB > 0 {
 		fmt.Printf("\nguard: --json at most %.2f× cat on every layout, peak RSS at most %.0f MiB\n", b.MaxRatio, b.MaxRSSMiB)
 		if bad := b.check(results); len(bad) > 0 {
@@ -252,7 +282,7 @@ func main() {
 		}
 		fmt.Println("guard: ok")
 	}
-	if len(reportBad) > 0 {
+	if len(reportBad) > 0 || shapesFailed {
 		os.Exit(1)
 	}
 }
@@ -290,29 +320,6 @@ func (b bounds) check(results []result) []string {
 		}
 	}
 	return bad
-}
-
-// memoryCurve measures summarize --out on trees of each number of legs ×
-// 60 samples, once each, and prints peak RSS, time, and the growth per
-// leg between consecutive sizes.
-func memoryCurve(bin, dir string, sizes []int) {
-	fmt.Println("| legs × 60 samples | bytes | --out time | peak RSS | growth per leg from the size before |")
-	fmt.Println("|---:|---:|---:|---:|---:|")
-	var prevLegs int
-	var prevRSS int64
-	for _, n := range sizes {
-		tree := generate(dir, n, 60)
-		_, size := listFiles(tree)
-		out := tree + "-out"
-		m := measure([]string{bin, "summarize", "--out", out, tree})
-		os.RemoveAll(out)
-		growth := "–"
-		if prevLegs > 0 {
-			growth = fmt.Sprintf("%.1f KiB", float64(m.maxRSS-prevRSS)/float64(n-prevLegs))
-		}
-		fmt.Printf("| %d | %.0f MiB | %.1f s | %.1f MiB | %s |\n", n, float64(size)/(1<<20), m.wall.Seconds(), float64(m.maxRSS)/1024, growth)
-		prevLegs, prevRSS = n, m.maxRSS
-	}
 }
 
 // machine describes where the measurement ran: cores, CPU, load, date.

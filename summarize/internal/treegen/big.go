@@ -14,7 +14,17 @@ const bigRunsPerArm = 20
 // them), for scale benchmarks: two engines per model, twenty runs per arm.
 // It writes leg by leg, so memory stays bounded whatever the size.
 func WriteBig(dir string, legs, samples int) error {
+	return WriteBigArms(dir, legs, samples, bigRunsPerArm)
+}
+
+// WriteBigArms writes a big tree as WriteBig does, with runsPerArm legs in
+// each (model, engine) instead of twenty: legs/2 of them makes the
+// few-arms-of-many-legs shape, one model whose two arms hold every leg.
+func WriteBigArms(dir string, legs, samples, runsPerArm int) error {
 	const gap = 10
+	if runsPerArm < 1 {
+		return fmt.Errorf("want at least 1 leg per arm, found %d", runsPerArm)
+	}
 	busyAll := samples - gap*(len(grid)-1)
 	if legs < 1 || busyAll < len(grid) {
 		return fmt.Errorf("want at least 1 leg and %d samples", len(grid)+gap*(len(grid)-1))
@@ -24,11 +34,11 @@ func WriteBig(dir string, legs, samples int) error {
 	t := &tree{name: "big"}
 	engines := []engine{fastengine, vllm}
 	for i := 0; i < legs; i++ {
-		arm := i / bigRunsPerArm
+		arm := i / runsPerArm
 		m := llama
 		m.dir = fmt.Sprintf("model-%02d", arm/len(engines))
 		e := engines[arm%len(engines)]
-		run := i%bigRunsPerArm + 1
+		run := i%runsPerArm + 1
 		l := t.leg(m, e, run, gb10, boot13, func(l *leg) {
 			l.busy = []int{per, per, per, per}
 			l.idleGap, l.idleTail = gap, tail

@@ -7,6 +7,7 @@
 // -legs it writes one big synthetic tree instead, for scale benchmarks:
 //
 //	go run ./summarize/internal/treegen/cmd/treegen -out /tmp/big -legs 400 -samples 3600
+//	go run ./summarize/internal/treegen/cmd/treegen -out /tmp/few -legs 20000 -samples 60 -per-arm 10000
 package main
 
 import (
@@ -21,10 +22,11 @@ func main() {
 	out := flag.String("out", "testdata/trees", "the trees directory to write")
 	legs := flag.Int("legs", 0, "write one big synthetic tree of this many legs into -out instead")
 	samples := flag.Int("samples", 3600, "with -legs: clock samples per leg")
+	perArm := flag.Int("per-arm", 20, "with -legs: legs per (model, engine); -legs/2 writes two arms holding every leg")
 	flag.Parse()
 	var err error
 	if *legs > 0 {
-		err = treegen.WriteBig(*out, *legs, *samples)
+		err = treegen.WriteBigArms(*out, *legs, *samples, *perArm)
 	} else {
 		err = treegen.Write(*out)
 	}

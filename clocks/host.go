@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clockgate/clockgate/strictjson"
@@ -306,8 +307,8 @@ type HostFold struct {
 	steal    float64
 	mhz      []float64
 	swap     int64
-	firstT   time.Time
-	lastT    time.Time
+	firstNS  int64 // Unix nanoseconds
+	lastNS   int64
 	firstPSI HostPSI
 	lastPSI  HostPSI
 	top      map[int]*hostTop // cores and last comm by pid
@@ -322,6 +323,8 @@ type HostFold struct {
 	// learned from its lines (hosttemplate.go).
 	slots []hostSlot
 	tmpl  hostTemplate
+	// buf is FoldHostStream's scanner buffer.
+	buf []byte
 }
 
 // NewHostFold starts a fold of the stream whose static line is st.
@@ -337,15 +340,14 @@ func (f *HostFold) Add(l *HostLine, busy bool) {
 
 // add folds one reading taken at ns (Unix nanoseconds).
 func (f *HostFold) add(l *HostLine, busy bool, ns int64) {
-	t := time.Unix(0, ns)
 	dt := 0.0
 	if f.n > 0 {
-		dt = t.Sub(f.lastT).Seconds()
+		dt = sinceNS(ns, f.lastNS).Seconds()
 	} else {
-		f.firstT = t
+		f.firstNS = ns
 	}
 	f.n++
-	f.lastT = t
+	f.lastNS = ns
 	f.steal += l.CPU.Steal
 	if l.PSI == nil {
 		f.havePSI = false
@@ -389,6 +391,16 @@ func (f *HostFold) add(l *HostLine, busy bool, ns int64) {
 	}
 }
 
+// sinceNS is time.Unix(0, a).Sub(time.Unix(0, b)), without building the
+// times where a - b cannot overflow.
+func sinceNS(a, b int64) time.Duration {
+	const lim = 1 << 61
+	if a > -lim && a < lim && b > -lim && b < lim {
+		return time.Duration(a - b)
+	}
+	return time.Unix(0, a).Sub(time.Unix(0, b))
+}
+
 // hostTop is one other process's cores summed over the busy readings and
 // its last comm.
 type hostTop struct {
@@ -423,16 +435,17 @@ func (f *HostFold) Host() *Host {
 	if tot := f.ownCPU + f.ownWait; tot > 0 {
 		h.OwnWaitShare = ptr(Round4(f.ownWait / tot))
 	}
-	others := append([]float64(nil), f.others...)
-	h.OtherCPUCores.Median = quantile(others, 0.5)
-	h.OtherCPUCores.P90 = quantile(others, 0.9)
+	// The quantiles sort the fold's values in place: their order is not
+	// needed, and a fold read on stays the same fold.
+	h.OtherCPUCores.Median = quantile(f.others, 0.5)
+	h.OtherCPUCores.P90 = quantile(f.others, 0.9)
 	if f.n > 0 {
 		h.StealShare = Round4(f.steal / float64(f.n))
 	}
-	if m := quantile(append([]float64(nil), f.mhz...), 0.5); m != nil {
+	if m := quantile(f.mhz, 0.5); m != nil {
 		h.CPUMHz = ptr(math.Round(*m*10) / 10)
 	}
-	if win := f.lastT.Sub(f.firstT); f.havePSI && f.n > 0 && win > 0 {
+	if win := sinceNS(f.lastNS, f.firstNS); f.havePSI && f.n > 0 && win > 0 {
 		d := float64(f.lastPSI.CPUSome - f.firstPSI.CPUSome)
 		h.PSICPUSomeShare = ptr(Round4(max(d, 0) / float64(win.Microseconds())))
 	}
@@ -468,6 +481,28 @@ type BusyTicks struct {
 type tick struct {
 	ns   int64
 	busy bool
+}
+
+// busyTicks are the ticks' storage, reused from leg to leg.
+var busyTicks sync.Pool
+
+// newBusyTicks returns empty BusyTicks on reused storage; release gives
+// it back.
+func newBusyTicks() *BusyTicks {
+	if p, _ := busyTicks.Get().(*[]tick); p != nil {
+		return &BusyTicks{ticks: (*p)[:0]}
+	}
+	return &BusyTicks{}
+}
+
+// release gives b's storage back for another leg; b is not used after.
+func (b *BusyTicks) release() {
+	if b == nil || cap(b.ticks) == 0 {
+		return
+	}
+	ts := b.ticks // emptied by newBusyTicks
+	b.ticks, b.at = nil, nil
+	busyTicks.Put(&ts)
 }
 
 // Add adds a GPU sample's time t and whether it was busy.
@@ -509,10 +544,20 @@ func (b *BusyTicks) find(ns int64) (tick, bool) {
 // FoldHostStream reads a host stream, named path in errors, and folds it
 // with the GPU stream's busy ticks. A reading whose t is not a GPU
 // reading's time is an error: the host stream is the GPU stream's.
+//
+// It is on summarize's path for every leg with a host stream, as many
+// bytes as the GPU stream: a line that fits the learned template is
+// folded from its holes without a copy (hosttemplate.go), and the fold,
+// its buffers and the scanner's are reused from leg to leg (hostFolds).
 func FoldHostStream(r io.Reader, path string, ticks *BusyTicks) (*Host, error) {
+	f, _ := hostFolds.Get().(*HostFold)
+	if f == nil {
+		f = NewHostFold(nil)
+		f.buf = make([]byte, 64*1024)
+	}
+	defer hostFolds.Put(f)
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
-	var f *HostFold
+	sc.Buffer(f.buf, MaxLineBytes)
 	var scratch HostLine
 	var stamps times
 	line := 0
@@ -523,12 +568,13 @@ func FoldHostStream(r io.Reader, path string, ticks *BusyTicks) (*Host, error) {
 			if err != nil {
 				return nil, &LineError{Path: path, Line: line, Err: err}
 			}
-			f = NewHostFold(st)
-			f.others = make([]float64, 0, len(ticks.ticks))
+			f.reset(st)
+			if n := len(ticks.ticks); cap(f.others) < n {
+				f.others = make([]float64, 0, n)
+			}
 			continue
 		}
-		l := &scratch
-		tb, ok := f.readFast(sc.Bytes(), l)
+		tb, l, ok := f.readFast(sc.Bytes(), &scratch)
 		var tk tick
 		if ok {
 			sec, nsec, valid := stamps.read(tb)
@@ -553,10 +599,24 @@ func FoldHostStream(r io.Reader, path string, ticks *BusyTicks) (*Host, error) {
 	if err := sc.Err(); err != nil {
 		return nil, &LineError{Path: path, Line: line + 1, Err: err}
 	}
-	if f == nil {
+	if line == 0 {
 		return nil, &LineError{Path: path, Line: 1, Err: errors.New("empty: want the static line")}
 	}
 	return f.Host(), nil
+}
+
+// hostFolds are FoldHostStream's folds, reused: Host's block shares no
+// memory with its fold.
+var hostFolds sync.Pool
+
+// reset makes f a new fold of the stream whose static line is st,
+// keeping its storage.
+func (f *HostFold) reset(st *HostStatic) {
+	*f = HostFold{Static: st, havePSI: true, top: f.top, lastTop: f.lastTop[:0], comms: f.comms,
+		others: f.others[:0], mhz: f.mhz[:0], slots: f.slots[:0], tmpl: f.tmpl, buf: f.buf}
+	clear(f.top)
+	clear(f.comms)
+	f.tmpl.reset()
 }
 
 // diffHost names every field where the record's host block differs from
@@ -714,18 +774,27 @@ func (p *hostScan) lit(s string) bool {
 // str reads a string's bytes up to its closing quote: printable ASCII
 // without escapes only (nil otherwise).
 func (p *hostScan) str() []byte {
-	for j := p.i; j < len(p.b); j++ {
-		switch c := p.b[j]; {
-		case c == '"':
-			s := p.b[p.i:j]
-			p.i = j + 1
-			return s
-		case c < 0x20 || c >= 0x7f || c == '\\' || c == '<' || c == '>' || c == '&':
-			return nil
-		}
+	j := p.i
+	for j < len(p.b) && plainByte[p.b[j]] {
+		j++
+	}
+	if j < len(p.b) && p.b[j] == '"' {
+		s := p.b[p.i:j]
+		p.i = j + 1
+		return s
 	}
 	return nil
 }
+
+// plainByte marks the bytes str reads inside a string: printable ASCII
+// but the quote, the backslash and the characters encoding/json escapes
+// (< > &).
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // int reads a non-negative integer under 2^53, without leading zeros.
 func (p *hostScan) int(v *int64) bool {

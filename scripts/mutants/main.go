@@ -1144,3 +1144,28 @@ func init() {
 			"		if e.comm != p.Comm {", "		if e.comm == \"\" {", []string{"-run=^TestHostTopSumsByPID$", "./clocks/"}},
 	)
 }
+
+// The host stream read without a copy per line and on reused storage
+// (summarize on host streams within cat × 3): each must still read what
+// the strict reader reads, stream after stream.
+func init() {
+	reuse := []string{"-run=^TestFoldHostStreamReusesNothing$", "./clocks/"}
+	tmpl := []string{"-run=^TestHostTemplateAgrees$", "./clocks/"}
+	asStr := []string{"-run=^TestHostTemplateTimeAsStr$", "./clocks/"}
+	mutations = append(mutations,
+		mutation{"HP6", "a reused host fold keeps the stream before's processes", "clocks/host.go",
+			"	clear(f.top)\n", "\n", reuse},
+		mutation{"HP7", "a learned host template's values not put in the line it reads into", "clocks/hosttemplate.go",
+			"	tm.ok = true\n	tm.restore()\n", "	tm.ok = true\n", tmpl},
+		mutation{"HP8", "a process's comm hole not read when it changes", "clocks/hosttemplate.go",
+			"			} else if pr := &l.Top[s.top]; pr.Comm != string(v) {", "			} else if pr := &l.Top[s.top]; false && pr.Comm != string(v) {", tmpl},
+		mutation{"HP9", "a host t read without str's bytes in its seconds", "clocks/hosttemplate.go",
+			" && plain(b[p.i+17:j]) {", " {", asStr},
+		mutation{"HP10", "a host t read without str's bytes in its minute", "clocks/hosttemplate.go",
+			"				string(b[p.i:p.i+17]) == string(tm.minute[:]) && plain(", "				plain(", asStr},
+		mutation{"HP11", "two host reading times subtracted past int64", "clocks/host.go",
+			"	if a > -lim && a < lim && b > -lim && b < lim {", "	if true {", []string{"-run=^TestSinceNS$", "./clocks/"}},
+		mutation{"HP12", "reused busy ticks keep the leg before's", "clocks/host.go",
+			"		return &BusyTicks{ticks: (*p)[:0]}", "		return &BusyTicks{ticks: *p}", []string{"-run=^TestBusyTicksReused$", "./clocks/"}},
+	)
+}

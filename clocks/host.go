@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -415,17 +416,55 @@ func quantile(xs []float64, q float64) *float64 {
 	if len(xs) == 0 {
 		return nil
 	}
-	sort.Float64s(xs)
 	if q == 0.5 {
 		n := len(xs)
-		m := xs[n/2]
+		m := selectK(xs, n/2)
 		if n%2 == 0 {
-			m = xs[n/2-1]/2 + xs[n/2]/2
+			m = slices.Max(xs[:n/2])/2 + m/2
 		}
 		return ptr(Round3(m))
 	}
 	i := int(math.Ceil(q*float64(len(xs)))) - 1
-	return ptr(Round3(xs[max(i, 0)]))
+	return ptr(Round3(selectK(xs, max(i, 0))))
+}
+
+// selectK returns what xs[k] would be were xs sorted, and leaves xs with
+// no greater value before k and no smaller after: a selection, linear
+// where a sort of a leg's thousands of readings is not (sorted only where
+// the pivots fail 64 times). xs holds no NaN.
+func selectK(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)
+	for tries := 0; hi-lo > 1; tries++ {
+		if tries == 64 {
+			slices.Sort(xs[lo:hi])
+			break
+		}
+		a, b, c := xs[lo], xs[lo+(hi-lo)/2], xs[hi-1]
+		p := max(min(a, b), min(max(a, b), c))
+		// Three ways: < p, == p, > p.
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch x := xs[i]; {
+			case x < p:
+				xs[lt], xs[i] = x, xs[lt]
+				lt, i = lt+1, i+1
+			case x > p:
+				gt--
+				xs[gt], xs[i] = x, xs[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return p
+		}
+	}
+	return xs[k]
 }
 
 // Host returns the host block the stream folds to.
@@ -815,8 +854,37 @@ func (p *hostScan) int(v *int64) bool {
 // num reads a non-negative decimal with at most 22 fraction digits and
 // no exponent: its digits as an integer under 2^53 over a power of ten
 // that float64 holds exactly (pow10) is the correctly rounded value, as
-// strconv.ParseFloat gives it.
+// strconv.ParseFloat gives it. A number of at most 15 digits, which no
+// limit of numChecked can refuse (10^15 < 2^53), is read in one pass;
+// any other by numChecked.
 func (p *hostScan) num(v *float64) bool {
+	b := p.b
+	j, n, dot := p.i, int64(0), -1
+	for ; j < len(b); j++ {
+		if c := b[j]; c-'0' <= 9 {
+			n = n*10 + int64(c-'0')
+		} else if c == '.' && dot < 0 {
+			dot = j
+		} else {
+			break
+		}
+	}
+	whole, digits := j-p.i, j-p.i
+	if dot >= 0 {
+		whole, digits = dot-p.i, digits-1
+	}
+	if whole == 0 || digits > 15 || (b[p.i] == '0' && whole > 1) || dot == j-1 || (j < len(b) && (b[j] == 'e' || b[j] == 'E')) {
+		return p.numChecked(v)
+	}
+	p.i, *v = j, float64(n)
+	if dot >= 0 {
+		*v = float64(n) / pow10[j-dot-1]
+	}
+	return true
+}
+
+// numChecked is num, digit by digit.
+func (p *hostScan) numChecked(v *float64) bool {
 	var whole int64
 	if !p.int(&whole) {
 		return false

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +110,85 @@ func TestBusyTicksReused(t *testing.T) {
 			t.Fatalf("round %d: tick 4 %+v %v", round, tk, ok)
 		}
 		b.release()
+	}
+}
+
+// TestQuantileAsSorted: the quantiles by selection are the sorted
+// slice's, nearest rank, the median of an even count the mean of the two
+// middle values: on slices of every small length, with many equal values
+// and none, in order, reversed and shuffled, and on a long one.
+func TestQuantileAsSorted(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	sorted := func(xs []float64, q float64) float64 {
+		s := append([]float64(nil), xs...)
+		sort.Float64s(s)
+		if q == 0.5 && len(s)%2 == 0 {
+			return Round3(s[len(s)/2-1]/2 + s[len(s)/2]/2)
+		}
+		if q == 0.5 {
+			return Round3(s[len(s)/2])
+		}
+		return Round3(s[max(int(math.Ceil(q*float64(len(s))))-1, 0)])
+	}
+	var cases [][]float64
+	for n := 1; n <= 40; n++ {
+		for _, spread := range []int{1, 3, 1000} {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = float64(rng.Intn(spread)) / 8
+			}
+			up := append([]float64(nil), xs...)
+			sort.Float64s(up)
+			down := append([]float64(nil), up...)
+			slices.Reverse(down)
+			cases = append(cases, xs, up, down)
+		}
+	}
+	long := make([]float64, 7200)
+	for i := range long {
+		long[i] = Round3(rng.Float64() * 2)
+	}
+	cases = append(cases, long)
+	for _, xs := range cases {
+		for _, q := range []float64{0.5, 0.9} {
+			want := sorted(xs, q)
+			if got := quantile(append([]float64(nil), xs...), q); *got != want {
+				t.Fatalf("q %v of %v: %v, want %v", q, xs, *got, want)
+			}
+		}
+		// The median, then the p90, of one slice, as Host takes them.
+		ys := append([]float64(nil), xs...)
+		if m, p := quantile(ys, 0.5), quantile(ys, 0.9); *m != sorted(xs, 0.5) || *p != sorted(xs, 0.9) {
+			t.Fatalf("median then p90 of %v: %v %v", xs, *m, *p)
+		}
+	}
+}
+
+// TestHostNumAsChecked: a number read in one pass is the number read
+// digit by digit, and a number one pass may not read (more than 15
+// digits, a leading zero, an exponent, no digit after the point) is read
+// as digit by digit reads it.
+func TestHostNumAsChecked(t *testing.T) {
+	rng := rand.New(rand.NewSource(15))
+	nums := []string{"0", "1", "0.5", "00", "01", "0.", ".5", "1.", "1e5", "1.5e3", "1.5E3", "1.2.3", "123456789012345", "1234567890123456",
+		"12345678901234.5", "123456789012345.6", "0.000000000000001", "0.0000000000000001", "9007199254740991", "9007199254740993",
+		"0.1234567890123456789012", "0.12345678901234567890123", "2400.0", "-1", "", "x", "7,", "7}"}
+	for i := 0; i < 2000; i++ {
+		nums = append(nums, strconv.FormatFloat(Round3(rng.Float64()*float64(rng.Intn(5000))), 'f', -1, 64),
+			strconv.FormatFloat(rng.Float64(), 'f', -1, 64), strconv.Itoa(rng.Intn(1<<30)))
+	}
+	for _, s := range nums {
+		for _, tail := range []string{"", ",", "}"} {
+			b := []byte(s + tail)
+			var a, c float64
+			p, q := hostScan{b: b}, hostScan{b: b}
+			okA, okC := p.num(&a), q.numChecked(&c)
+			if okA != okC || (okA && (a != c || p.i != q.i)) {
+				t.Fatalf("%q: one pass %v %v at %d, digit by digit %v %v at %d", b, okA, a, p.i, okC, c, q.i)
+			}
+			if f, err := strconv.ParseFloat(s, 64); okA && p.i == len(s) && (err != nil || f != a) {
+				t.Fatalf("%q: read %v, strconv %v %v", b, a, f, err)
+			}
+		}
 	}
 }

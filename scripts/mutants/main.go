@@ -1167,5 +1167,15 @@ func init() {
 			"	if a > -lim && a < lim && b > -lim && b < lim {", "	if true {", []string{"-run=^TestSinceNS$", "./clocks/"}},
 		mutation{"HP12", "reused busy ticks keep the leg before's", "clocks/host.go",
 			"		return &BusyTicks{ticks: (*p)[:0]}", "		return &BusyTicks{ticks: *p}", []string{"-run=^TestBusyTicksReused$", "./clocks/"}},
+		mutation{"HP13", "a host median of an even count the upper middle value", "clocks/host.go",
+			"			m = slices.Max(xs[:n/2])/2 + m/2", "			m = m/2 + m/2", []string{"-run=^TestQuantileAsSorted$", "./clocks/"}},
+		mutation{"HP14", "a host quantile's selection keeping the wrong side of its pivot", "clocks/host.go",
+			"		case k >= gt:", "		case k > gt:", []string{"-run=^TestQuantileAsSorted$", "./clocks/"}},
+		mutation{"HP16", "the scale guard's host-stream bound never fails", "scripts/scale/host.go",
+			"r.what == \"--json\" && ratio > maxRatio {", "r.what == \"--json\" && false {", []string{"-run=^TestHostGuard$", "./scripts/scale/"}},
+		mutation{"HP17", "the scale guard's host-stream bound widened to 4× cat", "scripts/scale/host.go",
+			"var hostBounds = struct{ MaxRatio float64 }{MaxRatio: 3}", "var hostBounds = struct{ MaxRatio float64 }{MaxRatio: 4}", []string{"-run=^TestHostGuard$", "./scripts/scale/"}},
+		mutation{"HP15", "a host number of 16 digits read in one pass", "clocks/host.go",
+			"	if whole == 0 || digits > 15 ||", "	if whole == 0 || digits > 16 ||", []string{"-run=^TestHostNumAsChecked$", "./clocks/"}},
 	)
 }

@@ -137,6 +137,8 @@ func main() {
 	work := flag.String("work", "", "directory for the trees and binary (default: a temporary one, removed after)")
 	short := flag.Bool("short", false, "CI's guard: every layout at 30 legs × 3,600 samples, 3 runs, and --out on 2,000 legs × 60 for memory, "+
 		"with the bounds -max-ratio "+fmt.Sprint(shortBounds.MaxRatio)+" and -max-rss-mib "+fmt.Sprint(shortBounds.MaxRSSMiB)+" unless given")
+	hostStreams := flag.Bool("host", true, "also measure the layout trees' first with a host stream beside every stream (SPEC §12.2), bounded by -max-host-ratio")
+	maxHostRatio := flag.Float64("max-host-ratio", 0, "fail when the host-stream tree's --json takes more than this many times cat of the same bytes (0: no bound; -short: "+fmt.Sprint(hostBounds.MaxRatio)+")")
 	curve := flag.Bool("curve", false, "also measure peak RSS and time of --out at 5,000, 10,000, 20,000 and 40,000 legs × 60 samples, and the growth per leg")
 	var b bounds
 	flag.Float64Var(&b.MaxRatio, "max-ratio", 0, "fail when any layout's --json takes more than this many times cat of the same bytes (0: no bound)")
@@ -152,6 +154,9 @@ func main() {
 		}
 		if !set["max-rss-mib"] {
 			b.MaxRSSMiB = shortBounds.MaxRSSMiB
+		}
+		if !set["max-host-ratio"] {
+			*maxHostRatio = hostBounds.MaxRatio
 		}
 	}
 
@@ -182,6 +187,11 @@ func main() {
 			rs[k].layout = true
 		}
 		results = append(results, rs...)
+	}
+	if *hostStreams {
+		tree := hostTree(base)
+		checkHostTree(bin, tree)
+		results = append(results, timeTree(bin, tree, hostTreeName, *runs)...)
 	}
 	if *short {
 		tree := generate(dir, 2000, 60)
@@ -220,9 +230,16 @@ func main() {
 		memoryCurve(bin, dir, []int{5000, 10000, 20000, 40000})
 		fmt.Println("\nat the end:", machine())
 	}
-	if b.MaxRatio > 0 || b.MaxRSSMiB > 0 {
+	if b.MaxRatio > 0 || b.MaxRSSMiB > 0 || *maxHostRatio > 0 {
 		fmt.Printf("\nguard: --json at most %.2f× cat on every layout, peak RSS at most %.0f MiB\n", b.MaxRatio, b.MaxRSSMiB)
-		if bad := b.check(results); len(bad) > 0 {
+		if *maxHostRatio > 0 {
+			fmt.Printf("guard: --json at most %.2f× cat on the host-stream tree\n", *maxHostRatio)
+		}
+		bad := b.check(results)
+		if *maxHostRatio > 0 {
+			bad = append(bad, checkHost(results, *maxHostRatio)...)
+		}
+		if len(bad) > 0 {
 			for _, msg := range bad {
 				fmt.Println("guard: FAILED:", msg)
 			}

@@ -1175,6 +1175,10 @@ func init() {
 			"r.what == \"--json\" && ratio > maxRatio {", "r.what == \"--json\" && false {", []string{"-run=^TestHostGuard$", "./scripts/scale/"}},
 		mutation{"HP17", "the scale guard's host-stream bound widened to 4× cat", "scripts/scale/host.go",
 			"var hostBounds = struct{ MaxRatio float64 }{MaxRatio: 3}", "var hostBounds = struct{ MaxRatio float64 }{MaxRatio: 4}", []string{"-run=^TestHostGuard$", "./scripts/scale/"}},
+		mutation{"HP18", "build rebuilds the GPU record alone beside a host stream", "cmd/clockgate/build.go",
+			"	if rec.Host, err = buildHost(opts.Stream, fold.Ticks); err != nil {", "	if _, err = buildHost(opts.Stream, fold.Ticks); err != nil {", []string{"-run=^TestBuildHostBlock$", "./cmd/clockgate/"}},
+		mutation{"HP19", "build writes a record beside a host stream that does not fold", "cmd/clockgate/build.go",
+			"	if rec.Host, err = buildHost(opts.Stream, fold.Ticks); err != nil {", "	if rec.Host, err = buildHost(opts.Stream, fold.Ticks); false && err != nil {", []string{"-run=^TestBuildHostBlock$", "./cmd/clockgate/"}},
 		mutation{"HP15", "a host number of 16 digits read in one pass", "clocks/host.go",
 			"	if whole == 0 || digits > 15 ||", "	if whole == 0 || digits > 16 ||", []string{"-run=^TestHostNumAsChecked$", "./clocks/"}},
 	)

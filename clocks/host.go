@@ -9,8 +9,10 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clockgate/clockgate/strictjson"
@@ -306,8 +308,8 @@ type HostFold struct {
 	steal    float64
 	mhz      []float64
 	swap     int64
-	firstT   time.Time
-	lastT    time.Time
+	firstNS  int64 // Unix nanoseconds
+	lastNS   int64
 	firstPSI HostPSI
 	lastPSI  HostPSI
 	top      map[int]*hostTop // cores and last comm by pid
@@ -322,6 +324,8 @@ type HostFold struct {
 	// learned from its lines (hosttemplate.go).
 	slots []hostSlot
 	tmpl  hostTemplate
+	// buf is FoldHostStream's scanner buffer.
+	buf []byte
 }
 
 // NewHostFold starts a fold of the stream whose static line is st.
@@ -337,15 +341,14 @@ func (f *HostFold) Add(l *HostLine, busy bool) {
 
 // add folds one reading taken at ns (Unix nanoseconds).
 func (f *HostFold) add(l *HostLine, busy bool, ns int64) {
-	t := time.Unix(0, ns)
 	dt := 0.0
 	if f.n > 0 {
-		dt = t.Sub(f.lastT).Seconds()
+		dt = sinceNS(ns, f.lastNS).Seconds()
 	} else {
-		f.firstT = t
+		f.firstNS = ns
 	}
 	f.n++
-	f.lastT = t
+	f.lastNS = ns
 	f.steal += l.CPU.Steal
 	if l.PSI == nil {
 		f.havePSI = false
@@ -389,6 +392,16 @@ func (f *HostFold) add(l *HostLine, busy bool, ns int64) {
 	}
 }
 
+// sinceNS is time.Unix(0, a).Sub(time.Unix(0, b)), without building the
+// times where a - b cannot overflow.
+func sinceNS(a, b int64) time.Duration {
+	const lim = 1 << 61
+	if a > -lim && a < lim && b > -lim && b < lim {
+		return time.Duration(a - b)
+	}
+	return time.Unix(0, a).Sub(time.Unix(0, b))
+}
+
 // hostTop is one other process's cores summed over the busy readings and
 // its last comm.
 type hostTop struct {
@@ -403,17 +416,55 @@ func quantile(xs []float64, q float64) *float64 {
 	if len(xs) == 0 {
 		return nil
 	}
-	sort.Float64s(xs)
 	if q == 0.5 {
 		n := len(xs)
-		m := xs[n/2]
+		m := selectK(xs, n/2)
 		if n%2 == 0 {
-			m = xs[n/2-1]/2 + xs[n/2]/2
+			m = slices.Max(xs[:n/2])/2 + m/2
 		}
 		return ptr(Round3(m))
 	}
 	i := int(math.Ceil(q*float64(len(xs)))) - 1
-	return ptr(Round3(xs[max(i, 0)]))
+	return ptr(Round3(selectK(xs, max(i, 0))))
+}
+
+// selectK returns what xs[k] would be were xs sorted, and leaves xs with
+// no greater value before k and no smaller after: a selection, linear
+// where a sort of a leg's thousands of readings is not (sorted only where
+// the pivots fail 64 times). xs holds no NaN.
+func selectK(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)
+	for tries := 0; hi-lo > 1; tries++ {
+		if tries == 64 {
+			slices.Sort(xs[lo:hi])
+			break
+		}
+		a, b, c := xs[lo], xs[lo+(hi-lo)/2], xs[hi-1]
+		p := max(min(a, b), min(max(a, b), c))
+		// Three ways: < p, == p, > p.
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch x := xs[i]; {
+			case x < p:
+				xs[lt], xs[i] = x, xs[lt]
+				lt, i = lt+1, i+1
+			case x > p:
+				gt--
+				xs[gt], xs[i] = x, xs[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return p
+		}
+	}
+	return xs[k]
 }
 
 // Host returns the host block the stream folds to.
@@ -423,16 +474,17 @@ func (f *HostFold) Host() *Host {
 	if tot := f.ownCPU + f.ownWait; tot > 0 {
 		h.OwnWaitShare = ptr(Round4(f.ownWait / tot))
 	}
-	others := append([]float64(nil), f.others...)
-	h.OtherCPUCores.Median = quantile(others, 0.5)
-	h.OtherCPUCores.P90 = quantile(others, 0.9)
+	// The quantiles sort the fold's values in place: their order is not
+	// needed, and a fold read on stays the same fold.
+	h.OtherCPUCores.Median = quantile(f.others, 0.5)
+	h.OtherCPUCores.P90 = quantile(f.others, 0.9)
 	if f.n > 0 {
 		h.StealShare = Round4(f.steal / float64(f.n))
 	}
-	if m := quantile(append([]float64(nil), f.mhz...), 0.5); m != nil {
+	if m := quantile(f.mhz, 0.5); m != nil {
 		h.CPUMHz = ptr(math.Round(*m*10) / 10)
 	}
-	if win := f.lastT.Sub(f.firstT); f.havePSI && f.n > 0 && win > 0 {
+	if win := sinceNS(f.lastNS, f.firstNS); f.havePSI && f.n > 0 && win > 0 {
 		d := float64(f.lastPSI.CPUSome - f.firstPSI.CPUSome)
 		h.PSICPUSomeShare = ptr(Round4(max(d, 0) / float64(win.Microseconds())))
 	}
@@ -468,6 +520,28 @@ type BusyTicks struct {
 type tick struct {
 	ns   int64
 	busy bool
+}
+
+// busyTicks are the ticks' storage, reused from leg to leg.
+var busyTicks sync.Pool
+
+// newBusyTicks returns empty BusyTicks on reused storage; release gives
+// it back.
+func newBusyTicks() *BusyTicks {
+	if p, _ := busyTicks.Get().(*[]tick); p != nil {
+		return &BusyTicks{ticks: (*p)[:0]}
+	}
+	return &BusyTicks{}
+}
+
+// release gives b's storage back for another leg; b is not used after.
+func (b *BusyTicks) release() {
+	if b == nil || cap(b.ticks) == 0 {
+		return
+	}
+	ts := b.ticks // emptied by newBusyTicks
+	b.ticks, b.at = nil, nil
+	busyTicks.Put(&ts)
 }
 
 // Add adds a GPU sample's time t and whether it was busy.
@@ -509,10 +583,20 @@ func (b *BusyTicks) find(ns int64) (tick, bool) {
 // FoldHostStream reads a host stream, named path in errors, and folds it
 // with the GPU stream's busy ticks. A reading whose t is not a GPU
 // reading's time is an error: the host stream is the GPU stream's.
+//
+// It is on summarize's path for every leg with a host stream, as many
+// bytes as the GPU stream: a line that fits the learned template is
+// folded from its holes without a copy (hosttemplate.go), and the fold,
+// its buffers and the scanner's are reused from leg to leg (hostFolds).
 func FoldHostStream(r io.Reader, path string, ticks *BusyTicks) (*Host, error) {
+	f, _ := hostFolds.Get().(*HostFold)
+	if f == nil {
+		f = NewHostFold(nil)
+		f.buf = make([]byte, 64*1024)
+	}
+	defer hostFolds.Put(f)
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
-	var f *HostFold
+	sc.Buffer(f.buf, MaxLineBytes)
 	var scratch HostLine
 	var stamps times
 	line := 0
@@ -523,12 +607,13 @@ func FoldHostStream(r io.Reader, path string, ticks *BusyTicks) (*Host, error) {
 			if err != nil {
 				return nil, &LineError{Path: path, Line: line, Err: err}
 			}
-			f = NewHostFold(st)
-			f.others = make([]float64, 0, len(ticks.ticks))
+			f.reset(st)
+			if n := len(ticks.ticks); cap(f.others) < n {
+				f.others = make([]float64, 0, n)
+			}
 			continue
 		}
-		l := &scratch
-		tb, ok := f.readFast(sc.Bytes(), l)
+		tb, l, ok := f.readFast(sc.Bytes(), &scratch)
 		var tk tick
 		if ok {
 			sec, nsec, valid := stamps.read(tb)
@@ -553,10 +638,24 @@ func FoldHostStream(r io.Reader, path string, ticks *BusyTicks) (*Host, error) {
 	if err := sc.Err(); err != nil {
 		return nil, &LineError{Path: path, Line: line + 1, Err: err}
 	}
-	if f == nil {
+	if line == 0 {
 		return nil, &LineError{Path: path, Line: 1, Err: errors.New("empty: want the static line")}
 	}
 	return f.Host(), nil
+}
+
+// hostFolds are FoldHostStream's folds, reused: Host's block shares no
+// memory with its fold.
+var hostFolds sync.Pool
+
+// reset makes f a new fold of the stream whose static line is st,
+// keeping its storage.
+func (f *HostFold) reset(st *HostStatic) {
+	*f = HostFold{Static: st, havePSI: true, top: f.top, lastTop: f.lastTop[:0], comms: f.comms,
+		others: f.others[:0], mhz: f.mhz[:0], slots: f.slots[:0], tmpl: f.tmpl, buf: f.buf}
+	clear(f.top)
+	clear(f.comms)
+	f.tmpl.reset()
 }
 
 // diffHost names every field where the record's host block differs from
@@ -714,18 +813,27 @@ func (p *hostScan) lit(s string) bool {
 // str reads a string's bytes up to its closing quote: printable ASCII
 // without escapes only (nil otherwise).
 func (p *hostScan) str() []byte {
-	for j := p.i; j < len(p.b); j++ {
-		switch c := p.b[j]; {
-		case c == '"':
-			s := p.b[p.i:j]
-			p.i = j + 1
-			return s
-		case c < 0x20 || c >= 0x7f || c == '\\' || c == '<' || c == '>' || c == '&':
-			return nil
-		}
+	j := p.i
+	for j < len(p.b) && plainByte[p.b[j]] {
+		j++
+	}
+	if j < len(p.b) && p.b[j] == '"' {
+		s := p.b[p.i:j]
+		p.i = j + 1
+		return s
 	}
 	return nil
 }
+
+// plainByte marks the bytes str reads inside a string: printable ASCII
+// but the quote, the backslash and the characters encoding/json escapes
+// (< > &).
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // int reads a non-negative integer under 2^53, without leading zeros.
 func (p *hostScan) int(v *int64) bool {
@@ -746,8 +854,37 @@ func (p *hostScan) int(v *int64) bool {
 // num reads a non-negative decimal with at most 22 fraction digits and
 // no exponent: its digits as an integer under 2^53 over a power of ten
 // that float64 holds exactly (pow10) is the correctly rounded value, as
-// strconv.ParseFloat gives it.
+// strconv.ParseFloat gives it. A number of at most 15 digits, which no
+// limit of numChecked can refuse (10^15 < 2^53), is read in one pass;
+// any other by numChecked.
 func (p *hostScan) num(v *float64) bool {
+	b := p.b
+	j, n, dot := p.i, int64(0), -1
+	for ; j < len(b); j++ {
+		if c := b[j]; c-'0' <= 9 {
+			n = n*10 + int64(c-'0')
+		} else if c == '.' && dot < 0 {
+			dot = j
+		} else {
+			break
+		}
+	}
+	whole, digits := j-p.i, j-p.i
+	if dot >= 0 {
+		whole, digits = dot-p.i, digits-1
+	}
+	if whole == 0 || digits > 15 || (b[p.i] == '0' && whole > 1) || dot == j-1 || (j < len(b) && (b[j] == 'e' || b[j] == 'E')) {
+		return p.numChecked(v)
+	}
+	p.i, *v = j, float64(n)
+	if dot >= 0 {
+		*v = float64(n) / pow10[j-dot-1]
+	}
+	return true
+}
+
+// numChecked is num, digit by digit.
+func (p *hostScan) numChecked(v *float64) bool {
 	var whole int64
 	if !p.int(&whole) {
 		return false

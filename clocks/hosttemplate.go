@@ -89,6 +89,19 @@ type hostTemplate struct {
 	line HostLine
 	psi  HostPSI
 	mhz  float64
+	// cur is the line the template reads into, kept from line to line:
+	// the learned values, with each hole holding the value of the line
+	// read last. A read writes only holes, and a line that fits writes
+	// every one, so a literal's value is the learned one whatever the
+	// lines before (one that stopped part way included) and a line costs
+	// its holes alone. Its PSI and CPUMHz point at curPSI and curMHz.
+	cur    HostLine
+	curPSI HostPSI
+	curMHz float64
+	// minute are the first 17 bytes of a t read before ("2026-12-03T12:52:"),
+	// which str read: a t that starts with them is read without str.
+	minute     [17]byte
+	haveMinute bool
 	// The line parseHostLineFast read last and its slots.
 	prev      []byte
 	prevSlots []hostSlot
@@ -136,25 +149,53 @@ func (tm *hostTemplate) learn(b []byte, l *HostLine, f *HostFold) {
 	tm.line.Top = append(top, l.Top...)
 	tm.psi, tm.mhz = f.psi, f.mhz1
 	tm.ok = true
+	tm.restore()
 }
 
-// read reads b into l, f.psi and f.mhz1 as parseHostLineFast would where
-// b fits the template, and returns its t; ok is false where it does not.
-func (tm *hostTemplate) read(b []byte, l *HostLine, f *HostFold) (t []byte, ok bool) {
+// restore sets cur to the learned line.
+func (tm *hostTemplate) restore() {
+	top := append(tm.cur.Top[:0], tm.line.Top...)
+	tm.cur = tm.line
+	if tm.cur.Top = top; top == nil {
+		tm.cur.Top = []HostProc{}
+	}
+	tm.curPSI, tm.curMHz = tm.psi, tm.mhz
+	if tm.line.PSI != nil {
+		tm.cur.PSI = &tm.curPSI
+	}
+	if tm.line.CPUMHz != nil {
+		tm.cur.CPUMHz = &tm.curMHz
+	}
+}
+
+// plain says str reads every byte of b.
+func plain(b []byte) bool {
+	for _, c := range b {
+		if !plainByte[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// reset forgets the layout, for another stream.
+func (tm *hostTemplate) reset() {
+	tm.ok = false
+	tm.holes, tm.prev, tm.prevSlots = tm.holes[:0], tm.prev[:0], tm.prevSlots[:0]
+}
+
+// read reads b through the template into cur, as parseHostLineFast
+// would read it, and returns its t and cur; ok is false where b does not
+// fit. Only the holes are parsed: cur keeps the literals' values.
+func (tm *hostTemplate) read(b []byte, f *HostFold) (t []byte, l *HostLine, ok bool) {
 	if !tm.ok {
-		return nil, false
+		return nil, nil, false
 	}
+	l = &tm.cur
 	p := hostScan{b: b}
-	top := append(l.Top[:0], tm.line.Top...)
-	*l = tm.line
-	if l.Top = top; l.Top == nil {
-		l.Top = []HostProc{}
-	}
-	// l.PSI and l.CPUMHz, where the learned line has them, point at f's.
-	f.psi, f.mhz1 = tm.psi, tm.mhz
 	for _, sg := range tm.segs {
 		if len(b)-p.i < len(sg.lit) || string(b[p.i:p.i+len(sg.lit)]) != string(sg.lit) {
-			return nil, false
+			return nil, nil, false
 		}
 		p.i += len(sg.lit)
 		if sg.hole < 0 {
@@ -164,18 +205,29 @@ func (tm *hostTemplate) read(b []byte, l *HostLine, f *HostFold) (t []byte, ok b
 		var n int64
 		switch s.kind {
 		case slotT, slotComm:
+			if j := p.i + 24; s.kind == slotT && tm.haveMinute && j < len(b) && b[j] == '"' &&
+				string(b[p.i:p.i+17]) == string(tm.minute[:]) && plain(b[p.i+17:j]) {
+				// A t of the minute a t before had, as str reads it.
+				t, p.i = b[p.i:j], j
+				continue
+			}
 			v := p.str()
 			if v == nil {
-				return nil, false
+				return nil, nil, false
 			}
 			p.i--
 			if s.kind == slotT {
 				t = v
-			} else if c, seen := f.comms[l.Top[s.top].PID]; seen && c == string(v) {
-				l.Top[s.top].Comm = c
-			} else {
-				l.Top[s.top].Comm = string(v)
-				f.comms[l.Top[s.top].PID] = l.Top[s.top].Comm
+				if len(v) >= len(tm.minute) {
+					tm.haveMinute = copy(tm.minute[:], v) > 0
+				}
+			} else if pr := &l.Top[s.top]; pr.Comm != string(v) {
+				if c, seen := f.comms[pr.PID]; seen && c == string(v) {
+					pr.Comm = c
+				} else {
+					pr.Comm = string(v)
+					f.comms[pr.PID] = pr.Comm
+				}
 			}
 		case slotBusy:
 			ok = p.num(&l.CPU.Busy)
@@ -192,40 +244,41 @@ func (tm *hostTemplate) read(b []byte, l *HostLine, f *HostFold) (t []byte, ok b
 		case slotCores:
 			ok = p.num(&l.Top[s.top].Cores)
 		case slotMHz:
-			ok = p.num(&f.mhz1)
+			ok = p.num(&tm.curMHz)
 		case slotPID:
 			ok = p.int(&n)
 			l.Top[s.top].PID = int(n)
 		case slotPSICPU:
-			ok = p.int(&f.psi.CPUSome)
+			ok = p.int(&tm.curPSI.CPUSome)
 		case slotPSIMem:
-			ok = p.int(&f.psi.MemoryFull)
+			ok = p.int(&tm.curPSI.MemoryFull)
 		case slotPSIIO:
-			ok = p.int(&f.psi.IOFull)
+			ok = p.int(&tm.curPSI.IOFull)
 		case slotSwapIn:
 			ok = p.int(&l.Swap.In)
 		case slotSwapOut:
 			ok = p.int(&l.Swap.Out)
 		}
 		if s.kind != slotT && s.kind != slotComm && !ok {
-			return nil, false
+			return nil, nil, false
 		}
 	}
 	if t == nil || p.i != len(b) {
-		return nil, false
+		return nil, nil, false
 	}
-	return t, true
+	return t, l, true
 }
 
-// readFast reads b into l through the template, else parseHostLineFast
-// (learning the template from it), and returns its t; ok is false for a
-// line in neither, which ParseHostLine then reads strictly.
-func (f *HostFold) readFast(b []byte, l *HostLine) (t []byte, ok bool) {
-	if t, ok = f.tmpl.read(b, l, f); ok {
-		return t, true
+// readFast reads b through the template, else by parseHostLineFast into
+// scratch (learning the template from it), and returns its t and the line
+// read; ok is false for a line in neither, which ParseHostLine then reads
+// strictly.
+func (f *HostFold) readFast(b []byte, scratch *HostLine) (t []byte, l *HostLine, ok bool) {
+	if t, l, ok = f.tmpl.read(b, f); ok {
+		return t, l, true
 	}
-	if t, ok = parseHostLineFast(b, l, f); ok {
-		f.tmpl.learn(b, l, f)
+	if t, ok = parseHostLineFast(b, scratch, f); ok {
+		f.tmpl.learn(b, scratch, f)
 	}
-	return t, ok
+	return t, scratch, ok
 }

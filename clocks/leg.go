@@ -218,7 +218,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	l.evidence = nil // read: a large tree keeps nothing of it per leg
 	fold.Windows = foldWindows(cands)
 	if rec.Host != nil {
-		fold.Ticks = &BusyTicks{}
+		fold.Ticks = newBusyTicks()
 	}
 	if err := fold.FoldStream(stream, l.StreamPath); err != nil {
 		l.add(CodeStreamInvalid, "clock stream %s", ErrorAt(l.StreamPath, err))
@@ -235,6 +235,7 @@ func (l *Leg) judge(record []byte, stream io.Reader, streamErr error, trace bool
 	if rec.Host != nil && !l.judgeHostStream(rec, fold) {
 		return
 	}
+	fold.Ticks.release()
 	fold.Ticks = nil
 	l.Fold = fold
 	l.settlePoints(cands, fold)

@@ -36,6 +36,12 @@ record (SIGKILL leaves whole lines and no record), on purpose: summarize
 never does that silently. Every line must be a valid sample; the first bad
 one is named.
 
+Where a host stream lies beside the stream (PREFIX.host.jsonl), the
+record's host block is recomputed from it as the sampler folded it; a host
+stream that does not fold, against the stream's readings, is named at its
+first bad line and no record is written. Without one the record has no host
+block, and the leg's host reads "not recorded".
+
 The record always says stop_reason rebuilt: how the sampler stopped is not
 in the stream, so where the window ended is unknown, and the leg carries
 clock.partial_window. A rebuilt record never makes a leg eligible; only a
@@ -80,7 +86,8 @@ func runBuild(opts *buildOptions) error {
 	}
 	defer f.Close()
 	fold := clocks.NewFold()
-	times := map[int][]time.Time{} // by GPU index
+	fold.Ticks = &clocks.BusyTicks{} // for the host stream's fold
+	times := map[int][]time.Time{}   // by GPU index
 	sc := clocks.NewReader(f, opts.Stream)
 	for sc.Scan() {
 		smp := sc.Sample()
@@ -103,6 +110,9 @@ func runBuild(opts *buildOptions) error {
 	if err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("%s: %v", opts.Stream, err)}
 	}
+	if rec.Host, err = buildHost(opts.Stream, fold.Ticks); err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
 	out, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
@@ -119,6 +129,27 @@ func runBuild(opts *buildOptions) error {
 		return usageErr("%v", err)
 	}
 	return nil
+}
+
+// buildHost recomputes the record's host block from the host stream
+// beside stream, as every other field is recomputed from its stream (SPEC
+// §12.2): nil where there is none (the leg's host is "not recorded"), an
+// error naming the first bad line where it does not fold.
+func buildHost(stream string, ticks *clocks.BusyTicks) (*clocks.Host, error) {
+	path := clocks.HostStreamPath(stream)
+	f, err := clocks.OpenRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%v; the record's host block is recomputed from the host stream beside the stream: make it readable, or move it out of the tree to rebuild a record without a host block", err)
+	}
+	defer f.Close()
+	h, err := clocks.FoldHostStream(f, path, ticks)
+	if err != nil {
+		return nil, fmt.Errorf("%v; the record's host block is recomputed from the host stream beside the stream: restore the host stream the sampler wrote, or move it out of the tree to rebuild a record without a host block (its host then reads \"not recorded\")", err)
+	}
+	return h, nil
 }
 
 // existingOutput explains why build will not write over a file.

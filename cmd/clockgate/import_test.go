@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clockgate/clockgate/clocks"
 )
 
 // TestImportRefusedExitsTwo: a refused import is exit 2 (an input that
@@ -105,4 +107,44 @@ func importCSV(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
 	code := Main(append([]string{"import", "--format", "nvidia-smi-csv", "--tz", "UTC"}, args...), nil, &out, &errOut)
 	return code, out.String(), errOut.String()
+}
+
+// TestImportedLegHostNotRecorded: import writes no host stream and no host
+// block (no source it reads has host data, SPEC §12.2): legs imported from
+// a real nvidia-smi log are judged as before, their host checks need their
+// evidence and are never a reason by absence, and each arm's line in the
+// report says "host: not recorded".
+func TestImportedLegHostNotRecorded(t *testing.T) {
+	tree := filepath.Join(t.TempDir(), "tree")
+	log := filepath.Join("..", "..", "testdata", "smi-real", "h100-vllm-qwen3-8b-tp1", "capture.csv")
+	for _, engine := range []string{"fastengine", "vllm"} {
+		if code, _, stderr := importCSV(log, "--out", filepath.Join(tree, "clocks", "qwen3-8b", engine, "r1")); code != ExitOK {
+			t.Fatalf("import %s: exit %d: %s", engine, code, stderr)
+		}
+		rec, err := os.ReadFile(filepath.Join(tree, "clocks", "qwen3-8b", engine, "r1.summary.json"))
+		if err != nil || bytes.Contains(rec, []byte(`"host"`)) {
+			t.Fatalf("imported record with a host block, or none: %v\n%s", err, rec)
+		}
+	}
+	if hosts, _ := filepath.Glob(filepath.Join(tree, "clocks", "*", "*", "*.host.jsonl")); len(hosts) > 0 {
+		t.Fatalf("import wrote host streams %v", hosts)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	Main([]string{"summarize", "--out", out, tree}, nil, &stdout, &stderr)
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"\nfastengine host: not recorded\n", "\nvllm host: not recorded\n", "qwen3-8b"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, file := range []string{"report.md", "summary.json", "all-runs.json"} {
+		data, _ := os.ReadFile(filepath.Join(out, file))
+		if bytes.Contains(data, []byte("host.")) || bytes.Contains(data, []byte(clocks.CodeInvalid)) {
+			t.Errorf("%s names a host code or %s for imported legs:\n%s", file, clocks.CodeInvalid, data)
+		}
+	}
 }

@@ -253,10 +253,8 @@ func (l *recLeg) readRecord(stopReason string, interval float64) *clocks.Record 
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	if stopReason != clocks.StopRebuilt {
-		// clockgate build recomputes the GPU record alone.
-		want.Host = l.host(samples)
-	}
+	// clockgate build recomputes the host block too.
+	want.Host = l.host(samples)
 	if stopReason == clocks.StopRefused {
 		if rec.Refusal == "" {
 			l.t.Error("a refused record without its refusal")

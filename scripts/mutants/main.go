@@ -1271,3 +1271,42 @@ func init() {
 			"				files[i] = nil\n", "", livePkg},
 	)
 }
+
+// The host stream read without a copy per line and on reused storage
+// (summarize on host streams within cat × 3): each must still read what
+// the strict reader reads, stream after stream.
+func init() {
+	reuse := []string{"-run=^TestFoldHostStreamReusesNothing$", "./clocks/"}
+	tmpl := []string{"-run=^TestHostTemplateAgrees$", "./clocks/"}
+	asStr := []string{"-run=^TestHostTemplateTimeAsStr$", "./clocks/"}
+	mutations = append(mutations,
+		mutation{"HP6", "a reused host fold keeps the stream before's processes", "clocks/host.go",
+			"	clear(f.top)\n", "\n", reuse},
+		mutation{"HP7", "a learned host template's values not put in the line it reads into", "clocks/hosttemplate.go",
+			"	tm.ok = true\n	tm.restore()\n", "	tm.ok = true\n", tmpl},
+		mutation{"HP8", "a process's comm hole not read when it changes", "clocks/hosttemplate.go",
+			"			} else if pr := &l.Top[s.top]; pr.Comm != string(v) {", "			} else if pr := &l.Top[s.top]; false && pr.Comm != string(v) {", tmpl},
+		mutation{"HP9", "a host t read without str's bytes in its seconds", "clocks/hosttemplate.go",
+			" && plain(b[p.i+17:j]) {", " {", asStr},
+		mutation{"HP10", "a host t read without str's bytes in its minute", "clocks/hosttemplate.go",
+			"				string(b[p.i:p.i+17]) == string(tm.minute[:]) && plain(", "				plain(", asStr},
+		mutation{"HP11", "two host reading times subtracted past int64", "clocks/host.go",
+			"	if a > -lim && a < lim && b > -lim && b < lim {", "	if true {", []string{"-run=^TestSinceNS$", "./clocks/"}},
+		mutation{"HP12", "reused busy ticks keep the leg before's", "clocks/host.go",
+			"		return &BusyTicks{ticks: (*p)[:0]}", "		return &BusyTicks{ticks: *p}", []string{"-run=^TestBusyTicksReused$", "./clocks/"}},
+		mutation{"HP13", "a host median of an even count the upper middle value", "clocks/host.go",
+			"			m = slices.Max(xs[:n/2])/2 + m/2", "			m = m/2 + m/2", []string{"-run=^TestQuantileAsSorted$", "./clocks/"}},
+		mutation{"HP14", "a host quantile's selection keeping the wrong side of its pivot", "clocks/host.go",
+			"		case k >= gt:", "		case k > gt:", []string{"-run=^TestQuantileAsSorted$", "./clocks/"}},
+		mutation{"HP16", "the scale guard's host-stream bound never fails", "scripts/scale/host.go",
+			"r.what == \"--json\" && ratio > maxRatio {", "r.what == \"--json\" && false {", []string{"-run=^TestHostGuard$", "./scripts/scale/"}},
+		mutation{"HP17", "the scale guard's host-stream bound widened to 7× cat", "scripts/scale/host.go",
+			"var hostBounds = struct{ MaxRatio float64 }{MaxRatio: 6}", "var hostBounds = struct{ MaxRatio float64 }{MaxRatio: 7}", []string{"-run=^TestHostGuard$", "./scripts/scale/"}},
+		mutation{"HP18", "build rebuilds the GPU record alone beside a host stream", "cmd/clockgate/build.go",
+			"	if rec.Host, err = buildHost(opts.Stream, fold.Ticks); err != nil {", "	if _, err = buildHost(opts.Stream, fold.Ticks); err != nil {", []string{"-run=^TestBuildHostBlock$", "./cmd/clockgate/"}},
+		mutation{"HP19", "build writes a record beside a host stream that does not fold", "cmd/clockgate/build.go",
+			"	if rec.Host, err = buildHost(opts.Stream, fold.Ticks); err != nil {", "	if rec.Host, err = buildHost(opts.Stream, fold.Ticks); false && err != nil {", []string{"-run=^TestBuildHostBlock$", "./cmd/clockgate/"}},
+		mutation{"HP15", "a host number of 16 digits read in one pass", "clocks/host.go",
+			"	if whole == 0 || digits > 15 ||", "	if whole == 0 || digits > 16 ||", []string{"-run=^TestHostNumAsChecked$", "./clocks/"}},
+	)
+}

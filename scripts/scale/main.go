@@ -145,6 +145,8 @@ func main() {
 	sb := shortShapes
 	flag.Float64Var(&sb.MaxGrowthKiB, "max-growth-kib", sb.MaxGrowthKiB, "with -short: fail when --out's peak RSS on two arms of many legs grows by more than this many KiB a leg "+
 		"from 1,000 legs to 2,000 (0: no bound)")
+	hostStreams := flag.Bool("host", true, "also measure the layout trees' first with a host stream beside every stream (SPEC §12.2), bounded by -max-host-ratio")
+	maxHostRatio := flag.Float64("max-host-ratio", 0, "fail when the host-stream tree's --json takes more than this many times cat of the same bytes (0: no bound; -short: "+fmt.Sprint(hostBounds.MaxRatio)+")")
 	var b bounds
 	flag.Float64Var(&b.MaxRatio, "max-ratio", 0, "fail when any layout's --json takes more than this many times cat of the same bytes (0: no bound)")
 	flag.Float64Var(&b.MaxRSSMiB, "max-rss-mib", 0, "fail when any command's peak RSS is more than this many MiB (0: no bound)")
@@ -162,6 +164,9 @@ func main() {
 		}
 		if !set["max-rss-mib"] {
 			b.MaxRSSMiB = shortBounds.MaxRSSMiB
+		}
+		if !set["max-host-ratio"] {
+			*maxHostRatio = hostBounds.MaxRatio
 		}
 	}
 
@@ -192,6 +197,11 @@ func main() {
 			rs[k].layout = true
 		}
 		results = append(results, rs...)
+	}
+	if *hostStreams {
+		tree := hostTree(base)
+		checkHostTree(bin, tree)
+		results = append(results, timeTree(bin, tree, hostTreeName, *runs)...)
 	}
 	if *short {
 		tree := generate(dir, 2000, 60)
@@ -272,9 +282,16 @@ func main() {
 			fmt.Println("guard on the shapes: ok")
 		}
 	}
-	if b.MaxRatio > 0 || b.MaxRSSMiB > 0 {
+	if b.MaxRatio > 0 || b.MaxRSSMiB > 0 || *maxHostRatio > 0 {
 		fmt.Printf("\nguard: --json at most %.2f× cat on every layout, peak RSS at most %.0f MiB\n", b.MaxRatio, b.MaxRSSMiB)
-		if bad := b.check(results); len(bad) > 0 {
+		if *maxHostRatio > 0 {
+			fmt.Printf("guard: --json at most %.2f× cat on the host-stream tree\n", *maxHostRatio)
+		}
+		bad := b.check(results)
+		if *maxHostRatio > 0 {
+			bad = append(bad, checkHost(results, *maxHostRatio)...)
+		}
+		if len(bad) > 0 {
 			for _, msg := range bad {
 				fmt.Println("guard: FAILED:", msg)
 			}

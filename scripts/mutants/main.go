@@ -651,7 +651,7 @@ var mutations = []mutation{
 	{"SG6", "the any-order scanner never used (every changed key order read member by member)", "clocks/parse.go",
 		"	if p.anyOrder() {", "	if false && p.anyOrder() {", clocksPkg},
 	{"SG7", "a line with a key the reader does not type (memory_used_mib) left to the general reading", "clocks/anyorder.go",
-		"			n, ok := p.otherMember(i)\n			if !ok {", "			n, ok := p.otherMember(i)\n			if true || !ok {", clocksPkg},
+		"		n, ok := p.otherMember(i)\n		if !ok {", "		n, ok := p.otherMember(i)\n		if true || !ok {", clocksPkg},
 	{"SG8", "the summary keeps its legs once the report is built (ReleaseLegs a no-op)", "summarize/summarize.go",
 		"	s.released += len(s.Legs)\n	s.Legs = nil\n", "	s.released += len(s.Legs)\n", livePkg},
 	{"SG9", "every leg's trace points kept in memory (the spool never used)", "summarize/summarize.go",
@@ -1142,5 +1142,22 @@ func init() {
 			"		if i < len(f.lastTop) && f.lastTop[i].pid == p.PID {", "		if i < len(f.lastTop) {", []string{"-run=^TestHostTopSumsByPID$", "./clocks/"}},
 		mutation{"HP5", "a process named by its first comm", "clocks/host.go",
 			"		if e.comm != p.Comm {", "		if e.comm == \"\" {", []string{"-run=^TestHostTopSumsByPID$", "./clocks/"}},
+	)
+}
+
+// anyOrderTests run the any-order scanner's tests, its memo's included.
+var anyOrderTests = []string{"-run=^TestAnyOrder", "./clocks/"}
+
+// The any-order scanner's memo of members and its bounds.
+func init() {
+	mutations = append(mutations,
+		mutation{"KO1", "a line of more members than a learned layout keeps read by the any-order scanner", "clocks/anyorder.go",
+			"		if b[i] != '\"' || j == maxMembers {", "		if b[i] != '\"' {", anyOrderTests},
+		mutation{"KO2", "the memo's StaticID kept when an identity member changes", "clocks/anyorder.go",
+			"		p.memoID = 0 // the identity", "		// the identity", anyOrderTests},
+		mutation{"KO3", "a member that repeats the memo's only up to a digit read from the memo", "clocks/anyorder.go",
+			"	if d != 0 || end >= len(b) || !endsMember[b[end]] {", "	if d != 0 || end >= len(b) {", anyOrderTests},
+		mutation{"KO4", "a row given the memo's StaticID though one of its identity members was read anew", "clocks/anyorder.go",
+			"	if hits&baseIdentityKeys == baseIdentityKeys {", "	if hits&(1<<kBootID) != 0 {", anyOrderTests},
 	)
 }

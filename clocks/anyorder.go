@@ -7,9 +7,9 @@ import (
 
 // The any-order scanner reads a line whose layout is not the learned one
 // (a recorder that writes its keys in a new order on every line, say) in
-// one pass: each key found in sampleKeys by its first byte and length, each
-// value read as its kind says, without a member cache, a copy or an
-// allocation. It reads only the plain form of a sample: printable ASCII
+// one pass: a member that repeats the memo's (below) taken from it, any
+// other's key found in sampleKeys by its first eight bytes and its value
+// read as its kind says, without an allocation. It reads only the plain form of a sample: printable ASCII
 // strings without escapes, numbers without an exponent of at most 15
 // digits, nulls where the kind allows them, sample keys only, each once.
 // Anything else (a duplicate, another key, an escape, a byte outside
@@ -99,11 +99,13 @@ func memoWindow(b []byte, i int) (w *[memoText]byte, ok bool) {
 }
 
 // recall reads the member at b[i], from its key's quote, from the memo
-// when it repeats one, returning its key and end; key is -1 when not.
-func (p *lineParser) recall(i int) (key, end int) {
+// when it repeats one: whole, its key and end. When only its key and the
+// text before its value repeat the memo's (a clock, a time), it returns
+// its key and where its value starts, whole false. key is -1 otherwise.
+func (p *lineParser) recall(i int) (key, end int, whole bool) {
 	b := p.b
 	if len(b)-i < memoMin {
-		return -1, 0
+		return -1, 0, false
 	}
 	c, ok := memoWindow(b, i)
 	if !ok {
@@ -116,19 +118,23 @@ func (p *lineParser) recall(i int) (key, end int) {
 	w1 := binary.LittleEndian.Uint64(c[8:])
 	k := int(p.memoIdx[memoSlot(w0, uint32(w1))]) - 1
 	if k < 0 {
-		return -1, 0
+		return -1, 0, false
 	}
 	e := &p.memo[k]
+	x0, x1, x2, x3 := w0^e.w[0], w1^e.w[1], binary.LittleEndian.Uint64(c[16:])^e.w[2], binary.LittleEndian.Uint64(c[24:])^e.w[3]
+	x4, x5, x6, x7 := binary.LittleEndian.Uint64(c[32:])^e.w[4], binary.LittleEndian.Uint64(c[40:])^e.w[5],
+		binary.LittleEndian.Uint64(c[48:])^e.w[6], binary.LittleEndian.Uint64(c[56:])^e.w[7]
 	m := &memoMasks[e.n]
-	d := (w0^e.w[0])&m[0] | (w1^e.w[1])&m[1] |
-		(binary.LittleEndian.Uint64(c[16:])^e.w[2])&m[2] | (binary.LittleEndian.Uint64(c[24:])^e.w[3])&m[3] |
-		(binary.LittleEndian.Uint64(c[32:])^e.w[4])&m[4] | (binary.LittleEndian.Uint64(c[40:])^e.w[5])&m[5] |
-		(binary.LittleEndian.Uint64(c[48:])^e.w[6])&m[6] | (binary.LittleEndian.Uint64(c[56:])^e.w[7])&m[7]
+	d := x0&m[0] | x1&m[1] | x2&m[2] | x3&m[3] | x4&m[4] | x5&m[5] | x6&m[6] | x7&m[7]
 	end = i + e.n
-	if d != 0 || end >= len(b) || !endsMember[b[end]] {
-		return -1, 0
+	if d == 0 && end < len(b) && endsMember[b[end]] {
+		return k, end, true
 	}
-	return k, end
+	m = &memoMasks[e.value]
+	if x0&m[0]|x1&m[1]|x2&m[2]|x3&m[3]|x4&m[4]|x5&m[5]|x6&m[6]|x7&m[7] == 0 && i+e.value < len(b) {
+		return k, i + e.value, false
+	}
+	return -1, 0, false
 }
 
 // memorize keeps the member of key just read, from its key's quote at
@@ -195,7 +201,7 @@ func (p *lineParser) anyOrder() bool {
 		if b[i] != '"' || j == maxMembers {
 			return false // more members than a template keeps: the general reading's
 		}
-		if key, end := p.recall(i); key >= 0 {
+		if key, end, whole := p.recall(i); key >= 0 && whole {
 			bit := uint32(1) << key
 			if p.seen&bit != 0 {
 				return false
@@ -211,7 +217,7 @@ func (p *lineParser) anyOrder() bool {
 			p.ints[key], p.floats[key] = e.i, e.f
 			p.members[j] = memberAt{from: from, value: i + e.value, valueEnd: end, key: int8(key)}
 			i = end
-		} else if !p.member1(j, from, i) {
+		} else if key >= 0 && !p.value1(j, from, i, key, end) || key < 0 && !p.member1(j, from, i) {
 			return false
 		} else {
 			i = p.members[j].valueEnd
@@ -268,11 +274,6 @@ func (p *lineParser) member1(j, from, keyAt int) (ok bool) {
 		p.members[j] = memberAt{from: from, value: n.value, valueEnd: n.end, key: -1}
 		return true
 	}
-	bit := uint32(1) << key
-	if p.seen&bit != 0 {
-		return false
-	}
-	p.seen |= bit
 	i = skipWS(b, i+len(keyNames[key])+2)
 	if i >= len(b) || b[i] != ':' {
 		return false
@@ -281,7 +282,21 @@ func (p *lineParser) member1(j, from, keyAt int) (ok bool) {
 	if i >= len(b) {
 		return false
 	}
-	value := i
+	return p.value1(j, from, keyAt, key, i)
+}
+
+// value1 reads the value at b[value] of the j-th member, of the sample
+// key key, its text begun at from and its key's quote at keyAt, and keeps
+// the member in the memo. ok is false for anything the scanner does not
+// read.
+func (p *lineParser) value1(j, from, keyAt, key, value int) (ok bool) {
+	b := p.b
+	bit := uint32(1) << key
+	if p.seen&bit != 0 {
+		return false
+	}
+	p.seen |= bit
+	i := value
 	kind := sampleKeys[key].kind
 	switch c := b[i]; {
 	case c == 'n':

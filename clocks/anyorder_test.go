@@ -2,8 +2,10 @@ package clocks
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/clockgate/clockgate/strictjson"
@@ -257,5 +259,35 @@ func TestAnyOrderManyMembers(t *testing.T) {
 		cut := bytes.LastIndexByte(l, '}')
 		ls[2] = append(append(append([]byte(nil), l[:cut]...), extra...), l[cut:]...)
 		sameFold(t, bytes.Join(ls, nil))
+	}
+}
+
+// TestAnyOrderMemoKeysByKey: a member of another key whose first bytes
+// find the memo's entry of a sample key (gpu_index here) is not read as
+// that key: a line with it in place of gpu_index is refused as the oracle
+// refuses it, for the missing key.
+func TestAnyOrderMemoKeysByKey(t *testing.T) {
+	prefix := func(s string) int {
+		b := []byte(s + "\x00\x00\x00\x00")
+		return memoSlot(binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint32(b[8:]))
+	}
+	want := prefix(`"gpu_index":`)
+	name := ""
+	for n := 0; name == ""; n++ {
+		c := fmt.Sprintf("x%08d", n) // nine bytes, as gpu_index
+		if prefix(`"`+c+`":`) == want {
+			name = c
+		}
+	}
+	stream := shuffled(streamOf(cleanWindow(bootF6)[:5]), rand.New(rand.NewSource(8)), anyOrderSeps[:1])
+	lines := bytes.SplitAfter(bytes.TrimSuffix(stream, []byte("\n")), []byte("\n"))
+	lines[3] = bytes.Replace(lines[3], []byte(`"gpu_index":0`), []byte(`"`+name+`":0`), 1)
+	if !bytes.Contains(lines[3], []byte(name)) {
+		t.Fatal("the edit did not apply")
+	}
+	edited := bytes.Join(lines, nil)
+	sameFold(t, edited)
+	if _, err := FoldStream(bytes.NewReader(edited)); err == nil || !strings.Contains(err.Error(), "gpu_index") {
+		t.Fatalf("a line without gpu_index: err %v, want it named", err)
 	}
 }

@@ -1163,11 +1163,11 @@ func init() {
 			"	if x0&m[0]|x1&m[1]|x2&m[2]|x3&m[3]|x4&m[4]|x5&m[5]|x6&m[6]|x7&m[7] == 0 && i+e.value < len(b) {", "	if i+e.value < len(b) {", anyOrderTests},
 		mutation{"KO6", "the scale guard's CPU bound of a layout against the sampler's own layout never checked", "scripts/scale/main.go",
 			"		if b.MaxLayoutRatio > 0 && r.what == \"--json\" && r.layout && own != nil {", "		if false {", scalePkg},
-		mutation{"KO7", "the scale guard's CPU bound of a layout against the sampler's own widened to 2×", "scripts/scale/main.go",
-			"MaxOutRatio: 2, MaxLayoutRatio: 1.75}", "MaxOutRatio: 2, MaxLayoutRatio: 2}", scalePkg},
+		mutation{"KO7", "the scale guard's CPU bound of a layout against the sampler's own widened to 2.5×", "scripts/scale/main.go",
+			"MaxOutRatio: 2, MaxLayoutRatio: 2}", "MaxOutRatio: 2, MaxLayoutRatio: 2.5}", scalePkg},
 		mutation{"KO8", "the scale guard's bound of --out against --json never checked", "scripts/scale/main.go",
 			"			if ratio := r.cpu.Seconds() / results[j].cpu.Seconds(); ratio > b.MaxOutRatio {", "			if ratio := r.cpu.Seconds() / results[j].cpu.Seconds(); false {", scalePkg},
 		mutation{"KO9", "the scale guard's bound of --out against --json widened", "scripts/scale/main.go",
-			"MaxOutRatio: 2, MaxLayoutRatio: 1.75}", "MaxOutRatio: 3, MaxLayoutRatio: 1.75}", scalePkg},
+			"MaxOutRatio: 2, MaxLayoutRatio: 2}", "MaxOutRatio: 3, MaxLayoutRatio: 2}", scalePkg},
 	)
 }

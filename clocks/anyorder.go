@@ -9,9 +9,10 @@ import (
 // (a recorder that writes its keys in a new order on every line, say) in
 // one pass: a member that repeats the memo's (below) taken from it, any
 // other's key found in sampleKeys by its first eight bytes and its value
-// read as its kind says, without an allocation. It reads only the plain form of a sample: printable ASCII
-// strings without escapes, numbers without an exponent of at most 15
-// digits, nulls where the kind allows them, sample keys only, each once.
+// read as its kind says, without an allocation. It reads only the plain
+// form of a sample: printable ASCII strings without escapes, numbers
+// without an exponent of at most 15 digits, nulls where the kind allows
+// them, sample keys only, each once.
 // Anything else (a duplicate, another key, an escape, a byte outside
 // ASCII, an object or array value, a value of the wrong type, a syntax
 // error) leaves the line to the general reading, which names its defect;
@@ -109,7 +110,8 @@ func (p *lineParser) recall(i int) (key, end int, whole bool) {
 	}
 	c, ok := memoWindow(b, i)
 	if !ok {
-		// The buffer ends within the window: the same, a byte at a time.
+		// The buffer ends within the window: the line's bytes in a
+		// window of zeros.
 		var buf [memoText]byte
 		copy(buf[:], b[i:])
 		c = &buf
@@ -208,6 +210,7 @@ func (p *lineParser) anyOrder() bool {
 			}
 			e := &p.memo[key]
 			e.misses = 0
+			p.memoHits++
 			hits |= bit
 			p.seen |= bit
 			p.intBits |= e.intBit

@@ -291,3 +291,33 @@ func TestAnyOrderMemoKeysByKey(t *testing.T) {
 		t.Fatalf("a line without gpu_index: err %v, want it named", err)
 	}
 }
+
+// TestAnyOrderMemoAtTheBufferEnd: a line that ends its buffer (no bytes
+// past it to compare a window of words with, as ParseSample's) is read
+// from the memo through a copy, member for member as the reader reads it
+// from its buffer.
+func TestAnyOrderMemoAtTheBufferEnd(t *testing.T) {
+	for _, seps := range [][]strictjson.Layout{anyOrderSeps[:1], anyOrderSeps} {
+		stream := shuffled(streamOf(richWindow()), rand.New(rand.NewSource(12)), seps)
+		r := NewReader(bytes.NewReader(stream), "")
+		var p lineParser
+		members := 0
+		for _, line := range bytes.SplitAfter(bytes.TrimSuffix(stream, []byte("\n")), []byte("\n")) {
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			line = append([]byte(nil), line...)[:len(line):len(line)] // nothing past it
+			var row Row
+			_, err := p.parse(line, &row)
+			if !r.Scan() || err != nil {
+				t.Fatalf("line %d: %v, reader: %v", r.Line(), err, r.Err())
+			}
+			if got, want := string(row.Sample().AppendJSON(nil)), string(r.Sample().AppendJSON(nil)); got != want {
+				t.Fatalf("line %d: read at the buffer's end as\n%s\nby the reader as\n%s", r.Line(), got, want)
+			}
+			members += bytes.Count(line, []byte(`":`)) + bytes.Count(line, []byte(`" :`))
+		}
+		if p.memoHits != r.p.memoHits || p.memoHits < members/10 {
+			t.Errorf("%d seps: %d of about %d members taken from the memo at the buffer's end, %d by the reader",
+				len(seps), p.memoHits, members, r.p.memoHits)
+		}
+	}
+}

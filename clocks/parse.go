@@ -34,8 +34,9 @@ type lineParser struct {
 	// memoID is the Row.StaticID of the lines whose identity members are
 	// all the memo's: 0 until one is, and again once one of them changes.
 	memoID uint64
-	// anyOrderLines counts the lines the any-order scanner read, for tests.
-	anyOrderLines int
+	// anyOrderLines counts the lines the any-order scanner read, and
+	// memoHits the members it took from its memo, for tests.
+	anyOrderLines, memoHits int
 }
 
 // lineState is what the parser knows of the line being read.

@@ -1161,6 +1161,8 @@ func init() {
 			"	if hits&baseIdentityKeys == baseIdentityKeys {", "	if hits&(1<<kBootID) != 0 {", anyOrderTests},
 		mutation{"KO5", "a member whose first bytes find the memo's entry of a sample key read as that key whatever its name", "clocks/anyorder.go",
 			"	if x0&m[0]|x1&m[1]|x2&m[2]|x3&m[3]|x4&m[4]|x5&m[5]|x6&m[6]|x7&m[7] == 0 && i+e.value < len(b) {", "	if i+e.value < len(b) {", anyOrderTests},
+		mutation{"KO10", "a member at the end of its buffer compared with a window of zeros (the memo never used there)", "clocks/anyorder.go",
+			"		var buf [memoText]byte\n		copy(buf[:], b[i:])\n", "		var buf [memoText]byte\n		copy(buf[:], b[i:i])\n", anyOrderTests},
 		mutation{"KO6", "the scale guard's CPU bound of a layout against the sampler's own layout never checked", "scripts/scale/main.go",
 			"		if b.MaxLayoutRatio > 0 && r.what == \"--json\" && r.layout && own != nil {", "		if false {", scalePkg},
 		mutation{"KO7", "the scale guard's CPU bound of a layout against the sampler's own widened to 2.5×", "scripts/scale/main.go",

@@ -27,11 +27,16 @@ type lineParser struct {
 	lastBits     uint64
 	// xcd holds an AMD sample's XCD clocks, read from the array's text.
 	xcd []int
-	// lastStr holds, for each string key, the value and closing quote the
-	// any-order scanner last read, all printable ASCII.
-	lastStr [numKeys][]byte
-	// anyOrderLines counts the lines the any-order scanner read, for tests.
-	anyOrderLines int
+	// memo holds each sample key's member as the any-order scanner last
+	// read it, and memoIdx finds it (anyorder.go).
+	memo    [numKeys]memoMember
+	memoIdx memoIndex
+	// memoID is the Row.StaticID of the lines whose identity members are
+	// all the memo's: 0 until one is, and again once one of them changes.
+	memoID uint64
+	// anyOrderLines counts the lines the any-order scanner read, and
+	// memoHits the members it took from its memo, for tests.
+	anyOrderLines, memoHits int
 }
 
 // lineState is what the parser knows of the line being read.

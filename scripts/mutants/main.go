@@ -646,19 +646,21 @@ var mutations = []mutation{
 	{"F33", "a mark whose point no bench file has not named", "summarize/summarize.go",
 		"			if !l.Clock.BenchPoints[m.Point] && !named[m.Point] {", "			if false {", fcPkgs},
 	{"SG1", "the scale guard's ratio to cat never fails", "scripts/scale/main.go",
-		`r.what == "--json" && r.layout && ratio > b.MaxRatio`, `r.what == "--json" && r.layout && false`, scalePkg},
+		`r.what == "--json" && r.layout && walled && ratio > b.MaxRatio`, `r.what == "--json" && r.layout && walled && false`, scalePkg},
 	{"SG2", "the scale guard's ratio bound widened to 8× cat", "scripts/scale/main.go",
-		"bounds{MaxRatio: 4, MaxRSSMiB: 80}", "bounds{MaxRatio: 8, MaxRSSMiB: 80}", scalePkg},
+		"bounds{MaxRatio: 4, MaxRSSMiB: 80,", "bounds{MaxRatio: 8, MaxRSSMiB: 80,", scalePkg},
 	{"SG3", "the scale guard's peak RSS never fails", "scripts/scale/main.go",
 		"b.MaxRSSMiB > 0 && rss > b.MaxRSSMiB", "b.MaxRSSMiB > 0 && false", scalePkg},
 	{"SG4", "the scale guard's RSS bound widened to 112 MiB", "scripts/scale/main.go",
-		"bounds{MaxRatio: 4, MaxRSSMiB: 80}", "bounds{MaxRatio: 4, MaxRSSMiB: 112}", scalePkg},
+		"bounds{MaxRatio: 4, MaxRSSMiB: 80,", "bounds{MaxRatio: 4, MaxRSSMiB: 112,", scalePkg},
 	{"SG5", "a ratio at exactly the bound fails", "scripts/scale/main.go",
-		"r.layout && ratio > b.MaxRatio", "r.layout && ratio >= b.MaxRatio", scalePkg},
+		"r.layout && walled && ratio > b.MaxRatio", "r.layout && walled && ratio >= b.MaxRatio", scalePkg},
+	{"SG14", "the scale guard's wall bound laid on every layout, the sampler's own not singled out", "scripts/scale/main.go",
+		"walled := b.MaxLayoutRatio == 0 || r.tree == layouts[0].name", "walled := true", scalePkg},
 	{"SG6", "the any-order scanner never used (every changed key order read member by member)", "clocks/parse.go",
 		"	if p.anyOrder() {", "	if false && p.anyOrder() {", clocksPkg},
 	{"SG7", "a line with a key the reader does not type (memory_used_mib) left to the general reading", "clocks/anyorder.go",
-		"			n, ok := p.otherMember(i)\n			if !ok {", "			n, ok := p.otherMember(i)\n			if true || !ok {", clocksPkg},
+		"		n, ok := p.otherMember(i)\n		if !ok {", "		n, ok := p.otherMember(i)\n		if true || !ok {", clocksPkg},
 	{"SG8", "the summary keeps its legs once the report is built (ReleaseLegs a no-op)", "summarize/summarize.go",
 		"	s.released += len(s.Legs)\n	s.Legs = nil\n", "	s.released += len(s.Legs)\n", livePkg},
 	{"SG9", "every leg's trace points kept in memory (the spool never used)", "summarize/summarize.go",
@@ -1175,29 +1177,29 @@ func init() {
 
 // The grid on a Slurm allocation (SPEC §12.4): the plan's [slurm] and
 // roles, the allocation, the stop of a step, the resume, the gate's
-// naming of a node. SG6–SG8 need the cluster (CLOCKGATE_TEST_SLURM).
+// naming of a node. SL6–SL8 need the cluster (CLOCKGATE_TEST_SLURM).
 func init() {
 	slurmGrid := func(run string) []string {
 		return []string{"-run=" + run, "-timeout=600s", "./grid/cmdtest/"}
 	}
 	mutations = append(mutations,
-		mutation{"SG1", "a [slurm] plan run outside an allocation", "grid/slurm.go",
+		mutation{"SL1", "a [slurm] plan run outside an allocation", "grid/slurm.go",
 			"	if job == \"\" {", "	if false && job == \"\" {", []string{"-run", "^TestFindAllocation$", "./grid/"}},
-		mutation{"SG2", "an allocation with fewer nodes than [slurm] nodes accepted", "grid/slurm.go",
+		mutation{"SL2", "an allocation with fewer nodes than [slurm] nodes accepted", "grid/slurm.go",
 			"	if len(nodes) < p.Slurm.Nodes {", "	if false && len(nodes) < p.Slurm.Nodes {", []string{"-run", "^TestFindAllocation$", "./grid/"}},
-		mutation{"SG3", "roles needing more nodes than [slurm] nodes accepted", "grid/plan.go",
+		mutation{"SL3", "roles needing more nodes than [slurm] nodes accepted", "grid/plan.go",
 			"		if slurm && nodes > p.Slurm.Nodes {", "		if false && slurm && nodes > p.Slurm.Nodes {", []string{"-run", "^TestSlurmPlanRefusals$", "./grid/"}},
-		mutation{"SG4", "{node} accepted in the bench, which runs on no role's node", "grid/plan.go",
+		mutation{"SL4", "{node} accepted in the bench, which runs on no role's node", "grid/plan.go",
 			"			if bench && taskPlaceholders[name] {", "			if false && bench && taskPlaceholders[name] {", []string{"-run", "^TestSlurmPlanRefusals$", "./grid/"}},
-		mutation{"SG5", "a Slurm placeholder accepted without [slurm]", "grid/plan.go",
+		mutation{"SL5", "a Slurm placeholder accepted without [slurm]", "grid/plan.go",
 			"			if !slurm && slurmPlaceholders[name] {", "			if false && !slurm && slurmPlaceholders[name] {", []string{"-run", "^TestSlurmPlanRefusals$", "./grid/"}},
-		mutation{"SG6", "a server step that ignores SIGINT never killed", "grid/slurm.go",
+		mutation{"SL6", "a server step that ignores SIGINT never killed", "grid/slurm.go",
 			"				s.scancel(id, \"KILL\")\n				killed = append(", "				killed = append(", slurmGrid("^TestGridSlurmIgnoresSIGINT$")},
-		mutation{"SG7", "a resume on other nodes accepted", "grid/grid.go",
+		mutation{"SL7", "a resume on other nodes accepted", "grid/grid.go",
 			"		if strings.Join(start.Nodes, \",\") != strings.Join(g.slurmNodes(), \",\") {", "		if false {", slurmGrid("^TestGridSlurmInterruptResume$")},
-		mutation{"SG8", "the idle gate names no node", "grid/slurm.go",
+		mutation{"SL8", "the idle gate names no node", "grid/slurm.go",
 			"	if g.labels != nil {", "	if false && g.labels != nil {", slurmGrid("^TestGridSlurmHotNode$")},
-		mutation{"SG9", "a node's sampler not told the leg's own processes (they read as foreign)", "grid/task.go",
+		mutation{"SL9", "a node's sampler not told the leg's own processes (they read as foreign)", "grid/task.go",
 			"	if pids := SystemProcs().Marked(*marker, nil); len(pids) > 0 {", "	if pids := SystemProcs().Marked(*marker, nil); false && len(pids) > 0 {", slurmGrid("^TestGridSlurmAA$")},
 	)
 }
@@ -1308,5 +1310,34 @@ func init() {
 			"	if rec.Host, err = buildHost(opts.Stream, fold.Ticks); err != nil {", "	if rec.Host, err = buildHost(opts.Stream, fold.Ticks); false && err != nil {", []string{"-run=^TestBuildHostBlock$", "./cmd/clockgate/"}},
 		mutation{"HP15", "a host number of 16 digits read in one pass", "clocks/host.go",
 			"	if whole == 0 || digits > 15 ||", "	if whole == 0 || digits > 16 ||", []string{"-run=^TestHostNumAsChecked$", "./clocks/"}},
+	)
+}
+
+// anyOrderTests run the any-order scanner's tests, its memo's included.
+var anyOrderTests = []string{"-run=^TestAnyOrder", "./clocks/"}
+
+// The any-order scanner's memo of members and its bounds.
+func init() {
+	mutations = append(mutations,
+		mutation{"KO1", "a line of more members than a learned layout keeps read by the any-order scanner", "clocks/anyorder.go",
+			"		if b[i] != '\"' || j == maxMembers {", "		if b[i] != '\"' {", anyOrderTests},
+		mutation{"KO2", "the memo's StaticID kept when an identity member changes", "clocks/anyorder.go",
+			"		p.memoID = 0 // the identity", "		// the identity", anyOrderTests},
+		mutation{"KO3", "a member that repeats the memo's only up to a digit read from the memo", "clocks/anyorder.go",
+			"	if d == 0 && end < len(b) && endsMember[b[end]] {", "	if d == 0 && end < len(b) {", anyOrderTests},
+		mutation{"KO4", "a row given the memo's StaticID though one of its identity members was read anew", "clocks/anyorder.go",
+			"	if hits&baseIdentityKeys == baseIdentityKeys {", "	if hits&(1<<kBootID) != 0 {", anyOrderTests},
+		mutation{"KO5", "a member whose first bytes find the memo's entry of a sample key read as that key whatever its name", "clocks/anyorder.go",
+			"	if x0&m[0]|x1&m[1]|x2&m[2]|x3&m[3]|x4&m[4]|x5&m[5]|x6&m[6]|x7&m[7] == 0 && i+e.value < len(b) {", "	if i+e.value < len(b) {", anyOrderTests},
+		mutation{"KO10", "a member at the end of its buffer compared with a window of zeros (the memo never used there)", "clocks/anyorder.go",
+			"		var buf [memoText]byte\n		copy(buf[:], b[i:])\n", "		var buf [memoText]byte\n		copy(buf[:], b[i:i])\n", anyOrderTests},
+		mutation{"KO6", "the scale guard's CPU bound of a layout against the sampler's own layout never checked", "scripts/scale/main.go",
+			"		if b.MaxLayoutRatio > 0 && r.what == \"--json\" && r.layout && own != nil {", "		if false {", scalePkg},
+		mutation{"KO7", "the scale guard's CPU bound of a layout against the sampler's own widened to 2.5×", "scripts/scale/main.go",
+			"MaxOutRatio: 2, MaxLayoutRatio: 2}", "MaxOutRatio: 2, MaxLayoutRatio: 2.5}", scalePkg},
+		mutation{"KO8", "the scale guard's bound of --out against --json never checked", "scripts/scale/main.go",
+			"			if ratio := r.cpu.Seconds() / results[j].cpu.Seconds(); ratio > b.MaxOutRatio {", "			if ratio := r.cpu.Seconds() / results[j].cpu.Seconds(); false {", scalePkg},
+		mutation{"KO9", "the scale guard's bound of --out against --json widened", "scripts/scale/main.go",
+			"MaxOutRatio: 2, MaxLayoutRatio: 2}", "MaxOutRatio: 3, MaxLayoutRatio: 2}", scalePkg},
 	)
 }

@@ -554,9 +554,42 @@ func (l *Leg) combine(m *LegManifest) {
 				sum.Free[v] += n
 			}
 			sum.FreeSum.AddSum(q.FreeSum)
+			sum.Energy = addEnergy(sum.Energy, q.Energy, hl.Host)
 		}
 		if all {
 			l.Points[label] = sum
 		}
 	}
+}
+
+// addEnergy adds host's energy over a point's window to the leg's so
+// far, sum (nil before the first host): the leg's energy is its hosts'
+// together; a host's energy reason is the leg's, naming the host.
+func addEnergy(sum, e *LegEnergy, host string) *LegEnergy {
+	if e == nil {
+		return sum
+	}
+	add := func(a, b *float64) *float64 {
+		if a == nil || b == nil {
+			return nil
+		}
+		return ptr(*a + *b)
+	}
+	if sum == nil {
+		out := *e
+		if out.Problem != "" {
+			out.Problem = "host " + host + ": " + out.Problem
+		}
+		return &out
+	}
+	if sum.Code == "" && e.Code != "" {
+		sum.Code, sum.Problem = e.Code, "host "+host+": "+e.Problem
+	}
+	if sum.Method != e.Method || sum.Scope != e.Scope {
+		sum.Method, sum.Scope = "", ""
+	}
+	sum.EnergyJ += e.EnergyJ
+	sum.CounterJ, sum.IntegralJ = add(sum.CounterJ, e.CounterJ), add(sum.IntegralJ, e.IntegralJ)
+	sum.ErrorBoundJ, sum.IdlePowerW = add(sum.ErrorBoundJ, e.ErrorBoundJ), add(sum.IdlePowerW, e.IdlePowerW)
+	return sum
 }

@@ -348,3 +348,28 @@ func TestMultiHostAcrossArms(t *testing.T) {
 	wantReason(t, Compare(fewer, two, false).Reasons, CodeHardwareMismatch, "a samples 2 GPUs per leg, b 3")
 	wantReason(t, Compare(two, fewer, false).Reasons, CodeHardwareMismatch, "b samples 3 GPUs per leg, a 2")
 }
+
+// TestMultiHostPointsOnlyWhenSynchronised: the client's marks price every
+// host's samples, so a point counts all three hosts' busy samples; where
+// clock.host_skew stands, no point is judged on the hosts' samples.
+func TestMultiHostPointsOnlyWhenSynchronised(t *testing.T) {
+	ev := func() *PointEvidence {
+		return &PointEvidence{MarksPath: "points.jsonl", Marks: []Mark{{Point: "1/inf",
+			Span: Span{From: windowStart.Add(10 * time.Second).UnixNano(), To: windowStart.Add(29*time.Second + 500*time.Millisecond).UnixNano()}}}}
+	}
+	for _, tc := range []struct {
+		sync *TimeSyncWindow
+		busy int
+	}{{nil, 60}, {chronySync(150), 0}} {
+		dir := t.TempDir()
+		writeMHLeg(t, dir, threeHosts(func(h []mhHost) { h[2].sync = tc.sync }), nil)
+		l := LoadMultiHostLeg(LegFiles{Name: "r1", Root: dir, Points: ev()}, ".")
+		p := l.Points["1/inf"]
+		switch {
+		case tc.busy == 0 && p != nil:
+			t.Fatalf("clock.host_skew stands (%v), yet point 1/inf was judged on the hosts' samples: %+v", Codes(l.Reasons), p)
+		case tc.busy > 0 && (p == nil || p.Busy != tc.busy):
+			t.Fatalf("point 1/inf %+v, want %d busy samples (20 on each of 3 hosts); reasons %v", p, tc.busy, l.Reasons)
+		}
+	}
+}

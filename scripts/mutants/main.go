@@ -1165,6 +1165,10 @@ func init() {
 			"	if len(m.Hosts) == 1 && m.Hosts[0].Host == m.Client {", "	if len(m.Hosts) == 1 {", mjPkg},
 		mutation{"MJ15", "the multi-host judge not reached from summarize", "summarize/summarize.go",
 			"		return clocks.LoadMultiHostLeg(files, lf.multiHost)", "		return clocks.NewLeg(files)", legPkg},
+		mutation{"MJ16", "point windows judged on the hosts' samples while clock.host_skew stands", f,
+			"		if lf.Points != nil && skewHolds {", "		if lf.Points != nil {", mjPkg},
+		mutation{"MJ17", "a point's busy samples not added over the hosts", f,
+			"			sum.Busy += q.Busy\n", "", mjPkg},
 	)
 }
 

@@ -593,3 +593,26 @@ func addEnergy(sum, e *LegEnergy, host string) *LegEnergy {
 	sum.ErrorBoundJ, sum.IdlePowerW = add(sum.ErrorBoundJ, e.ErrorBoundJ), add(sum.IdlePowerW, e.IdlePowerW)
 	return sum
 }
+
+// GPUHost is the host, and its role, of the leg's GPU at position k: ""
+// for a single-host leg.
+func (l *Leg) GPUHost(k int) (host, role string) {
+	for _, hl := range l.Hosts {
+		if hl.Leg == nil || hl.Leg.Fold == nil {
+			return "", ""
+		}
+		if k < len(hl.Leg.Fold.GPUs) {
+			return hl.Host, hl.Role
+		}
+		k -= len(hl.Leg.Fold.GPUs)
+	}
+	return "", ""
+}
+
+// roleNote is ", role R" where a host has a role.
+func roleNote(role string) string {
+	if role == "" {
+		return ""
+	}
+	return ", role " + role
+}

@@ -328,7 +328,7 @@ func TestMultiHostAcrossArms(t *testing.T) {
 			msg  string
 		}{
 			{reboot, CodeCrossBoot, "node2=0d5e7c1a-2b3c-4d5e-8f90-a1b2c3d4e5f6"},
-			{prefill, CodeOffset, "GPU position 0 (GPU 0): median offset 2.0"},
+			{prefill, CodeOffset, "GPU position 0 (host node1, role prefill, GPU 0): median offset 2.0"},
 		} {
 			o, b := arm("a", tc.fix), arm("b", nil)
 			if side == "baseline" {

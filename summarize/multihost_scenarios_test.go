@@ -19,7 +19,8 @@ func init() {
 	newScenarioWants["multihost-duplicate-uuid"] = wantScenario{baseline: "dynamo",
 		legs:        map[string][]string{rerun: {clocks.CodeHostDuplicate}},
 		comparisons: []wantRatio{{model: llama, ours: "dynamo-rerun", codes: []string{clocks.CodeStaticMismatch, clocks.CodeHardwareMismatch, clocks.CodeLegIneligible}}},
-		fragments:   []string{"GPU GPU-a93f0d52-16b8-4e7c-8d24-5f0c1e7b9a36 is claimed by hosts node2 and node3: two samplers read one GPU"},
+		fragments: []string{"GPU GPU-a93f0d52-16b8-4e7c-8d24-5f0c1e7b9a36 is claimed by hosts node2 and node3: two samplers read one GPU",
+			"arms are not on one machine: GPU position 2 (host node3, role decode, GPU 0): gpu_uuid"},
 	}
 	newScenarioWants["multihost-late-host"] = wantScenario{baseline: "dynamo",
 		legs:        map[string][]string{rerun: {"bench.outside_window", clocks.CodeHostWindow}},

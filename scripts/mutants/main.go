@@ -1169,6 +1169,10 @@ func init() {
 			"		if lf.Points != nil && skewHolds {", "		if lf.Points != nil {", mjPkg},
 		mutation{"MJ17", "a point's busy samples not added over the hosts", f,
 			"			sum.Busy += q.Busy\n", "", mjPkg},
+		mutation{"MJ18", "report.html's picture names a multi-host leg's GPUs without host and role", "report/svg.go",
+			"		case g.Host != \"\" && g.Role != \"\":", "		case false:", []string{"-run=TestMultiHostReportNamesHosts", "./report/"}},
+		mutation{"MJ19", "report.md names a multi-host leg's GPUs without host and role", "report/markdown.go",
+			"	case host == \"\":\n		return strconv.Itoa(index)", "	case true:\n		return strconv.Itoa(index)", []string{"-run=TestMultiHostReportNamesHosts", "./report/"}},
 	)
 }
 

@@ -296,7 +296,19 @@ func TestDocsSbatchOnSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	realPy, _ := exec.LookPath("python3")
-	env := append(docsEnv(t, newRecTools(t), exe, realPy, 1), "SLURM_CONF="+c.Conf)
+	// The batch job's output, shown when the script fails.
+	logs := t.TempDir()
+	env := append(docsEnv(t, newRecTools(t), exe, realPy, 1), "SLURM_CONF="+c.Conf, "SBATCH_OUTPUT="+filepath.Join(logs, "slurm-%j.out"))
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		outs, _ := filepath.Glob(filepath.Join(logs, "*"))
+		for _, o := range outs {
+			data, _ := os.ReadFile(o)
+			t.Logf("%s:\n%s", o, data)
+		}
+	})
 	synced(t)
 	runDocScript(t, *script, repo, env)
 }

@@ -31,6 +31,10 @@ type GPUSide struct {
 	Position int    `json:"position"`
 	GPUIndex int    `json:"gpu_index"`
 	GPUUUID  string `json:"gpu_uuid"`
+	// Host and Role are the position's host and its role, for an arm of
+	// multi-host legs (SPEC §12.3); "" otherwise.
+	Host string `json:"host,omitempty"`
+	Role string `json:"role,omitempty"`
 	ClockStats
 }
 
@@ -105,12 +109,13 @@ type Arm struct {
 
 // armGPU is one GPU position merged over an arm's trusted legs.
 type armGPU struct {
-	index   int
-	uuid    string
-	hist    map[int]int
-	sumMHz  Sum
-	idle    int
-	powerMW map[int64]int
+	index      int
+	uuid       string
+	host, role string
+	hist       map[int]int
+	sumMHz     Sum
+	idle       int
+	powerMW    map[int64]int
 	// static maps each STATIC_FIELDS name to its printed values and the
 	// trusted legs that carry each.
 	static map[string]map[string][]string
@@ -253,6 +258,9 @@ func (a *Arm) position(k int) string {
 	if !a.multi {
 		return ""
 	}
+	if g := a.gpus[k]; g.host != "" {
+		return fmt.Sprintf("GPU position %d (host %s%s, GPU %d): ", k, g.host, roleNote(g.role), g.index)
+	}
 	return fmt.Sprintf("GPU position %d (GPU %d): ", k, a.gpus[k].index)
 }
 
@@ -281,6 +289,7 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 			if k == len(a.gpus) {
 				ag := newArmGPU()
 				ag.index, ag.uuid = g.Index, g.First.GPUUUID
+				ag.host, ag.role = l.GPUHost(k)
 				a.gpus = append(a.gpus, ag)
 			}
 			a.gpus[k].add(g, &l.Record.GPUs[k], l.Name)
@@ -295,7 +304,7 @@ func Merge(engine string, legs []*Leg, allowCrossBoot bool) *Arm {
 	a.Side.ClockStats = a.all.stats()
 	if a.multi {
 		for k, g := range a.gpus {
-			a.Side.GPUs = append(a.Side.GPUs, GPUSide{Position: k, GPUIndex: g.index, GPUUUID: g.uuid, ClockStats: g.stats()})
+			a.Side.GPUs = append(a.Side.GPUs, GPUSide{Position: k, GPUIndex: g.index, GPUUUID: g.uuid, Host: g.host, Role: g.role, ClockStats: g.stats()})
 		}
 	}
 	if len(a.boots) > 1 {

@@ -306,3 +306,16 @@ const (
 	// path (tokenizer, scheduler, sampling) slows with the CPU clock.
 	HostCPUOffsetBasisPoints = 500
 )
+
+// One leg across several hosts (SPEC §12.3).
+const (
+	// MaxHostWindowIntervals is how many intervals a host's window may
+	// start after, or end before, the leg's common window: a sampler's
+	// start and stop under srun reach every node within a reading or two.
+	MaxHostWindowIntervals = 3
+
+	// MaxWallStepMS is the most, in ms, a host's wall clock may move
+	// against CLOCK_BOOTTIME between two readings: a time daemon slews
+	// far slower, so more is a step that moves point windows.
+	MaxWallStepMS = 50
+)

@@ -47,6 +47,10 @@ type Leg struct {
 	// a bench file for: a point it has none for is not warned about as
 	// having no window (it was not run in this leg).
 	BenchPoints map[string]bool
+	// Hosts are the hosts of a leg in the directory form (SPEC §12.3),
+	// in leg.json's order, each judged on its own streams; nil for a
+	// single-host leg.
+	Hosts []*HostLeg
 	// Import is the leg's import.json when its record says stop_reason
 	// imported; nil otherwise.
 	Import *Import

@@ -200,6 +200,14 @@ var Registry = []CodeInfo{
 	// The box's PCIe link and declared state (SPEC §12.2).
 	{CodeHostPCIeLink, ScopeLeg, false, false, BothFamilies, "a GPU's PCIe link ran below its maximum generation or width in a busy reading"},
 	{CodeExpectation, ScopeLeg, false, true, BothFamilies, "a declared state (--expect) the leg's evidence does not bear out"},
+	// One leg across several hosts (SPEC §12.3).
+	{CodeHostMissing, ScopeLeg, false, true, BothFamilies, "a host of leg.json wrote no record"},
+	{CodeHostUnexpected, ScopeLeg, false, true, BothFamilies, "a file under hosts/ of a host leg.json does not list"},
+	{CodeHostDuplicate, ScopeLeg, false, true, BothFamilies, "two hosts claim one GPU"},
+	{CodeHostInterval, ScopeLeg, false, true, BothFamilies, "a host sampled at another interval than leg.json's"},
+	{CodeHostWindow, ScopeLeg, false, true, BothFamilies, "a host's window starts or ends more than the window bound from the common window"},
+	{CodeHostSkew, ScopeLeg, false, true, BothFamilies, "two hosts' clocks may disagree by more than the skew bound, or by an unknown amount"},
+	{CodeWallStep, ScopeLeg, false, true, BothFamilies, "a host's wall clock stepped against its monotonic clock within the window"},
 }
 
 // Info returns the registry's entry for code.

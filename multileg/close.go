@@ -9,15 +9,14 @@ import (
 	"strings"
 
 	"github.com/clockgate/clockgate/atomicfile"
+	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/sampler"
 	"github.com/clockgate/clockgate/strictjson"
 )
 
 // HowToStop says how to stop a leg's samplers under Slurm, for every
-// message about a host without its record (SPEC §12.3): SIGTERM to an
-// srun client is turned into SIGKILL for every task, so no sampler
-// writes its record.
-const HowToStop = "stop samplers with SIGINT to `srun --disable-status` (kill -INT $srun_pid; wait $srun_pid) or `scancel --signal=INT JOBID.STEPID`, never SIGTERM to srun, which SIGKILLs every task before it writes its record"
+// message about a host without its record (SPEC §12.3).
+const HowToStop = clocks.HowToStopSamplers
 
 // ErrMissing says a host of leg.json wrote no record.
 var ErrMissing = errors.New("a host wrote no record")

@@ -92,7 +92,7 @@ func TestRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Host{{"node1", "prefill", "prefill"}, {"node2", "decode", "decode"}, {"node3", "decode", "decode"}}
+	want := []Host{{Host: "node1", Role: "prefill", Group: "prefill"}, {Host: "node2", Role: "decode", Group: "decode"}, {Host: "node3", Role: "decode", Group: "decode"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
@@ -121,7 +121,7 @@ func TestManifestWriteOnce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "clocks", "m", "e", "r1")
 	d := 5.0
 	m := &Manifest{Schema: Schema, IntervalS: 0.5, SkewBoundMS: 100, SkewBoundDeclaredMS: &d, Client: "node1",
-		Hosts: []Host{{"node1", "prefill", "prefill"}, {Host: "node2"}}}
+		Hosts: []Host{{Host: "node1", Role: "prefill", Group: "prefill"}, {Host: "node2"}}}
 	if err := Write(dir, m); err != nil {
 		t.Fatal(err)
 	}

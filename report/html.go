@@ -527,7 +527,11 @@ func (p *panel) caption() string {
 	}
 	if k, ok := slowestPosition(s.GPUs); ok {
 		g := s.GPUs[k]
-		out += fmt.Sprintf("; %d GPUs per leg, the slowest GPU position %d (GPU %d) at a merged median of %s MHz", len(s.GPUs), g.Position, g.GPUIndex, num(*g.MedianMHz))
+		gpu := fmt.Sprintf("GPU %d", g.GPUIndex)
+		if g.Host != "" {
+			gpu = fmt.Sprintf("host %s%s, GPU %d", esc(g.Host), esc(roleNote(g.Role)), g.GPUIndex)
+		}
+		out += fmt.Sprintf("; %d GPUs per leg, the slowest GPU position %d (%s) at a merged median of %s MHz", len(s.GPUs), g.Position, gpu, num(*g.MedianMHz))
 	}
 	return out + "."
 }
@@ -618,3 +622,11 @@ svg.clock .no-trace-note { font-weight: 700; }
   table { display: table; }
 }
 `
+
+// roleNote is ", role R" where a host has a role.
+func roleNote(role string) string {
+	if role == "" {
+		return ""
+	}
+	return ", role " + role
+}

@@ -618,7 +618,7 @@ func legClockTable(w io.Writer, legs []Leg, withModel, multi bool) error {
 		}
 		for _, g := range l.GPUs {
 			busy, idle := g.BusySamples, g.IdleSamples
-			add(l, []string{cell(l.Engine), l.Name, strconv.Itoa(g.Index), optNum(g.MedianMHz), optFixed2(g.SpreadPct), optInt(&busy), optInt(&idle), dash(throttle(g.Throttle))})
+			add(l, []string{cell(l.Engine), l.Name, gpuName(g.Host, g.Role, g.Index), optNum(g.MedianMHz), optFixed2(g.SpreadPct), optInt(&busy), optInt(&idle), dash(throttle(g.Throttle))})
 		}
 	}
 	return leftTable(w, header, align, rows)
@@ -711,7 +711,7 @@ func gpuTable(w io.Writer, ours, base string, rows []GPURow) error {
 		if g == nil {
 			return "—", "—", "—", "—"
 		}
-		gpu = fmt.Sprintf("%d (%s)", g.GPUIndex, cell(shortUUID(g.GPUUUID)))
+		gpu = fmt.Sprintf("%s (%s)", gpuName(g.Host, g.Role, g.GPUIndex), cell(shortUUID(g.GPUUUID)))
 		if g.PowerW != nil {
 			power = fmt.Sprintf("%.1f", *g.PowerW)
 		}
@@ -920,4 +920,16 @@ func (d *Document) grid(p func(format string, args ...any)) {
 		}
 		p("\n")
 	}
+}
+
+// gpuName names a GPU in a table: its index, after its host and role in
+// a multi-host leg ("node2/decode 0").
+func gpuName(host, role string, index int) string {
+	switch {
+	case host == "":
+		return strconv.Itoa(index)
+	case role == "":
+		return fmt.Sprintf("%s %d", cell(host), index)
+	}
+	return fmt.Sprintf("%s/%s %d", cell(host), cell(role), index)
 }

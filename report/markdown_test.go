@@ -195,6 +195,8 @@ type goldenSide struct {
 		Position  int
 		GPUIndex  int      `json:"gpu_index"`
 		GPUUUID   string   `json:"gpu_uuid"`
+		Host      string   `json:"host"`
+		Role      string   `json:"role"`
 		MedianMHz *float64 `json:"median_mhz"`
 		MeanMHz   *float64 `json:"mean_mhz"`
 		PowerW    *float64 `json:"power_w"`
@@ -736,6 +738,12 @@ func checkGPUTable(t *testing.T, where string, tbs [][][]string, ours, base stri
 				uuid = uuid[:12]
 			}
 			want[1+k] = fmt.Sprintf("%d (%s)", g.GPUIndex, uuid)
+			switch {
+			case g.Host != "" && g.Role != "":
+				want[1+k] = fmt.Sprintf("%s/%s %d (%s)", g.Host, g.Role, g.GPUIndex, uuid)
+			case g.Host != "":
+				want[1+k] = fmt.Sprintf("%s %d (%s)", g.Host, g.GPUIndex, uuid)
+			}
 			want[3+k] = opt(g.MedianMHz, "%g")
 			want[5+k] = opt(g.MeanMHz, "%.2f")
 			want[9+k] = opt(g.PowerW, "%.1f")

@@ -224,6 +224,9 @@ type LegGPU struct {
 	// Index is the GPU's index as the driver numbers it.
 	Index int
 	UUID  string
+	// Host and Role are the GPU's host and its role, in a multi-host leg
+	// (SPEC §12.3); "" otherwise.
+	Host, Role string
 	// MedianMHz, MinMHz and MaxMHz summarize the GPU's SM clock over busy
 	// samples, in MHz; SpreadPct is (max − min) / median × 100.
 	MedianMHz   *float64
@@ -307,6 +310,7 @@ func legRow(l *summarize.Leg) Leg {
 			st := g.SMClockMHz
 			r.GPUs = append(r.GPUs, LegGPU{Index: f.Index, UUID: g.UUID, MedianMHz: st.Median, MinMHz: st.Min, MaxMHz: st.Max,
 				SpreadPct: st.SpreadPct, BusySamples: st.N, IdleSamples: g.IdleSamplesExcluded, Throttle: g.ThrottleReasonsActive, Trace: f.Trace})
+			r.GPUs[k].Host, r.GPUs[k].Role = l.Clock.GPUHost(k)
 			if st.N > 0 {
 				m := math.Round(f.SumMHz.Float()/float64(st.N)*100) / 100
 				r.GPUs[k].MeanMHz = &m

@@ -96,7 +96,11 @@ type legTrace struct {
 
 // gpuLine is one GPU of a leg of several, drawn as a line of its own.
 type gpuLine struct {
-	index   int
+	index int
+	// name is how the picture names the GPU: "GPU 3", or, in a
+	// multi-host leg, its host and role too ("node2/decode GPU 0"),
+	// index then being its position in the leg.
+	name    string
 	samples []tsample
 	// slowest marks the leg's GPU of the lowest busy median.
 	slowest      bool
@@ -159,7 +163,13 @@ func traceOfGPUs(lt legTrace) legTrace {
 	lt.samples = make([]tsample, 0, total)
 	bootAt := map[string]int{}
 	for k, g := range l.GPUs {
-		line := gpuLine{index: g.Index, slowest: k == slow, median: g.MedianMHz, mean: g.MeanMHz}
+		line := gpuLine{index: g.Index, name: fmt.Sprintf("GPU %d", g.Index), slowest: k == slow, median: g.MedianMHz, mean: g.MeanMHz}
+		switch {
+		case g.Host != "" && g.Role != "":
+			line.index, line.name = k, fmt.Sprintf("%s/%s GPU %d", g.Host, g.Role, g.Index)
+		case g.Host != "":
+			line.index, line.name = k, fmt.Sprintf("%s GPU %d", g.Host, g.Index)
+		}
 		// The GPU's boot indexes, as indexes of the leg's boots.
 		boot := make([]uint16, len(g.Trace.Boots))
 		for b, id := range g.Trace.Boots {
@@ -671,12 +681,12 @@ func (p *panel) keyItems() []keyItem {
 	if !p.multi() {
 		return nil
 	}
-	seen := map[int]bool{}
+	seen := map[int]string{}
 	var idx []int
 	for i := range p.legs {
 		for _, g := range p.legs[i].gpus {
-			if !seen[g.index] {
-				seen[g.index] = true
+			if _, ok := seen[g.index]; !ok {
+				seen[g.index] = g.name
 				idx = append(idx, g.index)
 			}
 		}
@@ -684,7 +694,7 @@ func (p *panel) keyItems() []keyItem {
 	sort.Ints(idx)
 	var out []keyItem
 	for _, i := range idx {
-		out = append(out, keyItem{class: "gpu-key", colour: gpuColour(i), width: "2", text: fmt.Sprintf("GPU %d", i), gpu: i})
+		out = append(out, keyItem{class: "gpu-key", colour: gpuColour(i), width: "2", text: seen[i], gpu: i})
 	}
 	return append(out, keyItem{class: "slowest-key", colour: p.colour, width: "3.5", text: "the slowest GPU of each leg, named above it", gpu: -1})
 }
@@ -807,7 +817,7 @@ func (p *panel) leg(w *svgWriter, lt *legTrace, x0, wid float64, xs xLayout, ys 
 		label += " (new boot)"
 	}
 	if g := lt.slowest(); g != nil {
-		label += fmt.Sprintf(" · slowest GPU %d", g.index)
+		label += " · slowest " + g.name
 	}
 	w.f(`<line class="leg-rule" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="%s"/>`+"\n",
 		n(x0), n(padT-30), n(x0), n(bottom), rule, width)
@@ -921,7 +931,7 @@ func (p *panel) gpuLines(w *svgWriter, lt *legTrace, x func(float64) float64, ys
 			if g.slowest != top {
 				continue
 			}
-			class, name, colour, width, opacity, dot := "gpu", fmt.Sprintf("GPU %d", g.index), gpuColour(g.index), "1.4", "0.9", "2"
+			class, name, colour, width, opacity, dot := "gpu", g.name, gpuColour(g.index), "1.4", "0.9", "2"
 			if g.median != nil {
 				name += fmt.Sprintf(", busy median %s MHz", num(*g.median))
 			}
@@ -950,7 +960,7 @@ func (p *panel) ariaLabel() string {
 		case lt.gpus != nil:
 			s += fmt.Sprintf(" on %d GPUs", len(lt.gpus))
 			if g := lt.slowest(); g != nil {
-				s += fmt.Sprintf(", the slowest GPU %d at a median of %s MHz", g.index, num(*g.median))
+				s += fmt.Sprintf(", the slowest %s at a median of %s MHz", g.name, num(*g.median))
 			}
 		case lt.leg.MedianMHz != nil:
 			s += " median " + num(*lt.leg.MedianMHz) + " MHz"

@@ -11,9 +11,9 @@ import (
 )
 
 // TestMultiHostLegFailsClosed: a leg in the directory form (SPEC §12.3,
-// clocks/<model>/<engine>/r<N>/leg.json) is not skipped nor passed until
-// the judge reads that form: clock.invalid, saying multi-host legs are
-// recorded but not judged yet; the leg is not eligible.
+// clocks/<model>/<engine>/r<N>/leg.json) whose host wrote nothing is not
+// skipped nor passed: clock.host_missing, saying how to stop samplers;
+// the leg is not eligible.
 func TestMultiHostLegFailsClosed(t *testing.T) {
 	dir := t.TempDir()
 	if err := treegen.WriteBig(dir, 2, 200); err != nil {
@@ -43,13 +43,13 @@ func TestMultiHostLegFailsClosed(t *testing.T) {
 		if l.Clock.Eligible() {
 			t.Fatal("a multi-host leg is eligible")
 		}
-		want := filepath.ToSlash(rel) + " is a multi-host leg (leg.json): " + clocks.MultiHostNotJudged
+		want := "host node1 (rank 1 of 1 in leg.json) has no record at " + filepath.ToSlash(rel) + "/hosts/node1.summary.json: its sampler never ran, or was killed before it could write one; " + clocks.HowToStopSamplers
 		ok := false
 		for _, r := range l.Reasons {
-			ok = ok || r.Code == clocks.CodeInvalid && r.Message == want
+			ok = ok || r.Code == clocks.CodeHostMissing && strings.HasPrefix(r.Message, want)
 		}
 		if !ok {
-			t.Fatalf("reasons %+v, want clock.invalid %q", l.Reasons, want)
+			t.Fatalf("reasons %+v, want clock.host_missing %q", l.Reasons, want)
 		}
 	}
 	if !found {

@@ -549,7 +549,7 @@ func (w *walker) load(k legKey, lf *legFiles, trace bool) *Leg {
 func (w *walker) loadClock(files clocks.LegFiles, lf *legFiles) *clocks.Leg {
 	switch {
 	case lf.multiHost != "":
-		return clocks.MultiHostLeg(files, lf.multiHost)
+		return clocks.LoadMultiHostLeg(files, lf.multiHost)
 	case lf.recRefused != "":
 		cl := clocks.NewLeg(files)
 		cl.Reasons = append(cl.Reasons, cl.Reason(clocks.CodeInvalid, "clock record %s", lf.recRefused))

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clockgate/clockgate/atomicfile"
-	"github.com/clockgate/clockgate/clocks"
 	"github.com/clockgate/clockgate/multileg"
 	"github.com/clockgate/clockgate/sampler"
 )
@@ -60,9 +59,10 @@ is a file prefix:
   DIR/hosts/<host>.memory.json    each host's peak GPU memory and own RSS
   DIR/points.jsonl                the client's marks ('clockgate mark --leg DIR')
 
-and 'clockgate leg close DIR' writes the leg's memory record. Multi-host legs
-are recorded but not judged yet: check and summarize report such a leg as
-clock.invalid.`,
+and 'clockgate leg close DIR' writes the leg's memory record. check DIR and
+summarize judge each host on its own streams and the hosts together: time
+sync across hosts, the clock.host_* codes, clock.wall_step, clock.gpu_skew
+per group across hosts (docs/multi-host.md).`,
 		Example: `  clockgate leg init --out clocks/llama/dynamo/r1 --hosts 'node[1-3]' --role prefill=node1 --role decode=node2,node3
   srun --overlap --nodes=3 --ntasks-per-node=1 --disable-status clockgate sample --leg clocks/llama/dynamo/r1 --gpu all &
   clockgate leg wait --started clocks/llama/dynamo/r1
@@ -307,7 +307,7 @@ func runLegClose(s *IO, dir string, o *legCloseOptions) error {
 		hosts[i] = h.Host
 	}
 	sort.Strings(hosts)
-	fmt.Fprintf(s.ErrOut, "clockgate leg close: every host wrote its record (%s); wrote %s: peak GPU memory %v MiB over %d hosts; the leg is recorded, and not judged yet (%s)\n",
-		strings.Join(hosts, ", "), path, mem.PeakGPUMemoryMiB, len(mem.Hosts), clocks.CodeInvalid)
+	fmt.Fprintf(s.ErrOut, "clockgate leg close: every host wrote its record (%s); wrote %s: peak GPU memory %v MiB over %d hosts; judge the leg with clockgate check %s\n",
+		strings.Join(hosts, ", "), path, mem.PeakGPUMemoryMiB, len(mem.Hosts), dir)
 	return nil
 }

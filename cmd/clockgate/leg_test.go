@@ -49,7 +49,8 @@ func streamLines(t *testing.T, path string) []map[string]any {
 // samplers named by --host on this machine): leg init, sample --leg, leg
 // wait, mark --leg, SIGINT, leg close; each sample carries mono_s, each
 // record time_sync at the window's start and end, each point line its
-// host; and check refuses the directory, clock.invalid, not judged yet.
+// host; and check judges the directory: the two hosts read one GPU on
+// this machine (clock.host_duplicate).
 func TestLegRecordedOnTwoHosts(t *testing.T) {
 	tools := newRecTools(t)
 	l, dir := multiLeg(t, tools)
@@ -130,7 +131,7 @@ func TestLegRecordedOnTwoHosts(t *testing.T) {
 		t.Fatalf("memory record: %s (%v)", mem, err)
 	}
 	code, stdout, _ := l.run("", "check", dir)
-	if code != ExitFailed || !strings.Contains(stdout, "clock.invalid: "+dir+" is a multi-host leg (leg.json): multi-host legs are recorded but not judged yet") {
+	if code != ExitFailed || !strings.Contains(stdout, "clock.host_duplicate: GPU ") || !strings.Contains(stdout, " is claimed by hosts h1 and h2: two samplers read one GPU") {
 		t.Fatalf("check DIR: exit %d\n%s", code, stdout)
 	}
 }

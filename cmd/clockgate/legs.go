@@ -34,9 +34,11 @@ func loadLegs(records []string) ([]*clocks.Leg, error) {
 	legs := make([]*clocks.Leg, len(records))
 	for i, r := range records {
 		if clocks.IsMultiHostLeg(r) {
-			// A multi-host leg's directory: fail-closed until the judge
-			// reads the directory form (SPEC §12.3).
-			legs[i] = clocks.MultiHostLeg(clocks.LegFiles{Name: filepath.Base(filepath.Clean(r)), RecordPath: r}, r)
+			// A multi-host leg's directory (SPEC §12.3), with the client's
+			// marks where it has them.
+			dir := filepath.ToSlash(filepath.Clean(r))
+			lf := clocks.LegFiles{Name: filepath.Base(dir), RecordPath: r}
+			legs[i] = clocks.LoadMultiHostLeg(lf, dir)
 			continue
 		}
 		stream, err := streamBeside(r)

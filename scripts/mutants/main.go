@@ -1137,6 +1137,54 @@ func init() {
 	)
 }
 
+// mjPkg runs the tests of the multi-host leg's judge.
+var mjPkg = []string{"-run=MultiHost", "./clocks/"}
+
+// A leg across several hosts, judged (SPEC §12.3).
+func init() {
+	const f = "clocks/multihostjudge.go"
+	mutations = append(mutations,
+		mutation{"MJ1", "a host without its record passed", f,
+			"		if errors.Is(err, fs.ErrNotExist) {\n			l.add(CodeHostMissing", "		if errors.Is(err, fs.ErrNotExist) && false {\n			l.add(CodeHostMissing", mjPkg},
+		mutation{"MJ2", "a file of a host leg.json does not list taken unchecked", f,
+			"		if _, ok := m.Host(host); ok || seen[host] {", "		if true {", mjPkg},
+		mutation{"MJ3", "two hosts claiming one GPU passed", f,
+			"		if hs := claims[u]; len(hs) > 1 {", "		if hs := claims[u]; len(hs) > 2 {", mjPkg},
+		mutation{"MJ4", "a host's interval taken unchecked", f,
+			"		if rec.Window.IntervalS != iv {", "		if false {", mjPkg},
+		mutation{"MJ5", "the host window bound widened by an interval", f,
+			"	limit := time.Duration(MaxHostWindowIntervals * iv", "	limit := time.Duration((MaxHostWindowIntervals + 1) * iv", mjPkg},
+		mutation{"MJ6", "two hosts' skew bound taken as the larger one's, not the sum", f,
+			"known[0].ms+known[1].ms > m.SkewBoundMS", "known[0].ms > m.SkewBoundMS", mjPkg},
+		mutation{"MJ7", "an unsynchronised kernel passed", f,
+			"			case !k.Synchronised:", "			case false:", mjPkg},
+		mutation{"MJ8", "a host without chronyc passed with no bound", f,
+			"			undeclared = append(undeclared, h.Host)\n", "", mjPkg},
+		mutation{"MJ9", "the wall-step bound doubled", f,
+			"step*1000 > MaxWallStepMS", "step*1000 > 2*MaxWallStepMS", mjPkg},
+		mutation{"MJ10", "a reading without mono_s passed", f,
+			"		if !mok || mono.Kind != strictjson.Number {\n			return fmt.Sprintf(", "		if !mok || mono.Kind != strictjson.Number {\n			continue\n			return fmt.Sprintf(", mjPkg},
+		mutation{"MJ11", "clock.gpu_skew across hosts of a group not judged", f,
+			"		if slow == nil || slow.host == fast.host || offsetWithin(fast.m2, slow.m2) {", "		if true {", mjPkg},
+		mutation{"MJ12", "clock.gpu_skew judged across roles", f,
+			"		if _, ok := groups[hl.Group]; !ok {", "		hl = &HostLeg{Host: hl.Host, Leg: hl.Leg}\n		if _, ok := groups[hl.Group]; !ok {", mjPkg},
+		mutation{"MJ13", "a host's boot not part of the leg's boot", f,
+			"		boots[i] = hl.Host + \"=\" + r.BootID", "		boots[i] = hl.Host", mjPkg},
+		mutation{"MJ14", "a one-host leg run from another client needs no time sync", f,
+			"	if len(m.Hosts) == 1 && m.Hosts[0].Host == m.Client {", "	if len(m.Hosts) == 1 {", mjPkg},
+		mutation{"MJ15", "the multi-host judge not reached from summarize", "summarize/summarize.go",
+			"		return clocks.LoadMultiHostLeg(files, lf.multiHost)", "		return clocks.NewLeg(files)", legPkg},
+		mutation{"MJ16", "point windows judged on the hosts' samples while clock.host_skew stands", f,
+			"		if lf.Points != nil && skewHolds {", "		if lf.Points != nil {", mjPkg},
+		mutation{"MJ17", "a point's busy samples not added over the hosts", f,
+			"			sum.Busy += q.Busy\n", "", mjPkg},
+		mutation{"MJ18", "report.html's picture names a multi-host leg's GPUs without host and role", "report/svg.go",
+			"		case g.Host != \"\" && g.Role != \"\":", "		case false:", []string{"-run=TestMultiHostReportNamesHosts", "./report/"}},
+		mutation{"MJ19", "report.md names a multi-host leg's GPUs without host and role", "report/markdown.go",
+			"	case host == \"\":\n		return strconv.Itoa(index)", "	case true:\n		return strconv.Itoa(index)", []string{"-run=TestMultiHostReportNamesHosts", "./report/"}},
+	)
+}
+
 // The host line's template and the fold's top processes (SPEC §12.2's
 // speed): each must read what the strict reader reads.
 func init() {

@@ -287,6 +287,9 @@ type leg struct {
 	// energy, when set, gives the stream a steady power and the energy
 	// counter (energy.go).
 	energy *energyGen
+	// host, when set, makes the leg one host's part of a multi-host leg
+	// (multihost.go): mono_s on every sample, time_sync in the record.
+	host *hostGen
 }
 
 // conc is point i's concurrency for the generator's arithmetic.
@@ -766,6 +769,9 @@ func (t *tree) render(l leg) map[string][]byte {
 	} else if !l.noClocks {
 		var stream []byte
 		fold := clocks.NewFold()
+		if l.host != nil {
+			samples = l.host.apply(samples)
+		}
 		for i := range samples {
 			line := samples[i].AppendJSON(nil)
 			fold.Add(&samples[i], i+1)
@@ -777,6 +783,9 @@ func (t *tree) render(l leg) map[string][]byte {
 		}
 		if l.editRecord != nil {
 			l.editRecord(rec)
+		}
+		if l.host != nil {
+			rec.TimeSync = l.host.sync
 		}
 		if l.pw != nil {
 			l.pw.stamp(rec)

@@ -1,0 +1,50 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/clockgate/clockgate/summarize"
+)
+
+// TestMultiHostReportNamesHosts: the report of a multi-host tree
+// (multihost-duplicate-uuid: prefill on node1, decode on node2 and node3)
+// names each GPU by host and role, per host and per role where the
+// single-host report names the GPU: in report.md's tables, in
+// report.html's picture (a line and a key entry per host, each its own
+// colour) and in the arm's line.
+func TestMultiHostReportNamesHosts(t *testing.T) {
+	s, err := summarize.Summarize("../testdata/trees/multihost-duplicate-uuid", summarize.Options{Baseline: "dynamo", Traces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, h bytes.Buffer
+	if err := Markdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&h, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| node1/prefill 0 (GPU-4c1e9a27) |", "node3/decode 0 (GPU-a93f0d52) |", "node2/decode 0 |",
+		"GPU position 2 (host node3, role decode, GPU 0): gpu_uuid"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	html := h.String()
+	for _, want := range []string{">node1/prefill GPU 0</text>", ">node2/decode GPU 0</text>", ">node3/decode GPU 0</text>",
+		`<title>r1 node3/decode GPU 0, busy median`, "3 GPUs per leg, the slowest GPU position "} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "(GPU 0) at a merged median") {
+		t.Error("report.html names a multi-host position's GPU without its host")
+	}
+	for _, c := range []string{gpuColour(0), gpuColour(1), gpuColour(2)} {
+		if !strings.Contains(html, `stroke="`+c+`"`) {
+			t.Errorf("report.html draws no line in %s: the hosts' GPUs share a colour", c)
+		}
+	}
+}

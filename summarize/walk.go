@@ -62,7 +62,7 @@ type legFiles struct {
 	points        string
 	pointsRefused string
 	// multiHost is the leg's directory where it is in the directory form
-	// of a multi-host leg (SPEC §12.3): recorded, not judged yet.
+	// of a multi-host leg (SPEC §12.3), judged by clocks.LoadMultiHostLeg.
 	multiHost string
 }
 

@@ -114,7 +114,7 @@ port = %d
 repeats = %d
 allow_underpowered = true
 order = "abba"
-interval = "250ms"
+interval = "100ms"
 
 [slurm]
 nodes = 3
@@ -200,9 +200,9 @@ func TestGridSlurmAA(t *testing.T) {
 	c := slurmtest.Need(t)
 	a := allocate(t, c, 3, "")
 	w := newSlurmWorld(t, c, a)
-	// Two points of 5 s a leg: 40 busy samples at 250 ms, over the
-	// judge's floor of 30.
-	w.benchDur = "5s"
+	// Two points of 2 s a leg at the plan's 100 ms: 40 busy samples, over
+	// the judge's floor of 30.
+	w.benchDur = "2s"
 	plan := w.slurmPlan(4, "")
 	p := w.start(plan)
 	if code := p.waitLong(t, 480*time.Second); code != 0 {
@@ -506,9 +506,9 @@ func TestGridSlurmWalkthrough(t *testing.T) {
 	}
 	env = append(env, "PATH="+w.smiDir+":"+shim+":"+filepath.Dir(bins.clockgate)+":"+os.Getenv("PATH"),
 		"FAKEVLLM_SERVER="+bins.server, "FAKEVLLM_BENCH="+bins.bench, "FAKEVLLM_DIR="+w.smiDir, "FAKEVLLM_PIDS="+w.pids,
-		// Two points of 5 s a leg: 40 busy samples at 250 ms, over the
-		// judge's floor of 30, so the A/A can be ESTABLISHED.
-		"FAKEVLLM_BENCH_DURATION=5s")
+		// Two points of 4 s a leg: 32 busy samples at the plan's 250 ms,
+		// over the judge's floor of 30, so the A/A can be ESTABLISHED.
+		"FAKEVLLM_BENCH_DURATION=4s")
 	for i, text := range texts {
 		if files[i] != "" {
 			if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(text), 0o644); err != nil {

@@ -1389,3 +1389,14 @@ func init() {
 			"MaxOutRatio: 2, MaxLayoutRatio: 2}", "MaxOutRatio: 3, MaxLayoutRatio: 2}", scalePkg},
 	)
 }
+
+// mhCheckTests run check's tests of a multi-host leg.
+var mhCheckTests = []string{"-run=^TestMultiHostCheck", "./cmd/clockgate/"}
+
+// check reads a multi-host leg's client marks as summarize does.
+func init() {
+	mutations = append(mutations,
+		mutation{"MR1", "check DIR not reading a multi-host leg's points.jsonl", "cmd/clockgate/legs.go",
+			"				lf.Points = &clocks.PointEvidence{}\n				summarize.ReadMarks(lf.Points, marks, marks)\n", "				_ = summarize.ReadMarks\n", mhCheckTests},
+	)
+}

@@ -1407,5 +1407,9 @@ func init() {
 			"		return slices.Contains(strings.Split(list, \" and \"), h)", "		return slices.Contains(strings.Split(list, \" and \"), \"\"+h[:0])", mhReportTests},
 		mutation{"MR4", "a host's reasons not gathered for its row", "report/report.go",
 			"			if namesHost(r.Message, hl.Host) {", "			if false && namesHost(r.Message, hl.Host) {", mhReportTests},
+		mutation{"MR5", "report.html without a clock picture per host", "report/html.go",
+			"	if len(hosts) == 0 {\n		return nil\n	}", "	if len(hosts) >= 0 {\n		return nil\n	}", mhReportTests},
+		mutation{"MR6", "a host's picture drawing every host's GPUs", "report/html.go",
+			"	l.GPUs = l.GPUs[h.First : h.First+len(h.GPUs)]\n", "	l.GPUs = l.GPUs[h.First-h.First:]\n", mhReportTests},
 	)
 }

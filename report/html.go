@@ -510,16 +510,12 @@ func hostFigures(w io.Writer, i int, cmp *Comparison, ours, base *panel) error {
 	if len(hosts) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "<p class=\"how\">Each host on its own: the same legs drawn with that host's GPUs only, on the scales above.</p>\n")
-	for k, h := range hosts {
-		name := "host " + h.Host
-		if h.Role != "" {
-			name += ", role " + h.Role
-		}
+	fmt.Fprintf(w, "<p class=\"how\">Each host on its own, by its rank in leg.json: the same legs drawn with that host's GPUs only, on the scales above.</p>\n")
+	for k := range hosts {
 		hp := []*panel{}
 		for _, p := range []*panel{ours, base} {
 			c := *p
-			c.id, c.host, c.legs = fmt.Sprintf("%s-host%d", p.id, k+1), name, nil
+			c.id, c.legs = fmt.Sprintf("%s-host%d", p.id, k+1), nil
 			hp = append(hp, &c)
 		}
 		for _, l := range cmp.Legs {
@@ -532,12 +528,27 @@ func hostFigures(w io.Writer, i int, cmp *Comparison, ours, base *panel) error {
 				p = hp[0]
 			}
 			p.legs = append(p.legs, lt[0])
+			if k < len(l.Hosts) {
+				name := "host " + l.Hosts[k].Host
+				if l.Hosts[k].Role != "" {
+					name += ", role " + l.Hosts[k].Role
+				}
+				switch {
+				case p.host == "":
+					p.host = name
+				case !slices.Contains(strings.Split(p.host, " or "), name):
+					p.host += " or " + name
+				}
+			}
 		}
 		xs, ys := newXLayout(hp), newYScale(hp)
 		for _, p := range hp {
+			if p.host == "" {
+				p.host = fmt.Sprintf("host of rank %d", k+1)
+			}
 			fmt.Fprintf(w, "<figure id=\"%s\">\n", p.id)
 			p.svg(&svgWriter{w}, xs, ys)
-			fmt.Fprintf(w, "\n<figcaption>%s, drawn alone; the arm over every host: %s</figcaption>\n</figure>\n", esc(name), p.caption())
+			fmt.Fprintf(w, "\n<figcaption>%s, drawn alone; the arm over every host: %s</figcaption>\n</figure>\n", esc(p.host), p.caption())
 		}
 	}
 	return nil
@@ -546,7 +557,7 @@ func hostFigures(w io.Writer, i int, cmp *Comparison, ours, base *panel) error {
 // hostLeg is leg l drawn with its k-th host's GPUs only: a leg whose k-th
 // host has no trusted record is drawn as one without a trace.
 func hostLeg(l Leg, k int) Leg {
-	if k >= len(l.Hosts) || len(l.Hosts[k].GPUs) == 0 || !l.Trusted {
+	if k >= len(l.Hosts) || len(l.Hosts[k].GPUs) == 0 || !l.Trusted || l.Hosts[k].First+len(l.Hosts[k].GPUs) > len(l.GPUs) {
 		l.Trusted, l.Trace, l.GPUs = false, nil, nil
 		return l
 	}

@@ -540,7 +540,7 @@ func legHosts(cl *clocks.Leg) []LegHost {
 	first := 0
 	for _, hl := range cl.Hosts {
 		h := LegHost{Host: hl.Host, Role: hl.Role, First: first}
-		if hl.Leg != nil && hl.Leg.Trusted() && hl.Leg.Record != nil {
+		if hl.Leg != nil && hl.Leg.Trusted() && hl.Leg.Record != nil && hl.Leg.Fold != nil && len(hl.Leg.Fold.GPUs) == len(hl.Leg.Record.GPUs) {
 			busy := 0
 			for k, g := range hl.Leg.Record.GPUs {
 				h.GPUs = append(h.GPUs, hl.Leg.Fold.GPUs[k].Index)

@@ -488,8 +488,83 @@ func (d *Document) figures(w io.Writer, i int) error {
 			"<li><span class=\"key\" style=\"border-top: 4px solid %s; height: 0\"></span>the slowest GPU of each leg (the lowest busy median; of equal medians, the lowest mean), "+
 			"in the arm's colour, on top, named above its leg: a tensor-parallel step runs at its pace</li>\n", gpuColour(0), colourOurs)
 	}
-	io.WriteString(w, "</ul>\n</section>\n")
+	io.WriteString(w, "</ul>\n")
+	if err := hostFigures(w, i, cmp, ours, base); err != nil {
+		return err
+	}
+	io.WriteString(w, "</section>\n")
 	return nil
+}
+
+// hostFigures are, for a comparison of multi-host legs (SPEC §12.3), one
+// clock picture per host of the legs and per arm, on the scales of the
+// whole legs' pictures: each leg drawn with that host's GPUs only. Nothing
+// for single-host legs.
+func hostFigures(w io.Writer, i int, cmp *Comparison, ours, base *panel) error {
+	var hosts []LegHost
+	for _, l := range cmp.Legs {
+		if len(l.Hosts) > len(hosts) {
+			hosts = l.Hosts
+		}
+	}
+	if len(hosts) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "<p class=\"how\">Each host on its own, by its rank in leg.json: the same legs drawn with that host's GPUs only, on the scales above.</p>\n")
+	for k := range hosts {
+		hp := []*panel{}
+		for _, p := range []*panel{ours, base} {
+			c := *p
+			c.id, c.legs = fmt.Sprintf("%s-host%d", p.id, k+1), nil
+			hp = append(hp, &c)
+		}
+		for _, l := range cmp.Legs {
+			lt, err := traces([]Leg{hostLeg(l, k)})
+			if err != nil {
+				return err
+			}
+			p := hp[1]
+			if l.Engine == cmp.Ours {
+				p = hp[0]
+			}
+			p.legs = append(p.legs, lt[0])
+			if k < len(l.Hosts) {
+				name := "host " + l.Hosts[k].Host
+				if l.Hosts[k].Role != "" {
+					name += ", role " + l.Hosts[k].Role
+				}
+				switch {
+				case p.host == "":
+					p.host = name
+				case !slices.Contains(strings.Split(p.host, " or "), name):
+					p.host += " or " + name
+				}
+			}
+		}
+		xs, ys := newXLayout(hp), newYScale(hp)
+		for _, p := range hp {
+			if p.host == "" {
+				p.host = fmt.Sprintf("host of rank %d", k+1)
+			}
+			fmt.Fprintf(w, "<figure id=\"%s\">\n", p.id)
+			p.svg(&svgWriter{w}, xs, ys)
+			fmt.Fprintf(w, "\n<figcaption>%s, drawn alone; the arm over every host: %s</figcaption>\n</figure>\n", esc(p.host), p.caption())
+		}
+	}
+	return nil
+}
+
+// hostLeg is leg l drawn with its k-th host's GPUs only: a leg whose k-th
+// host has no trusted record is drawn as one without a trace.
+func hostLeg(l Leg, k int) Leg {
+	if k >= len(l.Hosts) || len(l.Hosts[k].GPUs) == 0 || !l.Trusted || l.Hosts[k].First+len(l.Hosts[k].GPUs) > len(l.GPUs) {
+		l.Trusted, l.Trace, l.GPUs = false, nil, nil
+		return l
+	}
+	h := l.Hosts[k]
+	l.GPUs = l.GPUs[h.First : h.First+len(h.GPUs)]
+	l.Trace = l.GPUs[0].Trace
+	return l
 }
 
 // caption is a figure's caption: the arm's merged clock in words.

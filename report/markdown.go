@@ -557,7 +557,10 @@ func legTable(w io.Writer, legs []Leg, withModel bool) error {
 	}
 	if !withModel || len(legClockHeader(true, multi)) <= maxColumns {
 		fmt.Fprintf(w, "\n%s:\n\n", caption)
-		return legClockTable(w, legs, withModel, multi)
+		if err := legClockTable(w, legs, withModel, multi); err != nil {
+			return err
+		}
+		return hostTables(w, legs, withModel)
 	}
 	for i := 0; i < len(legs); {
 		j := i
@@ -570,7 +573,54 @@ func legTable(w io.Writer, legs []Leg, withModel bool) error {
 		}
 		i = j
 	}
+	return hostTables(w, legs, withModel)
+}
+
+// hostTables are the per-host tables of the multi-host legs among legs
+// (SPEC §12.3): a row per host of each such leg, one table per model where
+// withModel; nothing where no leg is multi-host.
+func hostTables(w io.Writer, legs []Leg, withModel bool) error {
+	var multi []Leg
+	for _, l := range legs {
+		if len(l.Hosts) > 0 {
+			multi = append(multi, l)
+		}
+	}
+	for i := 0; i < len(multi); {
+		j := i
+		for j < len(multi) && (!withModel || multi[j].Model == multi[i].Model) {
+			j++
+		}
+		caption := "Each host of a multi-host leg: its role, its GPUs, the busy median SM clock of its slowest GPU, its GPUs' busy samples, and the reasons that name it"
+		if withModel {
+			caption += ", " + cell(multi[i].Model)
+		}
+		fmt.Fprintf(w, "\n%s:\n\n", caption)
+		if err := hostTable(w, multi[i:j]); err != nil {
+			return err
+		}
+		i = j
+	}
 	return nil
+}
+
+// hostTable is one per-host table: engine, run, host, role, GPUs, median
+// MHz, busy samples, reasons.
+func hostTable(w io.Writer, legs []Leg) error {
+	header := []string{"engine", "run", "host", "role", "GPUs", "median MHz", "busy", "reasons"}
+	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+	var rows [][]string
+	for _, l := range legs {
+		for _, h := range l.Hosts {
+			gpus := make([]string, len(h.GPUs))
+			for k, g := range h.GPUs {
+				gpus[k] = strconv.Itoa(g)
+			}
+			rows = append(rows, []string{cell(l.Engine), l.Name, cell(h.Host), dash(cell(h.Role)), dash(strings.Join(gpus, ", ")),
+				optNum(h.MedianMHz), optInt(h.BusySamples), dash(strings.Join(h.Codes, ", "))})
+		}
+	}
+	return leftTable(w, header, align, rows)
 }
 
 // maxColumns is the most columns a table of report.md has: wider ones do

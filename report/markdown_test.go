@@ -209,6 +209,19 @@ type goldenSide struct {
 // multi reports whether either arm of the block sampled several GPUs.
 func (c goldenClock) multi() bool { return len(c.Ours.GPUs) > 0 || len(c.Baseline.GPUs) > 0 }
 
+// hosts reports whether either arm's GPUs are on named hosts: the legs
+// are multi-host, and the legs' tables have a per-host table after them.
+func (c goldenClock) hosts() bool {
+	for _, s := range []goldenSide{c.Ours, c.Baseline} {
+		for _, g := range s.GPUs {
+			if g.Host != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // managed says whether some GPU of either arm has power-managed samples:
 // the clock per GPU then has its third table.
 func (c goldenClock) managed() bool {
@@ -495,8 +508,8 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 	// what they rest on, the ENERGY table when shown, the clock-per-GPU
 	// tables (medians, means, and power-managed where some GPU was) when
 	// either arm sampled several GPUs, then the legs' table and their clock
-	// table (with a GPU column then); then the legs in no comparison, when
-	// there are any.
+	// table (with a GPU column then), and the per-host table of multi-host
+	// legs; then the legs in no comparison, when there are any.
 	legCols := []string{"engine", "run", "binding", "boot", "peak GPU MiB", "points (max_concurrency/request_rate)", "reasons"}
 	clockCols := []string{"engine", "run", "median MHz", "spread %", "busy", "idle", "throttle"}
 	multiClockCols := append([]string{"engine", "run", "GPU"}, clockCols[2:]...)
@@ -513,6 +526,9 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 			}
 		}
 		kinds = append(kinds, "legs", "legclock")
+		if c.Throughput.Clock.hosts() {
+			kinds = append(kinds, "hosts")
+		}
 	}
 	ci := -1
 	var gpuTables [][][]string
@@ -614,6 +630,10 @@ func checkReport(t *testing.T, p parsed, sum goldenSummary) {
 			}
 			if strings.Join(tb[0], ",") != strings.Join(want, ",") {
 				t.Errorf("legs' clock table header %q, want %q", tb[0], want)
+			}
+		case "hosts":
+			if h := strings.Join(tb[0], ","); h != "engine,run,host,role,GPUs,median MHz,busy,reasons" {
+				t.Errorf("hosts table header %q", tb[0])
 			}
 		default:
 			if i == len(kinds) {

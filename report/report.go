@@ -11,6 +11,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -190,6 +191,28 @@ type Leg struct {
 	// Bands are the leg's point windows (SPEC §10.2), in time order, for
 	// the clock picture; nil for a leg without any.
 	Bands []PointBand
+	// Hosts are a multi-host leg's hosts, in leg.json's order (SPEC
+	// §12.3); nil for a single-host leg.
+	Hosts []LegHost
+}
+
+// LegHost is one host of a multi-host leg, as its per-host table and
+// picture show it.
+type LegHost struct {
+	Host, Role string
+	// GPUs are the indexes of the host's GPUs; nil where the host has no
+	// trusted record.
+	GPUs []int
+	// MedianMHz is the busy median SM clock of the host's slowest GPU, in
+	// MHz, and BusySamples the busy samples of all its GPUs; nil where
+	// the host has no trusted record.
+	MedianMHz   *float64
+	BusySamples *int
+	// Codes are the distinct codes of the leg's reasons that name the
+	// host, sorted.
+	Codes []string
+	// First is the index in the leg's GPUs of the host's first GPU.
+	First int
 }
 
 // PointBand is one point's window in a leg, in seconds from the leg's
@@ -324,6 +347,7 @@ func legRow(l *summarize.Leg) Leg {
 		m := l.Memory.PeakGPUMemoryMiB
 		r.PeakGPUMemoryMiB = &m
 	}
+	r.Hosts = legHosts(l.Clock)
 	for _, p := range l.Points {
 		r.Points = append(r.Points, p.ID)
 	}
@@ -507,4 +531,53 @@ func num(x float64) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+// legHosts are a multi-host leg's hosts for its per-host table; nil for a
+// single-host leg.
+func legHosts(cl *clocks.Leg) []LegHost {
+	var out []LegHost
+	first := 0
+	for _, hl := range cl.Hosts {
+		h := LegHost{Host: hl.Host, Role: hl.Role, First: first}
+		if hl.Leg != nil && hl.Leg.Trusted() && hl.Leg.Record != nil && hl.Leg.Fold != nil && len(hl.Leg.Fold.GPUs) == len(hl.Leg.Record.GPUs) {
+			busy := 0
+			for k, g := range hl.Leg.Record.GPUs {
+				h.GPUs = append(h.GPUs, hl.Leg.Fold.GPUs[k].Index)
+				busy += g.SMClockMHz.N
+				if m := g.SMClockMHz.Median; m != nil && (h.MedianMHz == nil || *m < *h.MedianMHz) {
+					h.MedianMHz = m
+				}
+			}
+			h.BusySamples = &busy
+			first += len(hl.Leg.Record.GPUs)
+		}
+		seen := map[string]bool{}
+		for _, r := range cl.Reasons {
+			if namesHost(r.Message, hl.Host) {
+				seen[r.Code] = true
+			}
+		}
+		for c := range seen {
+			h.Codes = append(h.Codes, c)
+		}
+		sort.Strings(h.Codes)
+		out = append(out, h)
+	}
+	return out
+}
+
+// namesHost says whether a multi-host leg's reason is about host h: a
+// reason of the host's own ("host h: …", "host h (rank …"), a GPU it claims
+// with another host ("… claimed by hosts h and …:"), or one of the GPUs a
+// skew names ("host h GPU 0 at …").
+func namesHost(msg, h string) bool {
+	if strings.HasPrefix(msg, "host "+h+":") || strings.HasPrefix(msg, "host "+h+" ") || strings.Contains(msg, "host "+h+" GPU ") {
+		return true
+	}
+	if _, rest, ok := strings.Cut(msg, " claimed by hosts "); ok {
+		list, _, _ := strings.Cut(rest, ":")
+		return slices.Contains(strings.Split(list, " and "), h)
+	}
+	return false
 }

@@ -259,6 +259,9 @@ type panel struct {
 	side          clocks.Side
 	otherMedian   *float64
 	legs          []legTrace
+	// host names the one host of multi-host legs the panel draws ("host
+	// node2, role decode"); "" for a panel of whole legs.
+	host string
 }
 
 // multi reports whether some drawn leg of the panel has several GPUs.
@@ -608,6 +611,9 @@ func xTickStep(scale float64) float64 {
 // svg draws one arm's picture.
 func (p *panel) svg(w *svgWriter, xs xLayout, ys yScale) {
 	title := fmt.Sprintf("%s (%s arm of %s): SM clock (MHz) over time (seconds from each leg's first sample)", p.engine, p.role, p.model)
+	if p.host != "" {
+		title = p.host + ": " + title
+	}
 	key := p.keyItems()
 	w.f(`<svg xmlns="http://www.w3.org/2000/svg" class="clock" viewBox="0 0 %d %d" role="img" aria-label="%s">`, figW, figH+keyH*keyRows(key), esc(p.ariaLabel()))
 	w.f("\n<title>%s</title>\n", esc(title))

@@ -149,6 +149,31 @@ func describe(v *strictjson.Value, k string) string {
 	return f.Describe()
 }
 
+// ReadMarks reads a leg's points file, named name and opened at abs, into
+// ev: its marks, or why it cannot be read (then no point has a window).
+// summarize reads a leg's points file with it, and so does clockgate check
+// for a multi-host leg's DIR/points.jsonl, so that both judge one leg
+// alike (SPEC §12.3).
+func ReadMarks(ev *clocks.PointEvidence, name, abs string) {
+	ev.MarksPath = name
+	f, err := clocks.OpenRegular(abs)
+	if err != nil {
+		ev.MarksInvalid = fmt.Sprintf("%s: %v; its points have no window", name, unwrapPath(err))
+		return
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || st.Size() > MaxMarksBytes {
+		ev.MarksInvalid = fmt.Sprintf("%s: larger than %d KiB (two short lines a point), or unreadable; refused unread, its points have no window", name, MaxMarksBytes>>10)
+		return
+	}
+	ms, err := ParseMarks(name, io.LimitReader(f, MaxMarksBytes+1))
+	if err != nil {
+		ev.MarksInvalid = err.Error() + "; its points have no window"
+		return
+	}
+	ev.Marks = markWindows(ms)
+}
+
 // markWindows are a points file's windows as clocks counts them: each
 // point that began and ended with exit 0, from its begin to its end.
 func markWindows(ms []Marked) []clocks.Mark {

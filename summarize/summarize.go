@@ -581,22 +581,7 @@ func (w *walker) pointEvidence(l *Leg, lf *legFiles) *clocks.PointEvidence {
 			ev.MarksInvalid = lf.pointsRefused + "; its points have no window"
 			return ev
 		}
-		f, err := clocks.OpenRegular(w.abs(lf.points))
-		if err != nil {
-			ev.MarksInvalid = fmt.Sprintf("%s: %v; its points have no window", lf.points, unwrapPath(err))
-			return ev
-		}
-		defer f.Close()
-		if st, err := f.Stat(); err != nil || st.Size() > MaxMarksBytes {
-			ev.MarksInvalid = fmt.Sprintf("%s: larger than %d KiB (two short lines a point), or unreadable; refused unread, its points have no window", lf.points, MaxMarksBytes>>10)
-			return ev
-		}
-		ms, err := ParseMarks(lf.points, io.LimitReader(f, MaxMarksBytes+1))
-		if err != nil {
-			ev.MarksInvalid = err.Error() + "; its points have no window"
-			return ev
-		}
-		ev.Marks = markWindows(ms)
+		ReadMarks(ev, lf.points, w.abs(lf.points))
 		return ev
 	}
 	for _, p := range l.bench {

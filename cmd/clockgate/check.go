@@ -31,10 +31,15 @@ static fields, coverage: no gap over 3 intervals, and a window the sampler
 ended itself: not cut off by --max-duration, not refused, not rebuilt by
 'clockgate build').
 
+A multi-host leg's directory (clockgate leg init) is judged whole: each host's
+record and stream, the hosts together, and the client's marks in
+DIR/points.jsonl, read as summarize reads them.
+
 Exit status: 0 every leg is binding-eligible; 1 some leg is not; 2 a usage
 error or a record that cannot be read at all (the JSON still lists it).`,
 		Example: `  clockgate check clocks/llama/vllm/r1.summary.json
-  clockgate check --json clocks/llama/*/r*.summary.json | jq '.[] | select(.binding_eligible|not)'`,
+  clockgate check --json clocks/llama/*/r*.summary.json | jq '.[] | select(.binding_eligible|not)'
+  clockgate check evidence/clocks/llama/dynamo/r1`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Records = args

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/clockgate/clockgate/clocks"
+	"github.com/clockgate/clockgate/summarize"
 )
 
 const (
@@ -38,6 +40,12 @@ func loadLegs(records []string) ([]*clocks.Leg, error) {
 			// marks where it has them.
 			dir := filepath.ToSlash(filepath.Clean(r))
 			lf := clocks.LegFiles{Name: filepath.Base(dir), RecordPath: r}
+			if marks := clocks.MultiHostPointsPath(dir); lstatOK(marks) {
+				// Read as summarize reads them, so that check and
+				// summarize give the leg the same codes.
+				lf.Points = &clocks.PointEvidence{}
+				summarize.ReadMarks(lf.Points, marks, marks)
+			}
 			legs[i] = clocks.LoadMultiHostLeg(lf, dir)
 			continue
 		}
@@ -66,4 +74,11 @@ func unreadable(legs []*clocks.Leg) []string {
 		}
 	}
 	return out
+}
+
+// lstatOK reports whether p names something, a file or not: a points file
+// that is there but cannot be read is a warning, never skipped.
+func lstatOK(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }

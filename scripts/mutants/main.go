@@ -1389,3 +1389,27 @@ func init() {
 			"MaxOutRatio: 2, MaxLayoutRatio: 2}", "MaxOutRatio: 3, MaxLayoutRatio: 2}", scalePkg},
 	)
 }
+
+// mhCheckTests run check's tests of a multi-host leg.
+var mhCheckTests = []string{"-run=^TestMultiHostCheck", "./cmd/clockgate/"}
+
+// mhReportTests run the report's tests of multi-host legs.
+var mhReportTests = []string{"-run=^TestMultiHostReport", "./report/"}
+
+// check reads a multi-host leg's client marks as summarize does.
+func init() {
+	mutations = append(mutations,
+		mutation{"MR1", "check DIR not reading a multi-host leg's points.jsonl", "cmd/clockgate/legs.go",
+			"				lf.Points = &clocks.PointEvidence{}\n				summarize.ReadMarks(lf.Points, marks, marks)\n", "				_ = summarize.ReadMarks\n", mhCheckTests},
+		mutation{"MR2", "report.md without the per-host table of a multi-host leg", "report/markdown.go",
+			"		if len(l.Hosts) > 0 {\n			multi = append(multi, l)", "		if len(l.Hosts) < 0 {\n			multi = append(multi, l)", mhReportTests},
+		mutation{"MR3", "a GPU claimed by two hosts not a reason of either host", "report/report.go",
+			"		return slices.Contains(strings.Split(list, \" and \"), h)", "		return slices.Contains(strings.Split(list, \" and \"), \"\"+h[:0])", mhReportTests},
+		mutation{"MR4", "a host's reasons not gathered for its row", "report/report.go",
+			"			if namesHost(r.Message, hl.Host) {", "			if false && namesHost(r.Message, hl.Host) {", mhReportTests},
+		mutation{"MR5", "report.html without a clock picture per host", "report/html.go",
+			"	if len(hosts) == 0 {\n		return nil\n	}", "	if len(hosts) >= 0 {\n		return nil\n	}", mhReportTests},
+		mutation{"MR6", "a host's picture drawing every host's GPUs", "report/html.go",
+			"	l.GPUs = l.GPUs[h.First : h.First+len(h.GPUs)]\n", "	l.GPUs = l.GPUs[h.First-h.First:]\n", mhReportTests},
+	)
+}

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -63,20 +62,7 @@ func hostTree(tree string) string {
 		Kernel: "6.8.0-49-generic", SMT: "on", NUMANodes: 2, CPUFreq: &clocks.CPUFreq{Driver: "acpi-cpufreq", Governors: []string{"performance"}},
 		CPUsAllowedList: []string{"0-191"}}
 	rng := rand.New(rand.NewSource(35))
-	check(filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(tree, p)
-		dst := filepath.Join(out, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(dst, 0o755)
-		case strings.HasSuffix(p, ".summary.json") && strings.HasPrefix(rel, "clocks"+string(filepath.Separator)):
-			return nil // the clock record, written with its stream
-		case !strings.HasSuffix(p, ".samples.jsonl"):
-			return os.Link(p, dst)
-		}
+	check(rewriteStreams(tree, out, func(p, dst string) error {
 		if err := os.Link(p, dst); err != nil {
 			return err
 		}
@@ -112,7 +98,7 @@ func hostTree(tree string) string {
 			return fmt.Errorf("%s: no object", recPath)
 		}
 		rec = append(append(append(append([]byte(nil), rec[:end]...), `,"host":`...), hostJSON...), rec[end:]...)
-		rel, _ = filepath.Rel(tree, recPath)
+		rel, _ := filepath.Rel(tree, recPath)
 		return os.WriteFile(filepath.Join(out, rel), rec, 0o644)
 	}))
 	return out

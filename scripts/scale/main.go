@@ -480,20 +480,7 @@ func severalGPUs(tree string, gpus int) string {
 		return out
 	}
 	fmt.Fprintf(os.Stderr, "writing %s's legs on %d GPUs into %s\n", tree, gpus, out)
-	check(filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(tree, p)
-		dst := filepath.Join(out, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(dst, 0o755)
-		case strings.HasSuffix(p, ".summary.json") && strings.HasPrefix(rel, "clocks"+string(filepath.Separator)):
-			return nil // the clock record, written with its stream
-		case !strings.HasSuffix(p, ".samples.jsonl"):
-			return os.Link(p, dst)
-		}
+	check(rewriteStreams(tree, out, func(p, dst string) error {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -539,7 +526,7 @@ func severalGPUs(tree string, gpus int) string {
 		if err != nil {
 			return err
 		}
-		rel, _ = filepath.Rel(tree, recPath)
+		rel, _ := filepath.Rel(tree, recPath)
 		return os.WriteFile(filepath.Join(out, rel), recJSON, 0o644)
 	}))
 	return out
@@ -670,4 +657,26 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
+}
+
+// rewriteStreams writes tree again into out: every file linked but the
+// clock streams and their records, each stream (p, to be written at dst)
+// given to stream, which writes it and its record.
+func rewriteStreams(tree, out string, stream func(p, dst string) error) error {
+	return filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(tree, p)
+		dst := filepath.Join(out, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, 0o755)
+		case strings.HasSuffix(p, ".summary.json") && strings.HasPrefix(rel, "clocks"+string(filepath.Separator)):
+			return nil // the clock record, written with its stream
+		case !strings.HasSuffix(p, ".samples.jsonl"):
+			return os.Link(p, dst)
+		}
+		return stream(p, dst)
+	})
 }
